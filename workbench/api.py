@@ -1,0 +1,414 @@
+"""The Python API: every wb operation without the CLI, for agents that import wb.
+
+    from workbench.api import Bench, init
+    init("path/to/repo")
+    bench = Bench.open("path/to/repo")
+    task = bench.add_task("Write the parser", acceptance=["pytest -q tests/test_parser.py"])
+    bench.start_task(task["id"])
+    bench.note("Chose a hand-written parser: the grammar is tiny.")
+    bench.done_task(task["id"])
+
+Each mutating method is one transaction (lock, validation, event log, atomic snapshots, one git commit) and
+raises a WorkbenchError subclass when refused. `bench.last` describes the last commit and its warnings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench import ids, reducer, schemas
+from workbench.errors import NotFound, Refused, UsageError
+from workbench.store import Transaction, Workbench
+
+TASK_ID = re.compile(r"^T-\d{3,}$")
+SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews")
+SETTABLE_STATE_KEYS = ("status", "next_action", "active_task_id", "touched_files", "assumptions", "blockers")
+
+
+@dataclass
+class LastWrite:
+    seqs: list[int] = field(default_factory=list)
+    summary: str = ""  # what the write did, as in its commit message: "T-004 in_progress → done"
+    commit: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+class Bench:
+    def __init__(self, wb: Workbench) -> None:
+        self.wb = wb
+        self.last = LastWrite()
+
+    @classmethod
+    def open(cls, path: str | Path | None = None) -> Bench:
+        return cls(Workbench.discover(Path(path) if path is not None else None))
+
+    @property
+    def root(self) -> Path:
+        return self.wb.root
+
+    # -- the write helper -----------------------------------------------------------------------
+    def _tx(self, actor: str = "agent") -> Transaction:
+        return self.wb.transaction(actor=actor)
+
+    def _done(self, tx: Transaction) -> None:
+        out = tx.outcome
+        warnings = list(out.warnings) if out else []
+        if out and out.skipped:
+            warnings.insert(0, out.skipped)
+        summary = (tx.summary or "").removeprefix("wb: ")
+        self.last = LastWrite([e["seq"] for e in tx.events], summary, out.sha if out else None, warnings)
+
+    # -- tasks --------------------------------------------------------------------------------
+    def add_task(self, title: str, *, kind: str = "build", owner: str | None = None,
+                 acceptance: list[str] | None = None, depends_on: list[str] | None = None,
+                 description: str | None = None, reviews: str | None = None, actor: str = "agent") -> dict[str, Any]:
+        """Add a task to the board; returns it with its new id."""
+        with self._tx(actor) as tx:
+            board = tx.docs.board
+            for dep in [*(depends_on or []), *([reviews] if reviews else [])]:
+                if isinstance(dep, str) and TASK_ID.match(dep) and reducer.find_task(board, dep) is None:
+                    raise Refused(f"board.json: no task {dep} to depend on or review (see `wb task list`)")
+            now = ids.utc_now()
+            task: dict[str, Any] = {
+                "id": next_task_id(board),
+                "kind": kind,
+                "title": title,
+                "status": "todo",
+                "owner": owner or ("reviewer" if kind == "review" else "builder"),
+                "acceptance": list(acceptance) if acceptance is not None else [],
+                "depends_on": list(depends_on) if depends_on is not None else [],
+                "created_at": now,
+                "updated_at": now,
+            }
+            if description:
+                task["description"] = description
+            if reviews is not None or kind == "review":
+                task["reviews"] = reviews
+            tx.summary = f"wb: add {task['id']} {_short(title)}"
+            tx.emit("task.add", {"task": task}, ts=now)
+        self._done(tx)
+        return task
+
+    def _task(self, tx: Transaction, task_id: str) -> dict[str, Any]:
+        task = reducer.find_task(tx.docs.board, task_id)
+        if task is None:
+            raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
+        return task
+
+    def start_task(self, task_id: str, actor: str = "agent") -> dict[str, Any]:
+        with self._tx(actor) as tx:
+            task = self._task(tx, task_id)
+            _require_open(task, "start")
+            before = task["status"]
+            tx.summary = f"wb: {task_id} {before} → in_progress"
+            tx.emit("task.start", {"id": task_id, "from": before})
+        self._done(tx)
+        return dict(task)
+
+    def block_task(self, task_id: str, reason: str, actor: str = "agent") -> dict[str, Any]:
+        if not reason.strip():
+            raise UsageError("a blocked task needs a reason: --reason TEXT")
+        with self._tx(actor) as tx:
+            task = self._task(tx, task_id)
+            _require_open(task, "block")
+            tx.summary = f"wb: {task_id} {task['status']} → blocked"
+            tx.emit("task.block", {"id": task_id, "from": task["status"], "reason": reason.strip()})
+        self._done(tx)
+        return dict(task)
+
+    def done_task(self, task_id: str, *, force: bool = False, actor: str = "agent",
+                  timeout: float | None = None) -> dict[str, Any]:
+        """Mark a task done once every acceptance command exits 0 (run in the repo root, outside the lock).
+        `force=True` records the override and the failures instead of refusing."""
+        snapshot = self.wb.load(detect_human=False).docs.board
+        task = reducer.find_task(snapshot, task_id)
+        if task is None:
+            raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
+        _require_open(task, "finish")
+        limit = timeout or float(self.wb.config["acceptance_timeout"])
+        results = [run_acceptance(cmd, self.wb.root, limit) for cmd in task.get("acceptance", [])]
+        failed = [r for r in results if r["exit"] != 0]
+        if failed and not force:
+            first = failed[0]
+            raise Refused(f"{task_id}: acceptance failed: `{first['cmd']}` {first['outcome']}; fix it, or "
+                          f"`wb task done {task_id} --force` to override (the override is recorded)")
+        with self._tx(actor) as tx:
+            current = self._task(tx, task_id)
+            _require_open(current, "finish")
+            if current.get("acceptance", []) != task.get("acceptance", []):
+                raise Refused(f"{task_id}: its acceptance commands changed while they ran; run `wb task done` again")
+            before = current["status"]
+            tx.summary = f"wb: {task_id} {before} → done" + (" (forced)" if failed else "")
+            tx.emit("task.done", {"id": task_id, "from": before, "forced": bool(failed),
+                                  "acceptance": results})
+        self._done(tx)
+        return dict(current)
+
+    def set_task(self, task_id: str, changes: dict[str, Any], actor: str = "agent") -> dict[str, Any]:
+        bad = [k for k in changes if k not in SETTABLE_TASK_KEYS]
+        if bad:
+            raise UsageError(f"cannot set {', '.join(bad)} on a task; settable: {', '.join(SETTABLE_TASK_KEYS)}")
+        with self._tx(actor) as tx:
+            task = self._task(tx, task_id)
+            for dep in changes.get("depends_on") or []:
+                if isinstance(dep, str) and reducer.find_task(tx.docs.board, dep) is None:
+                    raise Refused(f"board.json: no task {dep} to depend on (see `wb task list`)")
+            real = {k: v for k, v in changes.items() if task.get(k) != v}
+            if not real:
+                return dict(task)
+            tx.summary = f"wb: {task_id} set {', '.join(sorted(real))}"
+            tx.emit("task.set", {"id": task_id, "changes": real})
+        self._done(tx)
+        return dict(task)
+
+    def list_tasks(self, status: str | None = None) -> list[dict[str, Any]]:
+        tasks = self.wb.load(detect_human=False).docs.board["tasks"]
+        return [t for t in tasks if status is None or t.get("status") == status]
+
+    def show_task(self, task_id: str) -> dict[str, Any]:
+        task = reducer.find_task(self.wb.load(detect_human=False).docs.board, task_id)
+        if task is None:
+            raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
+        return task
+
+    # -- state and notes ------------------------------------------------------------------------
+    def note(self, text: str, actor: str = "agent") -> None:
+        if not text.strip():
+            raise UsageError("a note needs text")
+        with self._tx(actor) as tx:
+            tx.summary = f"wb: note {_short(text)}"
+            tx.emit("note.add", {"text": text.strip()})
+        self._done(tx)
+
+    def set_state(self, changes: dict[str, Any], actor: str = "agent") -> dict[str, Any]:
+        """Set state fields such as next_action; unknown keys are refused by the schema."""
+        with self._tx(actor) as tx:
+            real = {k: v for k, v in changes.items() if tx.docs.state.get(k, object()) != v}
+            if not real:
+                return dict(tx.docs.state)
+            tx.summary = f"wb: set {', '.join(sorted(real))}"
+            tx.emit("state.set", {"changes": real})
+        self._done(tx)
+        return dict(tx.docs.state)
+
+    # -- reading ------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        return status_of(self.wb)
+
+    def log(self, *, type: str | None = None, session: str | None = None,
+            limit: int | None = None) -> list[dict[str, Any]]:
+        events = [e for _line, e in self.wb.log.iter_all()
+                  if (type is None or e["type"] == type or e["type"].startswith(type + "."))
+                  and (session is None or e.get("session") == session)]
+        return events[-limit:] if limit else events
+
+    def validate(self) -> list[str]:
+        return validate_workbench(self.wb)
+
+    def replay(self) -> ReplayReport:
+        return replay(self.wb)
+
+
+def _short(text: str, width: int = 60) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _require_open(task: dict[str, Any], verb: str) -> None:
+    if task["status"] in ("done", "cancelled"):
+        raise Refused(f"{task['id']} is {task['status']}; cannot {verb} it "
+                      f"(reopen with `wb task set {task['id']} status=todo`)")
+
+
+def next_task_id(board: dict[str, Any]) -> str:
+    highest = 0
+    for task in board["tasks"]:
+        tid = task.get("id", "")
+        if isinstance(tid, str) and TASK_ID.match(tid):
+            highest = max(highest, int(tid[2:]))
+    return f"T-{highest + 1:03d}"
+
+
+def run_acceptance(cmd: str, cwd: Path, timeout: float) -> dict[str, Any]:
+    """Run one acceptance command through the shell (they are the user's own shell commands)."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, shell=True, cwd=cwd, capture_output=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+        code = proc.returncode
+        outcome = "passed" if code == 0 else f"exited {code}"
+        tail = (proc.stdout + proc.stderr).decode(errors="replace")[-400:]
+    except subprocess.TimeoutExpired:
+        code, outcome, tail = 124, f"timed out after {timeout:g}s", ""
+    return {"cmd": cmd, "exit": code, "outcome": outcome, "seconds": round(time.monotonic() - start, 3),
+            "output_tail": tail}
+
+
+def status_of(wb: Workbench) -> dict[str, Any]:
+    loaded = wb.load(detect_human=True)
+    docs = loaded.docs
+    state, board = docs.state, docs.board
+    counts = {s: 0 for s in ("todo", "in_progress", "blocked", "done", "cancelled")}
+    active = None
+    for task in board["tasks"]:
+        counts[task.get("status", "todo")] = counts.get(task.get("status", "todo"), 0) + 1
+        if task.get("id") == state.get("active_task_id"):
+            active = task
+    session = state.get("session")
+    last = None
+    if loaded.tail.seq:
+        events = wb.log.read_after(loaded.tail.seq - 1)
+        if events:
+            e = events[-1]
+            last = {"seq": e["seq"], "type": e["type"], "ts": e["ts"], "actor": e["actor"]}
+    return {
+        "workbench": str(wb.root),
+        "status": state.get("status"),
+        "active_task": active,
+        "next_action": state.get("next_action", ""),
+        "blockers": state.get("blockers", []),
+        "assumptions": state.get("assumptions", []),
+        "touched_files": state.get("touched_files", []),
+        "counters": state.get("counters", {}),
+        "session": session,
+        "pending": session.get("pending") if isinstance(session, dict) else None,
+        "board": {"total": len(board["tasks"]), "by_status": counts},
+        "last_event": last,
+        "unrecorded_human_edits": [e["file"] for e in loaded.human_edits],
+    }
+
+
+def validate_workbench(wb: Workbench) -> list[str]:
+    """Every workbench file against its schema, the log's chain, and the snapshots against the log."""
+    from workbench import statefile
+    from workbench.store import load_config
+
+    problems: list[str] = []
+    p = wb.paths
+
+    def attempt(fn: Any) -> Any:
+        try:
+            return fn()
+        except Refused as err:
+            problems.append(str(err))
+        except NotFound as err:
+            problems.append(str(err))
+        return None
+
+    attempt(lambda: load_config(p.config))
+    state = None
+    if p.state.exists():
+        parsed = attempt(lambda: statefile.parse(p.state.read_bytes()))
+        if parsed is not None:
+            state = parsed.data
+            problems.extend(str(e) for e in schemas.iter_errors("state", state, "state.md"))
+    else:
+        problems.append("state.md: missing (restore it with `git checkout -- .workbench/state.md`)")
+    board = None
+    if p.board.exists():
+        from workbench.store import _parse_board
+
+        board = attempt(lambda: _parse_board(p.board.read_bytes()))
+        if board is not None:
+            problems.extend(str(e) for e in schemas.iter_errors("board", board, "board.json"))
+            seen: set[str] = set()
+            for i, task in enumerate(board.get("tasks", []) if isinstance(board.get("tasks"), list) else []):
+                tid = task.get("id") if isinstance(task, dict) else None
+                if tid in seen:
+                    problems.append(f"board.json: tasks[{i}].id: duplicate id {tid}")
+                if isinstance(tid, str):
+                    seen.add(tid)
+    else:
+        problems.append("board.json: missing (restore it with `git checkout -- .workbench/board.json`)")
+
+    def events() -> int:
+        n = 0
+        for _line, event in wb.log.iter_all():
+            n += 1
+            if not schemas.is_valid("event", event):
+                problems.extend(str(e) for e in schemas.iter_errors("event", event, f"events.jsonl (seq {event['seq']})"))
+        return n
+
+    count = attempt(events)
+    tail = wb.log.tail() if count is not None else None
+    if tail is not None and tail.torn:
+        problems.append(f"events.jsonl: a torn last line ({tail.torn} bytes, an interrupted write); "
+                        "`wb doctor --fix` removes it")
+    if tail is not None and state is not None and isinstance(state.get("last_event"), int):
+        if state["last_event"] > tail.seq:
+            problems.append(f"state.md: last_event {state['last_event']} is beyond the log's last seq {tail.seq}")
+    if p.calls.exists():
+        for number, line in enumerate(p.calls.read_bytes().splitlines(), start=1):
+            try:
+                call = json.loads(line)
+            except ValueError:
+                problems.append(f"calls.jsonl:{number}: damaged line (not JSON)")
+                continue
+            problems.extend(str(e) for e in schemas.iter_errors("call", call, f"calls.jsonl:{number}"))
+    return problems
+
+
+@dataclass
+class ReplayReport:
+    events: int
+    seconds: float
+    mismatches: list[str]
+    docs: reducer.Docs | None = None
+
+
+def replay(wb: Workbench) -> ReplayReport:
+    """Fold the whole event log from empty and compare with the snapshots (as loaded)."""
+    start = time.perf_counter()
+    docs: reducer.Docs | None = None
+    n = 0
+    for _line, event in wb.log.iter_all():
+        if docs is None:
+            docs = reducer.empty_docs(event["ts"])
+        try:
+            reducer.apply(docs, event)
+        except (KeyError, TypeError) as err:
+            raise Refused(f"events.jsonl: seq {event['seq']} cannot be replayed ({err})") from None
+        n += 1
+    elapsed = time.perf_counter() - start
+    mismatches: list[str] = []
+    current = wb.load(detect_human=True)
+    if docs is None:
+        return ReplayReport(0, elapsed, ["events.jsonl: empty log; nothing to replay"])
+    for edit in current.human_edits:
+        mismatches.append(f"{edit['file']}: an edit by hand not yet recorded (any wb write records it)")
+    if not current.human_edits:
+        mismatches += _compare("state.md", docs.state, current.docs.state)
+        if docs.body != current.docs.body:
+            mismatches.append("state.md: the decision log differs from the one the events rebuild")
+        mismatches += _compare("board.json", docs.board, current.docs.board)
+    return ReplayReport(n, elapsed, mismatches, docs)
+
+
+def _compare(file: str, rebuilt: Any, snapshot: Any, path: str = "") -> list[str]:
+    if isinstance(rebuilt, dict) and isinstance(snapshot, dict):
+        out = []
+        for key in sorted(set(rebuilt) | set(snapshot)):
+            sub = f"{path}.{key}" if path else key
+            if key not in snapshot:
+                out.append(f"{file}: {sub}: missing from the snapshot")
+            elif key not in rebuilt:
+                out.append(f"{file}: {sub}: in the snapshot but not in the replayed log")
+            else:
+                out += _compare(file, rebuilt[key], snapshot[key], sub)
+        return out
+    if rebuilt != snapshot:
+        return [f"{file}: {path}: snapshot has {json.dumps(snapshot)[:80]}, the log gives {json.dumps(rebuilt)[:80]}"]
+    return []
+
+
+def init(path: str | Path | None = None) -> tuple[Bench, bool, LastWrite]:
+    """Create `.workbench/` (idempotent). Returns (bench, created, what was committed)."""
+    from workbench import initcmd
+
+    return initcmd.init(Path(path) if path is not None else Path.cwd())

@@ -1,0 +1,42 @@
+"""The one place that writes workbench files durably."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from workbench import faults
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `path` so that a reader sees the old bytes or the new bytes, never a mix.
+
+    Temp file in the same directory, fsync, os.replace, fsync of the directory. `durable=False` skips
+    the fsyncs, for caches that can be rebuilt.
+    """
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + path.name, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        faults.point("before_rename:" + path.name)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    if durable:
+        fsync_dir(path.parent)

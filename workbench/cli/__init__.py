@@ -1,0 +1,1 @@
+"""The command line: a thin layer that parses arguments, calls the core, and renders results."""

@@ -1,0 +1,82 @@
+"""The typer app: global options and the registration of one module per command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from workbench import __version__
+
+app = typer.Typer(
+    name="wb",
+    help="Keep a coding agent's durable state inside the git repository it works on.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"wb {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _global(
+    chdir: Path = typer.Option(None, "-C", help="Run as if wb was started in PATH (like git -C).",
+                               metavar="PATH"),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    _OPTIONS["chdir"] = chdir
+    _OPTIONS["debug"] = debug
+
+
+_OPTIONS: dict[str, Any] = {"chdir": None, "debug": False}
+
+
+def start_dir() -> Path | None:
+    """The directory given with -C, if any (commands pass it to Bench.open)."""
+    chdir = _OPTIONS["chdir"]
+    return Path(chdir) if chdir else None
+
+
+def _register() -> None:
+    from workbench.cli import init, log, note, replay, set_state, status, task, validate
+
+    app.command("init")(init.init_command)
+    app.command("status")(status.status_command)
+    app.add_typer(task.app, name="task")
+    app.command("note")(note.note_command)
+    app.command("set")(set_state.set_command)
+    app.command("log")(log.log_command)
+    app.command("validate")(validate.validate_command)
+    app.command("replay")(replay.replay_command)
+
+
+_register()
+
+
+def run_app(args: list[str]) -> int:
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=args, prog_name="wb", standalone_mode=False)
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except typer.Abort:
+        typer.echo("wb: aborted", err=True)
+        return 1
+    except typer.TyperException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            typer.echo(exc.ctx.get_help() if getattr(exc, "ctx", None) else "see `wb --help`")  # type: ignore[attr-defined]
+            return 2
+        usage = getattr(exc, "ctx", None)
+        hint = f" (see `{usage.command_path} --help`)" if usage is not None else ""
+        typer.echo(f"wb: {exc.format_message()}{hint}", err=True)
+        return int(getattr(exc, "exit_code", 2))
+    return int(result) if isinstance(result, int) else 0

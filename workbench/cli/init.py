@@ -1,0 +1,33 @@
+"""`wb init`: create .workbench/ in this git repository and commit it. Idempotent."""
+
+from __future__ import annotations
+
+import typer
+
+from workbench.cli import output
+from workbench.cli.app import start_dir
+
+
+def init_command(
+    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> int:
+    """Create .workbench/ (state, board, event log, config) and commit it. A second run changes nothing."""
+    from pathlib import Path
+
+    from workbench.api import init
+
+    bench, created, last = init(start_dir() or Path.cwd())
+    if json_:
+        output.emit_json({"workbench": str(bench.root), "created": created, "commit": last.commit,
+                          "warnings": last.warnings})
+    elif created:
+        output.say(f"Initialized a workbench in {bench.root / '.workbench'}"
+                   + (f" (commit {last.commit[:10]})" if last.commit else ""))
+        output.say("Next: wb task add TITLE   ·   wb status")
+    elif last.commit:
+        output.say(f"Workbench already initialized; committed pending workbench changes ({last.commit[:10]})")
+    else:
+        output.say("Workbench already initialized; nothing changed")
+    for w in last.warnings:
+        output.warn(w)
+    return 0

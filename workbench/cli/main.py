@@ -1,0 +1,76 @@
+"""Entry point of `wb`: global options, the fast paths, and the one error handler.
+
+`wb --version` and `wb status` are answered without importing typer (60 ms of imports on its own), so
+they stay within the start-up bars of CONTRACT.md §8; everything else goes through the typer app.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def _fast_path(argv: list[str]) -> int | None:
+    rest: list[str] = []
+    chdir: str | None = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-C" and i + 1 < len(argv):
+            chdir = argv[i + 1]
+            i += 2
+            continue
+        if arg == "--debug":
+            i += 1
+            continue
+        rest.append(arg)
+        i += 1
+    if rest == ["--version"]:
+        from workbench import __version__
+
+        sys.stdout.write(f"wb {__version__}\n")
+        return 0
+    if rest and rest[0] == "status" and set(rest[1:]) <= {"--json"}:
+        from workbench.cli import status_view
+
+        return status_view.run(Path(chdir) if chdir else None, as_json="--json" in rest)
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or bool(os.environ.get("WB_DEBUG"))
+    from workbench.errors import WorkbenchError
+
+    try:
+        code = _fast_path(args)
+        if code is None:
+            from workbench.cli.app import run_app
+
+            code = run_app(args)
+    except WorkbenchError as err:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(f"wb: {err}\n")
+        code = err.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("wb: interrupted\n")
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    except Exception as err:  # a bug: say so in one line, the traceback only with --debug
+        if debug:
+            raise
+        sys.stderr.write(f"wb: internal error: {type(err).__name__}: {err} (rerun with --debug for the traceback)\n")
+        code = 1
+    if argv is None:
+        sys.stdout.flush()
+        raise SystemExit(code)
+    return code
+
+
+if __name__ == "__main__":
+    main()

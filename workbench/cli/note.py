@@ -1,0 +1,33 @@
+"""`wb note`: append an entry to the decision log in state.md."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from workbench.cli import output
+from workbench.cli.app import start_dir
+
+
+def note_command(
+    text: list[str] = typer.Argument(..., help="The note; `-` reads it from standard input."),
+    actor: str = typer.Option("agent", "--actor", help="Who writes it: agent or human."),
+) -> int:
+    """Append TEXT to the decision log (the Markdown body of state.md)."""
+    from workbench.api import Bench
+
+    body = sys.stdin.read() if text == ["-"] else " ".join(text)
+    bench = Bench.open(start_dir())
+    bench.note(body, actor=_actor(actor))
+    output.say(f"noted (event {bench.last.seqs[-1]})")
+    output.report_write(bench)
+    return 0
+
+
+def _actor(value: str) -> str:
+    from workbench.errors import UsageError
+
+    if value not in ("agent", "human"):
+        raise UsageError(f"--actor must be agent or human, not {value!r}")
+    return value

@@ -1,0 +1,54 @@
+"""All terminal output goes through here: JSON for scripts, plain text without a TTY, rich on a TTY."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+
+def is_tty() -> bool:
+    return sys.stdout.isatty()
+
+
+def color_enabled() -> bool:
+    return is_tty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def say(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def warn(text: str) -> None:
+    sys.stderr.write(f"wb: warning: {text}\n")
+
+
+def error(text: str) -> None:
+    sys.stderr.write(f"wb: {text}\n")
+
+
+def report_write(bench: Any) -> None:
+    """Warnings from the last write (an uncommitted change, a locked index) go to stderr."""
+    for w in bench.last.warnings:
+        warn(w)
+
+
+def table(headers: list[str], rows: list[list[str]]) -> None:
+    if color_enabled():
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(*headers, box=None, pad_edge=False, header_style="bold")
+        for row in rows:
+            t.add_row(*row)
+        Console().print(t)
+        return
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    say("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+    for row in rows:
+        say("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())

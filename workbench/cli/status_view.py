@@ -1,0 +1,55 @@
+"""What `wb status` shows, without typer: the fast path of `wb status [--json]` runs this directly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from workbench.cli import output
+
+
+def run(chdir: Path | None, as_json: bool) -> int:
+    from workbench.api import status_of
+    from workbench.store import Workbench
+
+    data = status_of(Workbench.discover(chdir))
+    if as_json:
+        output.emit_json(data)
+    else:
+        render(data)
+    return 0
+
+
+def render(data: dict[str, Any]) -> None:
+    active = data["active_task"]
+    counts = data["board"]["by_status"]
+    lines = [
+        ("status", data["status"]),
+        ("active task", f"{active['id']} {active['title']} ({active['status']})" if active else "none"),
+        ("next action", data["next_action"] or "(not set: wb set next_action=...)"),
+        ("blockers", "; ".join(data["blockers"]) if data["blockers"] else "none"),
+    ]
+    session = data["session"]
+    if session:
+        lines.append(("session", f"{session['id']} {session.get('harness_state', '')} — {session.get('goal', '')}"))
+    pending = data["pending"]
+    if pending:
+        lines.append(("waiting for", f"{pending.get('reason', '')}: {pending.get('command', 'wb resume')}"))
+    lines.append(("board", f"{counts['todo']} todo · {counts['in_progress']} in progress · "
+                           f"{counts['blocked']} blocked · {counts['done']} done ({data['board']['total']} tasks)"))
+    last = data["last_event"]
+    if last:
+        lines.append(("last event", f"#{last['seq']} {last['type']} by {last['actor']} at {last['ts']}"))
+    for file in data["unrecorded_human_edits"]:
+        lines.append(("hand edit", f"{file} was edited by hand; the next wb write records it"))
+    width = max(len(k) for k, _ in lines)
+    if output.color_enabled():
+        from rich.console import Console
+        from rich.markup import escape
+
+        console = Console(highlight=False)
+        for key, value in lines:
+            console.print(f"[bold]{key.ljust(width)}[/bold]  {escape(str(value))}")
+        return
+    for key, value in lines:
+        output.say(f"{key.ljust(width)}  {value}")

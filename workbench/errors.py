@@ -1,0 +1,53 @@
+"""The one error hierarchy. Library code raises these; only the CLI entry point turns them into exit codes."""
+
+from __future__ import annotations
+
+
+class WorkbenchError(Exception):
+    """An error meant for the user: one line, with what to do next."""
+
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(WorkbenchError):
+    exit_code = 2
+
+
+class NotFound(WorkbenchError):
+    """A workbench, task or repository that the command needs does not exist."""
+
+    exit_code = 1
+
+
+class Refused(WorkbenchError):
+    """A write or a load refused on purpose: validation, schema version, a rule of the board."""
+
+    exit_code = 5
+
+
+class SchemaRefused(Refused):
+    """A document broke its JSON Schema. Carries the file, the JSON path and the rule."""
+
+    def __init__(self, file: str, path: str, rule: str) -> None:
+        self.file = file
+        self.path = path
+        self.rule = rule
+        where = f"{file}: {path}" if path else file
+        super().__init__(f"{where}: {rule}")
+
+
+class Busy(WorkbenchError):
+    """Another process holds the workbench, or a human edit is being protected."""
+
+    exit_code = 6
+
+
+class GitError(WorkbenchError):
+    exit_code = 1

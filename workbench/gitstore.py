@@ -1,0 +1,277 @@
+"""Git recording: one commit per mutation containing only `.workbench/`, made without touching the user's
+working tree and touching the user's index only at `.workbench/` entries.
+
+Objects (blobs, trees, the commit) are written as loose objects in-process — the same bytes `git
+hash-object -w` would write — and the branch moves with `git update-ref NEW OLD`, a compare-and-swap, so a
+concurrent `git commit` by the user is never overwritten. This module is the only one that runs git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench import faults
+from workbench.errors import GitError, NotFound
+
+WB_DIR = ".workbench"
+IGNORED_NAMES = {".lock", ".cache"}
+
+
+def find_worktree(start: Path) -> Path:
+    """The git work-tree root containing `start` (walks up like git; no subprocess)."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    raise NotFound(f"not inside a git repository: {start} (run `git init` first, or pass -C PATH)")
+
+
+def run_git(cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
+            check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    full_env = None
+    if env:
+        full_env = dict(os.environ)
+        full_env.update(env)
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, env=full_env)
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH") from None
+    if check and proc.returncode != 0:
+        msg = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise GitError(f"git {args[0]} failed: {msg[-1] if msg else 'exit ' + str(proc.returncode)}")
+    return proc
+
+
+@dataclass
+class CommitOutcome:
+    sha: str | None = None  # the new commit, None when nothing was committed
+    skipped: str | None = None  # why no commit was made (said to the user as a warning)
+    warnings: list[str] = field(default_factory=list)
+
+
+class GitRepo:
+    def __init__(self, worktree: Path) -> None:
+        self.worktree = worktree
+        self._git_dir: Path | None = None
+        self._algo = "sha1"
+        self._ident_cache: tuple[str, str] | None = None
+        # the last commit this process made: (ref, commit sha, root tree entries, .workbench files)
+        self._last: tuple[str, str, dict[str, tuple[str, str]], dict[str, tuple[str, str]]] | None = None
+
+    # -- discovery ----------------------------------------------------------------------------
+    @property
+    def git_dir(self) -> Path:
+        if self._git_dir is None:
+            out = run_git(self.worktree, "rev-parse", "--absolute-git-dir", "--show-object-format").stdout
+            lines = out.decode().splitlines()
+            self._git_dir = Path(lines[0])
+            self._algo = lines[1].strip() if len(lines) > 1 else "sha1"
+        return self._git_dir
+
+    def operation_in_progress(self) -> str | None:
+        g = self.git_dir
+        for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
+                           ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"),
+                           ("BISECT_LOG", "a bisect")):
+            if (g / name).exists():
+                return what
+        return None
+
+    def head(self) -> tuple[str | None, str | None]:
+        """(symbolic ref or None when detached, commit sha or None when unborn)."""
+        text = (self.git_dir / "HEAD").read_text().strip()
+        if text.startswith("ref: "):
+            ref = text[5:]
+            return ref, self.read_ref(ref)
+        return None, text
+
+    def read_ref(self, ref: str) -> str | None:
+        proc = run_git(self.worktree, "rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
+        return proc.stdout.decode().strip() or None
+
+    def _read_ref_fast(self, ref: str) -> str | None:
+        """The loose ref file, when there is one (what git itself reads first); None means 'ask git'."""
+        try:
+            return (self.git_dir / ref).read_text().strip() or None
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    # -- objects ------------------------------------------------------------------------------
+    def _write_object(self, kind: str, body: bytes) -> str:
+        raw = f"{kind} {len(body)}\0".encode() + body
+        sha = hashlib.new(self._algo, raw).hexdigest()
+        path = self.git_dir / "objects" / sha[:2] / sha[2:]
+        if not path.exists():
+            path.parent.mkdir(exist_ok=True)
+            tmp = path.parent / f"tmp_obj_wb_{os.getpid()}_{sha[:8]}"
+            with open(tmp, "wb") as fh:
+                fh.write(zlib.compress(raw, 1))
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, path)
+        return sha
+
+    def _write_tree(self, entries: dict[str, tuple[str, str]]) -> str:
+        # git orders tree entries by name, comparing a directory's name as if it ended with '/'
+        def key(name: str) -> bytes:
+            return (name + "/" if entries[name][0] == "40000" else name).encode()
+
+        body = b"".join(
+            entries[n][0].encode() + b" " + n.encode() + b"\0" + bytes.fromhex(entries[n][1])
+            for n in sorted(entries, key=key)
+        )
+        return self._write_object("tree", body)
+
+    def _workbench_tree(self, files: dict[str, tuple[str, str]]) -> str:
+        """Build nested trees from {relative path under .workbench: (mode, blob sha)}."""
+        root: dict = {}
+        for rel, entry in files.items():
+            node = root
+            parts = rel.split("/")
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = entry
+
+        def build(node: dict) -> str:
+            entries = {}
+            for name, value in node.items():
+                entries[name] = ("40000", build(value)) if isinstance(value, dict) else value
+            return self._write_tree(entries)
+
+        return build(root)
+
+    def _snapshot_files(self) -> dict[str, tuple[str, str]]:
+        base = self.worktree / WB_DIR
+        files: dict[str, tuple[str, str]] = {}
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_NAMES and not d.startswith(".tmp-"))
+            for name in filenames:
+                if name in IGNORED_NAMES or name.startswith(".tmp-"):
+                    continue
+                full = Path(dirpath) / name
+                if full.is_symlink():
+                    continue  # never follow a link out of .workbench/
+                rel = full.relative_to(base).as_posix()
+                mode = "100755" if os.access(full, os.X_OK) else "100644"
+                files[rel] = (mode, self._write_object("blob", full.read_bytes()))
+        return files
+
+    def _ident(self) -> tuple[str, str]:
+        """(author, committer) as 'Name <email> <epoch> <tz>'."""
+        if self._ident_cache is None or os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE"):
+            out = run_git(self.worktree, "var", "GIT_AUTHOR_IDENT").stdout.decode().strip()
+            com = run_git(self.worktree, "var", "GIT_COMMITTER_IDENT").stdout.decode().strip()
+            self._ident_cache = (out.rsplit(" ", 2)[0], com.rsplit(" ", 2)[0])
+            if os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE"):
+                return out, com
+        now = int(time.time())
+        offset = -time.altzone if time.localtime(now).tm_isdst > 0 else -time.timezone
+        tz = f"{'+' if offset >= 0 else '-'}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
+        return f"{self._ident_cache[0]} {now} {tz}", f"{self._ident_cache[1]} {now} {tz}"
+
+    def _parent_info(self, ref: str, state_only: bool
+                     ) -> tuple[str | None, dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+        """(parent commit, its root tree entries, its .workbench files) — from this process's memory when the
+        ref has not moved since our last commit, else from git."""
+        if self._last and self._last[0] == ref and self._read_ref_fast(ref) == self._last[1]:
+            return self._last[1], self._last[2], self._last[3]
+        parent = self.read_ref(ref)
+        if parent is None:
+            return None, {}, {}
+        root: dict[str, tuple[str, str]] = {}
+        out = run_git(self.worktree, "ls-tree", "-z", parent).stdout
+        for item in out.split(b"\0"):
+            if item:
+                meta, name = item.split(b"\t", 1)
+                mode, _kind, sha = meta.decode().split()
+                root[name.decode()] = (mode.lstrip("0"), sha)  # ls-tree prints 040000; trees store 40000
+        files: dict[str, tuple[str, str]] = {}
+        if WB_DIR in root:
+            out = run_git(self.worktree, "ls-tree", "-r", "-z", parent, "--", WB_DIR + "/").stdout
+            for item in out.split(b"\0"):
+                if item:
+                    meta, name = item.split(b"\t", 1)
+                    mode, _kind, sha = meta.decode().split()
+                    files[name.decode()[len(WB_DIR) + 1:]] = (mode, sha)
+        return parent, root, files
+
+    # -- the commit -----------------------------------------------------------------------------
+    def commit_workbench(self, message: str, ref_name: str | None = None) -> CommitOutcome:
+        """Commit the current `.workbench/` files. `ref_name` (config git.ref) names a branch that holds only
+        workbench state; otherwise the checked-out branch gets the commit."""
+        state_only = ref_name is not None
+        if state_only:
+            assert ref_name is not None
+            ref = ref_name if ref_name.startswith("refs/") else "refs/heads/" + ref_name
+        else:
+            busy = self.operation_in_progress()
+            if busy:
+                return CommitOutcome(skipped=f"{busy} is in progress; wrote .workbench/ but did not commit "
+                                             "(the next wb command after it ends commits it)")
+            sym, _sha = self.head()
+            if sym is None:
+                return CommitOutcome(skipped="HEAD is detached; wrote .workbench/ but did not commit "
+                                             "(check out a branch, or set git.ref in .workbench/config.yaml)")
+            ref = sym
+        files = self._snapshot_files()
+        wb_tree = self._workbench_tree(files)
+        faults.point("after_git_objects")
+        for _attempt in range(5):
+            parent, root, old_files = self._parent_info(ref, state_only)
+            new_root = {WB_DIR: ("40000", wb_tree)} if state_only else {**root, WB_DIR: ("40000", wb_tree)}
+            if parent is not None and root.get(WB_DIR) == ("40000", wb_tree):
+                self._last = (ref, parent, root, old_files)
+                return CommitOutcome()  # nothing changed under .workbench/
+            tree = self._write_tree(new_root)
+            author, committer = self._ident_or_raise()
+            body = f"tree {tree}\n"
+            if parent:
+                body += f"parent {parent}\n"
+            body += f"author {author}\ncommitter {committer}\n\n{message}"
+            if not body.endswith("\n"):
+                body += "\n"
+            commit = self._write_object("commit", body.encode())
+            faults.point("before_git_ref")
+            zero = "0" * len(commit)
+            proc = run_git(self.worktree, "update-ref", "-m", message.splitlines()[0], ref, commit,
+                           parent or zero, check=False)
+            if proc.returncode != 0:
+                self._last = None
+                continue  # the branch moved under us (a user's commit): rebuild on its new tip
+            faults.point("after_git_ref")
+            self._last = (ref, commit, new_root, files)
+            outcome = CommitOutcome(sha=commit)
+            if not state_only:
+                self._sync_index(files, old_files, outcome)
+            return outcome
+        raise GitError(f"could not move {ref}: it kept changing under wb; retry")
+
+    def _ident_or_raise(self) -> tuple[str, str]:
+        try:
+            return self._ident()
+        except GitError:
+            raise GitError("git has no identity for commits: set `git config user.name` and "
+                           "`git config user.email` (or GIT_AUTHOR_NAME/EMAIL)") from None
+
+    def _sync_index(self, files: dict[str, tuple[str, str]], old: dict[str, tuple[str, str]],
+                    outcome: CommitOutcome) -> None:
+        """Point the user's index entries under .workbench/ at the new commit, so `git status` is clean there.
+        Only those entries change: what the user staged elsewhere stays staged."""
+        lines = [f"{mode} {sha}\t{WB_DIR}/{rel}" for rel, (mode, sha) in files.items()]
+        zero = "0" * 40 if self._algo == "sha1" else "0" * 64
+        lines += [f"0 {zero}\t{WB_DIR}/{rel}" for rel in old if rel not in files]
+        stdin = ("\n".join(lines) + "\n").encode()
+        for attempt in range(40):
+            proc = run_git(self.worktree, "update-index", "--index-info", stdin=stdin, check=False)
+            if proc.returncode == 0:
+                return
+            time.sleep(0.05 * (1 + attempt % 4))
+        outcome.warnings.append(
+            "committed, but git's index is locked by another git process; run `git reset -q -- .workbench` "
+            "once it finishes so `git status` is clean under .workbench/"
+        )

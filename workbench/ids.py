@@ -1,0 +1,40 @@
+"""Timestamps and sortable unique ids."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def utc_now() -> str:
+    """RFC 3339 UTC with milliseconds: 2026-11-30T02:16:33.123Z."""
+    now = time.time()
+    return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(now * 1000) % 1000:03d}Z"
+
+
+_last_ms = 0
+_last_rand = 0
+
+
+def new_id() -> str:
+    """A ULID: 48 bits of milliseconds then 80 random bits, Crockford base32, 26 characters.
+
+    Within one millisecond of one process the random part is incremented, so ids stay strictly sortable.
+    """
+    global _last_ms, _last_rand
+    ms = int(time.time() * 1000)
+    if ms <= _last_ms:
+        ms = _last_ms
+        rand = (_last_rand + 1) & ((1 << 80) - 1)
+    else:
+        rand = int.from_bytes(os.urandom(10), "big")
+    _last_ms, _last_rand = ms, rand
+    value = (ms << 80) | rand
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))

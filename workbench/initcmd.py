@@ -1,0 +1,93 @@
+"""`wb init`: create `.workbench/` in a git work tree. Idempotent, and resumable after a crash halfway."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workbench import ids, reducer, schemas, statefile
+from workbench.atomic import atomic_write
+from workbench.eventlog import chain
+from workbench.gitstore import WB_DIR, find_worktree
+from workbench.store import Workbench, encode_board
+
+if TYPE_CHECKING:
+    from workbench.api import Bench, LastWrite
+
+CONFIG_TEMPLATE = """\
+# wb settings. Edit freely: your comments survive. Reference: docs/files.md#configyaml
+schema_version: 1
+git:
+  commit: every          # every: one commit per mutation | off: write the files, never commit
+  ref: null              # a branch to record state on instead of the checked-out one (e.g. wb-state)
+lock_timeout: 10         # seconds to wait for another wb process before giving up (exit 6)
+human_guard_seconds: 5   # after a hand edit of a workbench file, agent writes to it are refused this long
+acceptance_timeout: 600  # seconds each acceptance command of `wb task done` may run
+budget: {max_turns: 20, max_tool_calls: 50, max_wall_seconds: 1800}
+tools: {}
+hooks: {}
+redact: []               # names of environment variables whose values never reach events or commits
+"""
+
+GITIGNORE = """\
+# wb: the lock and caches are per machine; temp files are in-flight atomic writes
+.lock
+.cache/
+.tmp-*
+"""
+
+NEXT_ACTION = "Add the first task: wb task add TITLE"
+
+
+def init(start: Path) -> tuple[Bench, bool, LastWrite]:
+    from workbench.api import Bench, LastWrite
+
+    root = find_worktree(start)
+    wb = Workbench(root)
+    p = wb.paths
+    complete = all(f.exists() for f in (p.config, p.state, p.board, p.events, p.calls, p.wb / ".gitignore"))
+    p.wb.mkdir(exist_ok=True)
+    p.artifacts.mkdir(exist_ok=True)
+    created = False
+    with wb.lock():
+        if not (p.wb / ".gitignore").exists():
+            atomic_write(p.wb / ".gitignore", GITIGNORE.encode())
+        if not p.config.exists():
+            atomic_write(p.config, CONFIG_TEMPLATE.encode())
+        if not (p.artifacts / ".gitkeep").exists():
+            atomic_write(p.artifacts / ".gitkeep", b"")
+        if not p.calls.exists():
+            atomic_write(p.calls, b"")
+        tail = wb.log.tail()
+        if tail.seq == 0:
+            event = {"schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": "workbench.init",
+                     "actor": "wb", "session": None, "payload": {"next_action": NEXT_ACTION}}
+            chain([event], tail)
+            schemas.check("event", event, "events.jsonl")
+            wb.log.append([event], tail)
+            created = True
+        if created or not p.state.exists() or not p.board.exists():
+            docs = None
+            for _line, event in wb.log.iter_all():
+                docs = docs or reducer.empty_docs(event["ts"])
+                reducer.apply(docs, event)
+            assert docs is not None
+            schemas.check("state", docs.state, "state.md")
+            schemas.check("board", docs.board, "board.json")
+            if not p.board.exists() or created:
+                atomic_write(p.board, encode_board(docs.board))
+            if not p.state.exists() or created:
+                atomic_write(p.state, statefile.render(None, docs.state, docs.body))
+            created = True
+        config = wb.config
+        last = LastWrite()
+        if config["git"].get("commit") != "off":
+            summary = "wb: init" if created or not complete else "wb: commit pending workbench changes"
+            outcome = wb.git.commit_workbench(
+                f"{summary}\n\nWb-Event: {wb.log.tail().seq}\n", config["git"].get("ref"))
+            last.commit = outcome.sha
+            last.warnings = ([outcome.skipped] if outcome.skipped else []) + outcome.warnings
+    return Bench(wb), created, last
+
+
+__all__ = ["init", "WB_DIR"]

@@ -1,0 +1,364 @@
+"""The workbench on disk and the one transaction that writes it.
+
+take the lock → load (snapshot + replay of events after `last_event`, human edits detected) → apply events
+→ validate every changed document → append events (fsync) → write snapshots atomically → git commit →
+release. Nothing else writes `.workbench/`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench import faults, ids, reducer, schemas
+from workbench.atomic import atomic_write
+from workbench.errors import NotFound, Refused
+from workbench.eventlog import EventLog, Tail, chain
+from workbench.gitstore import WB_DIR, CommitOutcome, GitRepo, find_worktree
+from workbench.lock import WorkbenchLock
+from workbench.reducer import Docs
+
+CONFIG_DEFAULTS: dict[str, Any] = {
+    "git": {"commit": "every", "ref": None},
+    "lock_timeout": 10.0,
+    "human_guard_seconds": 5.0,
+    "acceptance_timeout": 600.0,
+}
+
+
+class Paths:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.wb = root / WB_DIR
+        self.state = self.wb / "state.md"
+        self.board = self.wb / "board.json"
+        self.events = self.wb / "events.jsonl"
+        self.calls = self.wb / "calls.jsonl"
+        self.config = self.wb / "config.yaml"
+        self.artifacts = self.wb / "artifacts"
+        self.lock = self.wb / ".lock"
+        self.cache = self.wb / ".cache"
+        self.state_cache = self.cache / "state.json"
+        self.board_cache = self.cache / "board.json"
+
+
+def encode_board(board: dict[str, Any]) -> bytes:
+    return (json.dumps(board, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def _check_version(file: str, found: Any, known: int) -> None:
+    if not isinstance(found, int) or isinstance(found, bool):
+        return  # the schema check names the problem
+    if found > known:
+        raise Refused(f"{file}: schema_version {found} is newer than this wb understands ({known}); upgrade wb")
+    if found < known:
+        raise Refused(f"{file}: schema_version {found} is older than this wb's {known}; run `wb migrate`")
+
+
+@dataclass
+class Loaded:
+    docs: Docs
+    tail: Tail
+    state_node: Any  # round-trip node of state.md, None when not parsed
+    human_edits: list[dict[str, Any]] = field(default_factory=list)
+    replayed: int = 0  # events after the snapshot folded in on load (crash recovery)
+
+
+class Workbench:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.paths = Paths(root)
+        self.log = EventLog(self.paths.events)
+        self.git = GitRepo(root)
+        self._config: dict[str, Any] | None = None
+        # the last state.md this process read or wrote: (bytes, round-trip node, data, body)
+        self._node_cache: tuple[bytes, Any, dict[str, Any], str] | None = None
+
+    @classmethod
+    def discover(cls, start: Path | None = None) -> Workbench:
+        root = find_worktree(start or Path.cwd())
+        wb = cls(root)
+        if not wb.paths.wb.is_dir():
+            raise NotFound(f"no workbench in {root}: run `wb init` first")
+        return wb
+
+    # -- config -------------------------------------------------------------------------------
+    @property
+    def config(self) -> dict[str, Any]:
+        if self._config is None:
+            self._config = load_config(self.paths.config)
+        return self._config
+
+    def lock(self) -> WorkbenchLock:
+        env = os.environ.get("WB_LOCK_TIMEOUT")
+        timeout = float(env) if env else float(self.config["lock_timeout"])
+        return WorkbenchLock(self.paths.lock, timeout)
+
+    # -- reading ------------------------------------------------------------------------------
+    def load(self, *, detect_human: bool = True, need_node: bool = False) -> Loaded:
+        """Snapshots + the events after them. Without the lock this is a consistent-enough read for display;
+        a transaction calls it under the lock."""
+        p = self.paths
+        try:
+            state_raw = p.state.read_bytes()
+            board_raw = p.board.read_bytes()
+        except FileNotFoundError as err:
+            raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: restore it with git "
+                           "(`git checkout -- .workbench`) or run `wb doctor`") from None
+        state_cached = _read_json(p.state_cache)
+        node = None
+        if (not need_node and state_cached and state_cached.get("sha") == _sha(state_raw)):
+            state, body = state_cached["state"], state_cached["body"]
+        else:
+            node, state, body = self._parse_state(state_raw)
+        board = _parse_board(board_raw)
+        _check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
+        _check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
+        docs = Docs(state, body, board)
+        human: list[dict[str, Any]] = []
+        if detect_human:
+            human = self._human_edits(docs, state_raw, board_raw, state_cached)
+        last = state.get("last_event") if isinstance(state.get("last_event"), int) else 0
+        board_from = board.get("last_event") if isinstance(board.get("last_event"), int) else 0
+        after = self.log.read_after(last)
+        tail = self.log.tail()
+        if after or tail.seq < last:
+            if tail.seq < last:
+                raise Refused(f"state.md: last_event {last} is beyond the event log's last seq {tail.seq}; "
+                              "run `wb doctor`")
+        for event in after:
+            try:
+                reducer.apply(docs, event, board_from=board_from)
+            except (KeyError, TypeError) as err:
+                raise Refused(f"events.jsonl: seq {event['seq']} cannot be applied ({err}); run `wb doctor`") from None
+        return Loaded(docs, tail, node, human, replayed=len(after))
+
+    def _parse_state(self, raw: bytes) -> tuple[Any, dict[str, Any], str]:
+        from workbench import statefile
+
+        if self._node_cache is None or self._node_cache[0] != raw:
+            parsed = statefile.parse(raw)
+            self._node_cache = (raw, parsed.node, parsed.data, parsed.body)
+        _, node, data, body = self._node_cache
+        return node, copy.deepcopy(data), body
+
+    def _human_edits(self, docs: Docs, state_raw: bytes, board_raw: bytes,
+                     state_cached: dict[str, Any] | None) -> list[dict[str, Any]]:
+        """Compare each snapshot with the bytes wb last wrote (kept in .cache/). A difference at the same
+        last_event is a human's edit; a newer last_event is wb's own write that a crash kept from the cache."""
+        edits: list[dict[str, Any]] = []
+        if state_cached and state_cached.get("sha") != _sha(state_raw):
+            before = state_cached["state"]
+            if docs.state.get("last_event") == before.get("last_event"):
+                skip = reducer.DERIVED_STATE_KEYS
+                changes = {k: v for k, v in docs.state.items() if k not in skip and before.get(k, object()) != v}
+                removed = [k for k in before if k not in docs.state and k not in skip]
+                edit: dict[str, Any] = {"file": "state.md", "changes": changes, "removed": removed}
+                if docs.body != state_cached["body"]:
+                    edit["body"] = docs.body
+                edits.append(edit)
+        try:
+            board_before = self.paths.board_cache.read_bytes()
+        except FileNotFoundError:
+            board_before = None
+        if board_before is not None and board_before != board_raw:
+            old = _parse_board(board_before)
+            if docs.board.get("last_event") == old.get("last_event"):
+                edits.append(board_edit(old, docs.board))
+        return edits
+
+    def transaction(self, actor: str = "agent", session: str | None = None) -> Transaction:
+        return Transaction(self, actor, session)
+
+
+def board_edit(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    old_tasks = {t.get("id"): t for t in old.get("tasks", []) if isinstance(t, dict)}
+    new_tasks = [t for t in new.get("tasks", []) if isinstance(t, dict)]
+    new_ids = [t.get("id") for t in new_tasks]
+    upsert = [t for t in new_tasks if old_tasks.get(t.get("id")) != t]
+    remove = [tid for tid in old_tasks if tid not in set(new_ids)]
+    edit: dict[str, Any] = {"file": "board.json", "upsert": upsert, "remove": remove}
+    kept_old_order = [tid for tid in old_tasks if tid in set(new_ids)]
+    if [tid for tid in new_ids if tid in old_tasks] != kept_old_order:
+        edit["order"] = new_ids
+    return edit
+
+
+def _sha(raw: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (FileNotFoundError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _parse_board(raw: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except ValueError as err:
+        line = getattr(err, "lineno", "?")
+        raise Refused(f"board.json:{line}: broken JSON: {getattr(err, 'msg', err)} "
+                      "(fix the file, or restore it with git)") from None
+    if not isinstance(data, dict):
+        raise Refused("board.json: (top level): must be a JSON object with schema_version and tasks")
+    return data
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    from workbench import yamlio
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raw: Any = {"schema_version": 1}
+    except UnicodeDecodeError:
+        raise Refused("config.yaml: not UTF-8 text") from None
+    else:
+        raw = yamlio.load_safe(text, "config.yaml")
+        if raw is None:
+            raw = {"schema_version": 1}
+        raw = yamlio.to_plain(raw)
+    if isinstance(raw, dict):
+        _check_version("config.yaml", raw.get("schema_version"), 1)
+    schemas.check("config", raw, "config.yaml")
+    merged = copy.deepcopy(CONFIG_DEFAULTS)
+    for key, value in raw.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+class Transaction:
+    """One mutation: under the lock, events in → documents validated → log, snapshots, commit.
+
+    Use as a context manager; `emit()` records events (folded into `docs` at once, so later logic sees them);
+    leaving the block without an exception commits, an exception aborts with nothing written.
+    """
+
+    def __init__(self, wb: Workbench, actor: str, session: str | None) -> None:
+        self.wb = wb
+        self.actor = actor
+        self.session = session
+        self.events: list[dict[str, Any]] = []
+        self.board_changed = False
+        self.summary: str | None = None
+        self.outcome: CommitOutcome | None = None
+        self._lock = wb.lock()
+        self._loaded: Loaded | None = None
+
+    @property
+    def docs(self) -> Docs:
+        assert self._loaded is not None, "transaction not entered"
+        return self._loaded.docs
+
+    def __enter__(self) -> Transaction:
+        self._lock.acquire()
+        try:
+            self._loaded = self.wb.load(need_node=True)
+            self.board_changed = self._loaded.replayed > 0
+            for edit in self._loaded.human_edits:
+                self.emit("human.edit", edit, actor="human")
+        except BaseException:
+            self._lock.release()
+            raise
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        try:
+            if exc_type is None:
+                self.commit()
+        finally:
+            self._lock.release()
+
+    def emit(self, type_: str, payload: dict[str, Any], *, actor: str | None = None,
+             session: str | None = None, ts: str | None = None) -> dict[str, Any]:
+        loaded = self._loaded
+        assert loaded is not None
+        event = {
+            "schema_version": 1,
+            "seq": loaded.tail.seq + len(self.events) + 1,
+            "id": ids.new_id(),
+            "ts": ts or ids.utc_now(),
+            "type": type_,
+            "actor": actor or self.actor,
+            "session": session if session is not None else self.session,
+            "payload": payload,
+        }
+        self.events.append(event)
+        if reducer.apply(self.docs, event):
+            self.board_changed = True
+        return event
+
+    def commit(self) -> None:
+        loaded = self._loaded
+        assert loaded is not None
+        if not self.events:
+            if loaded.replayed:
+                self._write_snapshots(loaded)  # a crash left the snapshots behind the log: catch them up
+            return
+        chain(self.events, loaded.tail)
+        for event in self.events:
+            schemas.check("event", event, f"events.jsonl (seq {event['seq']})")
+        schemas.check("state", self.docs.state, "state.md")
+        if self.board_changed:
+            schemas.check("board", self.docs.board, "board.json")
+        faults.point("before_event_append")
+        self.wb.log.append(self.events, loaded.tail)
+        faults.point("after_event_append")
+        self._write_snapshots(loaded)
+        self.outcome = self._git_commit()
+
+    def _write_snapshots(self, loaded: Loaded) -> None:
+        from workbench import statefile
+
+        p = self.wb.paths
+        docs = self.docs
+        if self.board_changed or loaded.replayed:
+            board_raw = encode_board(docs.board)
+            atomic_write(p.board, board_raw)
+            faults.point("after_board_write")
+        else:
+            board_raw = None
+        state_raw = statefile.render(loaded.state_node, docs.state, docs.body)
+        atomic_write(p.state, state_raw)
+        faults.point("after_state_write")
+        p.cache.mkdir(exist_ok=True)
+        if board_raw is not None or not p.board_cache.exists():
+            atomic_write(p.board_cache, board_raw if board_raw is not None else p.board.read_bytes(), durable=False)
+        cached = {"sha": _sha(state_raw), "state": docs.state, "body": docs.body}
+        atomic_write(p.state_cache, json.dumps(cached, ensure_ascii=False).encode(), durable=False)
+        if loaded.state_node is not None:
+            self.wb._node_cache = (state_raw, loaded.state_node, copy.deepcopy(docs.state), docs.body)
+
+    def _git_commit(self) -> CommitOutcome:
+        git_cfg = self.wb.config["git"]
+        if git_cfg.get("commit") == "off":
+            return CommitOutcome(skipped=None)
+        last = self.events[-1]
+        message = (self.summary or default_summary(self.events)).strip()
+        trailers = [f"Wb-Event: {last['seq']}"]
+        session = last.get("session")
+        if session:
+            trailers.append(f"Wb-Session: {session}")
+        message = f"{message}\n\n" + "\n".join(trailers) + "\n"
+        outcome = self.wb.git.commit_workbench(message, git_cfg.get("ref"))
+        faults.point("after_git_commit")
+        return outcome
+
+
+def default_summary(events: list[dict[str, Any]]) -> str:
+    own = [e for e in events if e["type"] != "human.edit"] or events
+    types = sorted({e["type"] for e in own})
+    return "wb: " + ", ".join(types)
