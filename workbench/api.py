@@ -332,7 +332,8 @@ def validate_workbench(wb: Workbench) -> list[str]:
         for _line, event in wb.log.iter_all():
             n += 1
             if not schemas.is_valid("event", event):
-                problems.extend(str(e) for e in schemas.iter_errors("event", event, f"events.jsonl (seq {event['seq']})"))
+                where = f"events.jsonl (seq {event['seq']})"
+                problems.extend(str(e) for e in schemas.iter_errors("event", event, where))
         return n
 
     count = attempt(events)
@@ -340,8 +341,8 @@ def validate_workbench(wb: Workbench) -> list[str]:
     if tail is not None and tail.torn:
         problems.append(f"events.jsonl: a torn last line ({tail.torn} bytes, an interrupted write); "
                         "`wb doctor --fix` removes it")
-    if tail is not None and state is not None and isinstance(state.get("last_event"), int):
-        if state["last_event"] > tail.seq:
+    if tail is not None and state is not None and isinstance(state.get("last_event"), int) \
+            and state["last_event"] > tail.seq:
             problems.append(f"state.md: last_event {state['last_event']} is beyond the log's last seq {tail.seq}")
     if p.calls.exists():
         for number, line in enumerate(p.calls.read_bytes().splitlines(), start=1):

@@ -45,11 +45,9 @@ class EventLog:
     # -- reading ------------------------------------------------------------------------------
     def _lines_backwards(self) -> Iterator[tuple[int, bytes]]:
         """(offset, line) of each complete line from the end, newest first; a torn fragment is skipped."""
-        try:
-            fh = open(self.path, "rb")
-        except FileNotFoundError:
+        if not self.path.exists():
             return
-        with fh:
+        with open(self.path, "rb") as fh:
             end = fh.seek(0, os.SEEK_END)
             pos = end
             buf = b""
@@ -97,6 +95,10 @@ class EventLog:
     def read_after(self, seq: int) -> list[dict[str, Any]]:
         """The complete events with seq > `seq`, oldest first, checked for gaps and chain breaks."""
         return self._scan_tail(stop_at=seq)[1]
+
+    def scan_after(self, seq: int) -> tuple[Tail, list[dict[str, Any]]]:
+        """The tail and the events after `seq`, in one read from the end."""
+        return self._scan_tail(stop_at=seq)
 
     def _scan_tail(self, stop_at: int | None) -> tuple[Tail, list[dict[str, Any]]]:
         """Read from the end: the last complete batch ends at the newest line without `more`.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench import ids, reducer, schemas, statefile
 from workbench.atomic import atomic_write
@@ -60,17 +60,17 @@ def init(start: Path) -> tuple[Bench, bool, LastWrite]:
             atomic_write(p.calls, b"")
         tail = wb.log.tail()
         if tail.seq == 0:
-            event = {"schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": "workbench.init",
+            event: dict[str, Any] = {"schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": "workbench.init",
                      "actor": "wb", "session": None, "payload": {"next_action": NEXT_ACTION}}
             chain([event], tail)
             schemas.check("event", event, "events.jsonl")
             wb.log.append([event], tail)
             created = True
         if created or not p.state.exists() or not p.board.exists():
-            docs = None
-            for _line, event in wb.log.iter_all():
-                docs = docs or reducer.empty_docs(event["ts"])
-                reducer.apply(docs, event)
+            docs: reducer.Docs | None = None
+            for _line, logged in wb.log.iter_all():
+                docs = docs or reducer.empty_docs(logged["ts"])
+                reducer.apply(docs, logged)
             assert docs is not None
             schemas.check("state", docs.state, "state.md")
             schemas.check("board", docs.board, "board.json")

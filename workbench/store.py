@@ -122,19 +122,18 @@ class Workbench:
         human: list[dict[str, Any]] = []
         if detect_human:
             human = self._human_edits(docs, state_raw, board_raw, state_cached)
-        last = state.get("last_event") if isinstance(state.get("last_event"), int) else 0
-        board_from = board.get("last_event") if isinstance(board.get("last_event"), int) else 0
-        after = self.log.read_after(last)
-        tail = self.log.tail()
-        if after or tail.seq < last:
-            if tail.seq < last:
-                raise Refused(f"state.md: last_event {last} is beyond the event log's last seq {tail.seq}; "
-                              "run `wb doctor`")
+        last = _int(state.get("last_event"))
+        board_from = _int(board.get("last_event"))
+        tail, after = self.log.scan_after(last)
+        if tail.seq < last:
+            raise Refused(f"state.md: last_event {last} is beyond the event log's last seq {tail.seq}; "
+                          "run `wb doctor`")
         for event in after:
             try:
                 reducer.apply(docs, event, board_from=board_from)
             except (KeyError, TypeError) as err:
-                raise Refused(f"events.jsonl: seq {event['seq']} cannot be applied ({err}); run `wb doctor`") from None
+                raise Refused(f"events.jsonl: seq {event['seq']} cannot be applied ({err}); "
+                              "run `wb doctor`") from None
         return Loaded(docs, tail, node, human, replayed=len(after))
 
     def _parse_state(self, raw: bytes) -> tuple[Any, dict[str, Any], str]:
@@ -186,6 +185,10 @@ def board_edit(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     if [tid for tid in new_ids if tid in old_tasks] != kept_old_order:
         edit["order"] = new_ids
     return edit
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _sha(raw: bytes) -> str:
@@ -336,7 +339,7 @@ class Transaction:
         faults.point("after_state_write")
         p.cache.mkdir(exist_ok=True)
         if board_raw is not None or not p.board_cache.exists():
-            atomic_write(p.board_cache, board_raw if board_raw is not None else p.board.read_bytes(), durable=False)
+            atomic_write(p.board_cache, p.board.read_bytes() if board_raw is None else board_raw, durable=False)
         cached = {"sha": _sha(state_raw), "state": docs.state, "body": docs.body}
         atomic_write(p.state_cache, json.dumps(cached, ensure_ascii=False).encode(), durable=False)
         if loaded.state_node is not None:

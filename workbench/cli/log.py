@@ -11,7 +11,8 @@ from workbench.cli.app import start_dir
 
 
 def log_command(
-    type_: str = typer.Option(None, "--type", metavar="T", help="Only events of this type (task.done) or family (task)."),
+    type_: str = typer.Option(None, "--type", metavar="T",
+                              help="Only events of this type (task.done) or family (task)."),
     session: str = typer.Option(None, "--session", metavar="S", help="Only events of this harness session."),
     limit: int = typer.Option(None, "--limit", "-n", min=1, help="Only the last N matching events."),
     json_: bool = typer.Option(False, "--json", help="One JSON array of events (see docs/json.md)."),

@@ -23,7 +23,9 @@ def parse_assignments(pairs: list[str], list_keys: tuple[str, ...]) -> dict[str,
         if not sep or not key:
             raise UsageError(f"expected KEY=VALUE, got {pair!r}")
         if key in list_keys:
-            if value.startswith("["):
+            if value == "null":
+                changes[key] = None  # the schema refuses it: a list field is never null
+            elif value.startswith("["):
                 try:
                     changes[key] = json.loads(value)
                 except ValueError:
