@@ -60,8 +60,10 @@ def init(start: Path) -> tuple[Bench, bool, LastWrite]:
             atomic_write(p.calls, b"")
         tail = wb.log.tail()
         if tail.seq == 0:
-            event: dict[str, Any] = {"schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": "workbench.init",
-                     "actor": "wb", "session": None, "payload": {"next_action": NEXT_ACTION}}
+            event: dict[str, Any] = {
+                "schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": "workbench.init",
+                "actor": "wb", "session": None, "payload": {"next_action": NEXT_ACTION},
+            }
             chain([event], tail)
             schemas.check("event", event, "events.jsonl")
             wb.log.append([event], tail)
