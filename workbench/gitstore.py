@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import time
 import zlib
@@ -68,10 +69,17 @@ class GitRepo:
     @property
     def git_dir(self) -> Path:
         if self._git_dir is None:
-            out = run_git(self.worktree, "rev-parse", "--absolute-git-dir", "--show-object-format").stdout
-            lines = out.decode().splitlines()
-            self._git_dir = Path(lines[0])
-            self._algo = lines[1].strip() if len(lines) > 1 else "sha1"
+            dot_git = self.worktree / ".git"
+            if dot_git.is_dir() and not os.environ.get("GIT_DIR"):
+                # the common case, read without a subprocess: a plain repository
+                config = (dot_git / "config").read_text(errors="replace") if (dot_git / "config").exists() else ""
+                self._git_dir = dot_git
+                self._algo = "sha256" if re.search(r"objectformat\s*=\s*sha256", config, re.I) else "sha1"
+            else:  # a worktree, a submodule, GIT_DIR: let git say
+                out = run_git(self.worktree, "rev-parse", "--absolute-git-dir", "--show-object-format").stdout
+                lines = out.decode().splitlines()
+                self._git_dir = Path(lines[0])
+                self._algo = lines[1].strip() if len(lines) > 1 else "sha1"
         return self._git_dir
 
     def operation_in_progress(self) -> str | None:
@@ -83,13 +91,10 @@ class GitRepo:
                 return what
         return None
 
-    def head(self) -> tuple[str | None, str | None]:
-        """(symbolic ref or None when detached, commit sha or None when unborn)."""
+    def symbolic_head(self) -> str | None:
+        """The branch HEAD points at (born or unborn), or None when HEAD is detached."""
         text = (self.git_dir / "HEAD").read_text().strip()
-        if text.startswith("ref: "):
-            ref = text[5:]
-            return ref, self.read_ref(ref)
-        return None, text
+        return text[5:] if text.startswith("ref: ") else None
 
     def read_ref(self, ref: str) -> str | None:
         proc = run_git(self.worktree, "rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
@@ -164,8 +169,14 @@ class GitRepo:
     def _ident(self) -> tuple[str, str]:
         """(author, committer) as 'Name <email> <epoch> <tz>'."""
         if self._ident_cache is None or os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE"):
-            out = run_git(self.worktree, "var", "GIT_AUTHOR_IDENT").stdout.decode().strip()
-            com = run_git(self.worktree, "var", "GIT_COMMITTER_IDENT").stdout.decode().strip()
+            idents = {}
+            for line in run_git(self.worktree, "var", "-l").stdout.decode(errors="replace").splitlines():
+                key, sep, value = line.partition("=")
+                if sep and key in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+                    idents[key] = value.strip()
+            if len(idents) < 2:
+                raise GitError("no identity")
+            out, com = idents["GIT_AUTHOR_IDENT"], idents["GIT_COMMITTER_IDENT"]
             self._ident_cache = (out.rsplit(" ", 2)[0], com.rsplit(" ", 2)[0])
             if os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE"):
                 return out, com
@@ -174,31 +185,60 @@ class GitRepo:
         tz = f"{'+' if offset >= 0 else '-'}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
         return f"{self._ident_cache[0]} {now} {tz}", f"{self._ident_cache[1]} {now} {tz}"
 
-    def _parent_info(self, ref: str, state_only: bool
-                     ) -> tuple[str | None, dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+    def _parent_info(self, ref: str) -> tuple[str | None, dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
         """(parent commit, its root tree entries, its .workbench files) — from this process's memory when the
-        ref has not moved since our last commit, else from git."""
+        ref has not moved since our last commit, else from one `git cat-file --batch`."""
         if self._last and self._last[0] == ref and self._read_ref_fast(ref) == self._last[1]:
             return self._last[1], self._last[2], self._last[3]
-        parent = self.read_ref(ref)
-        if parent is None:
+        commit_obj = self._cat([f"{ref}^{{commit}}", f"{ref}^{{tree}}", f"{ref}:{WB_DIR}"])
+        if commit_obj[0] is None:
             return None, {}, {}
-        root: dict[str, tuple[str, str]] = {}
-        out = run_git(self.worktree, "ls-tree", "-z", parent).stdout
-        for item in out.split(b"\0"):
-            if item:
-                meta, name = item.split(b"\t", 1)
-                mode, _kind, sha = meta.decode().split()
-                root[name.decode()] = (mode.lstrip("0"), sha)  # ls-tree prints 040000; trees store 40000
+        parent = commit_obj[0][0]
+        root = self._parse_tree(commit_obj[1][1]) if commit_obj[1] else {}
         files: dict[str, tuple[str, str]] = {}
-        if WB_DIR in root:
-            out = run_git(self.worktree, "ls-tree", "-r", "-z", parent, "--", WB_DIR + "/").stdout
-            for item in out.split(b"\0"):
-                if item:
-                    meta, name = item.split(b"\t", 1)
-                    mode, _kind, sha = meta.decode().split()
-                    files[name.decode()[len(WB_DIR) + 1:]] = (mode, sha)
+        pending = [("", commit_obj[2][1])] if commit_obj[2] else []
+        while pending:  # walk subtrees of .workbench/ (artifacts/), one batch per level
+            subtrees: list[tuple[str, str]] = []
+            for prefix, body in pending:
+                for name, (mode, sha) in self._parse_tree(body).items():
+                    if mode == "40000":
+                        subtrees.append((prefix + name + "/", sha))
+                    else:
+                        files[prefix + name] = (mode, sha)
+            bodies = self._cat([sha for _prefix, sha in subtrees]) if subtrees else []
+            pending = [(prefix, obj[1]) for (prefix, _sha), obj in zip(subtrees, bodies, strict=True) if obj]
         return parent, root, files
+
+    def _cat(self, specs: list[str]) -> list[tuple[str, bytes] | None]:
+        """`git cat-file --batch` for several objects in one subprocess: [(sha, body) or None if missing]."""
+        out = run_git(self.worktree, "cat-file", "--batch", stdin=("\n".join(specs) + "\n").encode()).stdout
+        result: list[tuple[str, bytes] | None] = []
+        pos = 0
+        for _spec in specs:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].decode()
+            pos = end + 1
+            if header.endswith(" missing") or header.endswith(" ambiguous"):
+                result.append(None)
+                continue
+            sha, _kind, size = header.split()
+            body = out[pos:pos + int(size)]
+            pos += int(size) + 1
+            result.append((sha, body))
+        return result
+
+    def _parse_tree(self, body: bytes) -> dict[str, tuple[str, str]]:
+        width = 20 if self._algo == "sha1" else 32
+        entries: dict[str, tuple[str, str]] = {}
+        pos = 0
+        while pos < len(body):
+            space = body.index(b" ", pos)
+            nul = body.index(b"\0", space)
+            mode = body[pos:space].decode()
+            name = body[space + 1:nul].decode()
+            entries[name] = (mode, body[nul + 1:nul + 1 + width].hex())
+            pos = nul + 1 + width
+        return entries
 
     # -- the commit -----------------------------------------------------------------------------
     def commit_workbench(self, message: str, ref_name: str | None = None) -> CommitOutcome:
@@ -213,7 +253,7 @@ class GitRepo:
             if busy:
                 return CommitOutcome(skipped=f"{busy} is in progress; wrote .workbench/ but did not commit "
                                              "(the next wb command after it ends commits it)")
-            sym, _sha = self.head()
+            sym = self.symbolic_head()
             if sym is None:
                 return CommitOutcome(skipped="HEAD is detached; wrote .workbench/ but did not commit "
                                              "(check out a branch, or set git.ref in .workbench/config.yaml)")
@@ -222,7 +262,7 @@ class GitRepo:
         wb_tree = self._workbench_tree(files)
         faults.point("after_git_objects")
         for _attempt in range(5):
-            parent, root, old_files = self._parent_info(ref, state_only)
+            parent, root, old_files = self._parent_info(ref)
             new_root = {WB_DIR: ("40000", wb_tree)} if state_only else {**root, WB_DIR: ("40000", wb_tree)}
             if parent is not None and root.get(WB_DIR) == ("40000", wb_tree):
                 self._last = (ref, parent, root, old_files)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -9,7 +10,7 @@ from workbench import ids, reducer, schemas, statefile
 from workbench.atomic import atomic_write
 from workbench.eventlog import chain
 from workbench.gitstore import WB_DIR, find_worktree
-from workbench.store import Workbench, encode_board
+from workbench.store import Workbench, _sha, encode_board
 
 if TYPE_CHECKING:
     from workbench.api import Bench, LastWrite
@@ -76,10 +77,18 @@ def init(start: Path) -> tuple[Bench, bool, LastWrite]:
             assert docs is not None
             schemas.check("state", docs.state, "state.md")
             schemas.check("board", docs.board, "board.json")
+            p.cache.mkdir(exist_ok=True)
+            # the cache is what human-edit detection compares with: without it, a hand edit made right
+            # after init would be folded in silently and `wb replay --verify` would disagree
             if not p.board.exists() or created:
-                atomic_write(p.board, encode_board(docs.board))
+                board_raw = encode_board(docs.board)
+                atomic_write(p.board, board_raw)
+                atomic_write(p.board_cache, board_raw, durable=False)
             if not p.state.exists() or created:
-                atomic_write(p.state, statefile.render(None, docs.state, docs.body))
+                state_raw = statefile.render(None, docs.state, docs.body)
+                atomic_write(p.state, state_raw)
+                cached = {"sha": _sha(state_raw), "state": docs.state, "body": docs.body}
+                atomic_write(p.state_cache, json.dumps(cached, ensure_ascii=False).encode(), durable=False)
             created = True
         config = wb.config
         last = LastWrite()

@@ -16,7 +16,7 @@ from typing import Any
 
 from workbench import faults, ids, reducer, schemas
 from workbench.atomic import atomic_write
-from workbench.errors import NotFound, Refused
+from workbench.errors import GitError, NotFound, Refused
 from workbench.eventlog import EventLog, Tail, chain
 from workbench.gitstore import WB_DIR, CommitOutcome, GitRepo, find_worktree
 from workbench.lock import WorkbenchLock
@@ -64,6 +64,8 @@ class Loaded:
     docs: Docs
     tail: Tail
     state_node: Any  # round-trip node of state.md, None when not parsed
+    state_raw: bytes  # state.md as read
+    file_state: dict[str, Any]  # its frontmatter as read, before the events after it were folded in
     human_edits: list[dict[str, Any]] = field(default_factory=list)
     replayed: int = 0  # events after the snapshot folded in on load (crash recovery)
 
@@ -118,6 +120,7 @@ class Workbench:
         board = _parse_board(board_raw)
         _check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
         _check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
+        file_state = copy.deepcopy(state)
         docs = Docs(state, body, board)
         human: list[dict[str, Any]] = []
         if detect_human:
@@ -134,7 +137,7 @@ class Workbench:
             except (KeyError, TypeError) as err:
                 raise Refused(f"events.jsonl: seq {event['seq']} cannot be applied ({err}); "
                               "run `wb doctor`") from None
-        return Loaded(docs, tail, node, human, replayed=len(after))
+        return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after))
 
     def _parse_state(self, raw: bytes) -> tuple[Any, dict[str, Any], str]:
         from workbench import statefile
@@ -218,19 +221,29 @@ def _parse_board(raw: bytes) -> dict[str, Any]:
 
 
 def load_config(path: Path) -> dict[str, Any]:
-    from workbench import yamlio
-
+    """config.yaml, validated and merged over the defaults. Parsing YAML costs ~30 ms, so the result is kept
+    in .cache/config.json keyed by the file's hash."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw_bytes = path.read_bytes()
     except FileNotFoundError:
-        raw: Any = {"schema_version": 1}
-    except UnicodeDecodeError:
-        raise Refused("config.yaml: not UTF-8 text") from None
-    else:
-        raw = yamlio.load_safe(text, "config.yaml")
-        if raw is None:
-            raw = {"schema_version": 1}
-        raw = yamlio.to_plain(raw)
+        raw_bytes = None
+    digest = _sha(raw_bytes or b"")
+    cache = path.parent / ".cache" / "config.json"
+    cached = _read_json(cache)
+    if cached and cached.get("sha") == digest and isinstance(cached.get("config"), dict):
+        config: dict[str, Any] = cached["config"]
+        return config
+    raw: Any = {"schema_version": 1}
+    if raw_bytes is not None:
+        from workbench import yamlio
+
+        try:
+            text = raw_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Refused("config.yaml: not UTF-8 text") from None
+        loaded = yamlio.load_safe(text, "config.yaml")
+        if loaded is not None:
+            raw = yamlio.to_plain(loaded)
     if isinstance(raw, dict):
         _check_version("config.yaml", raw.get("schema_version"), 1)
     schemas.check("config", raw, "config.yaml")
@@ -240,6 +253,12 @@ def load_config(path: Path) -> dict[str, Any]:
             merged[key] = {**merged[key], **value}
         else:
             merged[key] = value
+    if raw_bytes is not None and cache.parent.parent.is_dir():
+        try:
+            cache.parent.mkdir(exist_ok=True)
+            atomic_write(cache, json.dumps({"sha": digest, "config": merged}).encode(), durable=False)
+        except OSError:
+            pass  # a read-only workbench still reads its config
     return merged
 
 
@@ -269,7 +288,7 @@ class Transaction:
     def __enter__(self) -> Transaction:
         self._lock.acquire()
         try:
-            self._loaded = self.wb.load(need_node=True)
+            self._loaded = self.wb.load()
             self.board_changed = self._loaded.replayed > 0
             for edit in self._loaded.human_edits:
                 self.emit("human.edit", edit, actor="human")
@@ -334,7 +353,14 @@ class Transaction:
             faults.point("after_board_write")
         else:
             board_raw = None
-        state_raw = statefile.render(loaded.state_node, docs.state, docs.body)
+        state_raw = None
+        node = loaded.state_node
+        if node is None:
+            state_raw = statefile.render_fast(loaded.state_raw, loaded.file_state, docs.state, docs.body)
+            if state_raw is None:
+                node = self.wb._parse_state(loaded.state_raw)[0]
+        if state_raw is None:
+            state_raw = statefile.render(node, docs.state, docs.body)
         atomic_write(p.state, state_raw)
         faults.point("after_state_write")
         p.cache.mkdir(exist_ok=True)
@@ -342,8 +368,8 @@ class Transaction:
             atomic_write(p.board_cache, p.board.read_bytes() if board_raw is None else board_raw, durable=False)
         cached = {"sha": _sha(state_raw), "state": docs.state, "body": docs.body}
         atomic_write(p.state_cache, json.dumps(cached, ensure_ascii=False).encode(), durable=False)
-        if loaded.state_node is not None:
-            self.wb._node_cache = (state_raw, loaded.state_node, copy.deepcopy(docs.state), docs.body)
+        if node is not None:
+            self.wb._node_cache = (state_raw, node, copy.deepcopy(docs.state), docs.body)
 
     def _git_commit(self) -> CommitOutcome:
         git_cfg = self.wb.config["git"]
@@ -356,7 +382,11 @@ class Transaction:
         if session:
             trailers.append(f"Wb-Session: {session}")
         message = f"{message}\n\n" + "\n".join(trailers) + "\n"
-        outcome = self.wb.git.commit_workbench(message, git_cfg.get("ref"))
+        try:
+            outcome = self.wb.git.commit_workbench(message, git_cfg.get("ref"))
+        except GitError as err:
+            # The mutation is durable (log + snapshots); only its commit failed. The next write commits it.
+            return CommitOutcome(skipped=f"written but not committed: {err}")
         faults.point("after_git_commit")
         return outcome
 

@@ -63,20 +63,21 @@ _register()
 
 
 def run_app(args: list[str]) -> int:
+    import click
+
     command = typer.main.get_command(app)
     try:
         result = command.main(args=args, prog_name="wb", standalone_mode=False)
-    except typer.Exit as exc:
+    except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except typer.Abort:
+    except click.exceptions.Abort:
         typer.echo("wb: aborted", err=True)
         return 1
-    except typer.TyperException as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            typer.echo(exc.ctx.get_help() if getattr(exc, "ctx", None) else "see `wb --help`")  # type: ignore[attr-defined]
-            return 2
-        usage = getattr(exc, "ctx", None)
-        hint = f" (see `{usage.command_path} --help`)" if usage is not None else ""
+    except click.exceptions.NoArgsIsHelpError:
+        return 2  # typer has printed the help already
+    except click.ClickException as exc:
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         typer.echo(f"wb: {exc.format_message()}{hint}", err=True)
-        return int(getattr(exc, "exit_code", 2))
+        return int(exc.exit_code)
     return int(result) if isinstance(result, int) else 0

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install wb non-editably into a fresh venv and run it from outside the source tree: proves the wheel
+# carries schemas/ and the compiled validators, and that the README's main command works installed.
+set -euo pipefail
+src="$(cd "$(dirname "$0")/.." && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+python3 -m venv "$tmp/venv"
+"$tmp/venv/bin/python" -m pip install -q "$src"
+cd "$tmp"
+"$tmp/venv/bin/python" - <<'PY'
+from importlib import resources
+names = sorted(p.name for p in (resources.files("workbench") / "schemas").iterdir())
+assert names == ["board.schema.json", "call.schema.json", "config.schema.json", "event.schema.json",
+                 "plan.schema.json", "state.schema.json"], names
+print("schemas shipped:", ", ".join(names))
+PY
+mkdir repo && cd repo && git init -q
+export GIT_AUTHOR_NAME=ci GIT_AUTHOR_EMAIL=ci@example.invalid GIT_COMMITTER_NAME=ci GIT_COMMITTER_EMAIL=ci@example.invalid
+"$tmp/venv/bin/wb" init
+"$tmp/venv/bin/wb" task add "packaged install works" --accept true
+"$tmp/venv/bin/wb" task done T-001
+"$tmp/venv/bin/wb" set blockers=null && { echo "a null list was accepted"; exit 1; } || [ $? -eq 5 ]
+"$tmp/venv/bin/wb" validate
+"$tmp/venv/bin/wb" replay --verify
+test "$(git rev-list --count HEAD)" = 3
+echo "packaged install: ok"
