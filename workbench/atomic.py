@@ -40,3 +40,22 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+def append_lines(path: Path, lines: list[str]) -> None:
+    """Append whole lines in one write and fsync them; a torn last line left by a crash is dropped first."""
+    blob = "".join(line + "\n" for line in lines).encode("utf-8")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size:
+            tail = os.pread(fd, min(size, 1 << 16), max(0, size - (1 << 16)))
+            if not tail.endswith(b"\n"):
+                cut = tail.rfind(b"\n")
+                os.ftruncate(fd, size - len(tail) + cut + 1 if cut >= 0 else (0 if size <= 1 << 16 else size))
+                size = os.fstat(fd).st_size
+        os.lseek(fd, size, os.SEEK_SET)
+        os.write(fd, blob)
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -266,7 +266,10 @@ class GitRepo:
             new_root = {WB_DIR: ("40000", wb_tree)} if state_only else {**root, WB_DIR: ("40000", wb_tree)}
             if parent is not None and root.get(WB_DIR) == ("40000", wb_tree):
                 self._last = (ref, parent, root, old_files)
-                return CommitOutcome()  # nothing changed under .workbench/
+                outcome = CommitOutcome()  # nothing changed under .workbench/
+                if not state_only:  # but a crash after the ref moved may have left the index behind
+                    self._sync_index(files, old_files, outcome)
+                return outcome
             tree = self._write_tree(new_root)
             author, committer = self._ident_or_raise()
             body = f"tree {tree}\n"

@@ -158,6 +158,14 @@ def _human_edit(docs: Docs, ev: dict[str, Any]) -> bool:
     return True
 
 
+def _harness_types() -> frozenset[str]:
+    from workbench.harness.session import HARNESS_EVENTS
+
+    return frozenset(HARNESS_EVENTS)
+
+
+_HARNESS_TYPES = _harness_types()
+
 REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
     "workbench.init": _init,
     "task.add": _task_add,
@@ -171,11 +179,18 @@ REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
 }
 
 
+def _harness(docs: Docs, ev: dict[str, Any]) -> bool:
+    from workbench.harness.session import fold
+
+    fold(docs.state, ev)
+    return False
+
+
 def apply(docs: Docs, ev: dict[str, Any], *, board_from: int = 0) -> bool:
     """Fold one event into `docs`. Events at or before `board_from` were already folded into the board (it
     is written only when it changes, so its `last_event` may lag state.md's). Returns whether the board
     changed."""
-    reducer = REDUCERS.get(ev["type"])
+    reducer = REDUCERS.get(ev["type"]) or (_harness if ev["type"] in _HARNESS_TYPES else None)
     if ev["seq"] <= board_from and reducer is not None:
         # A crash between the board write and the state write: only the state.md side is still to fold.
         # Fold into a throwaway copy of the board (this path runs once, on recovery).

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import faults, ids, reducer, schemas
-from workbench.atomic import atomic_write
+from workbench.atomic import append_lines, atomic_write
 from workbench.errors import GitError, NotFound, Refused
 from workbench.eventlog import EventLog, Tail, chain
 from workbench.gitstore import WB_DIR, CommitOutcome, GitRepo, find_worktree
@@ -173,8 +173,40 @@ class Workbench:
                 edits.append(board_edit(old, docs.board))
         return edits
 
-    def transaction(self, actor: str = "agent", session: str | None = None) -> Transaction:
-        return Transaction(self, actor, session)
+    def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True) -> Transaction:
+        """One mutation. `commit=False` writes the files but leaves the git commit to a later `checkpoint`
+        (a harness step commits once, at its end or at the yield that interrupts it)."""
+        return Transaction(self, actor, session, commit=commit)
+
+    def checkpoint(self, summary: str, session: str | None = None) -> CommitOutcome:
+        """Commit whatever the workbench holds now (the end of a harness step)."""
+        git_cfg = self.config["git"]
+        if git_cfg.get("commit") == "off":
+            return CommitOutcome()
+        with self.lock():
+            trailers = [f"Wb-Event: {self.log.tail().seq}"] + ([f"Wb-Session: {session}"] if session else [])
+            try:
+                return self.git.commit_workbench(f"{summary}\n\n" + "\n".join(trailers) + "\n", git_cfg.get("ref"))
+            except GitError as err:
+                return CommitOutcome(skipped=f"written but not committed: {err}")
+
+    def recorded_call(self, key: str) -> dict[str, Any] | None:
+        """The last journal record of a tool call (calls.jsonl), or None."""
+        try:
+            data = self.paths.calls.read_bytes()
+        except FileNotFoundError:
+            return None
+        found = None
+        for line in data.split(b"\n")[:-1]:  # a torn last line (no newline) was never acknowledged
+            if key.encode() not in line:
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("key") == key:
+                found = record
+        return found
 
 
 def board_edit(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -269,8 +301,10 @@ class Transaction:
     leaving the block without an exception commits, an exception aborts with nothing written.
     """
 
-    def __init__(self, wb: Workbench, actor: str, session: str | None) -> None:
+    def __init__(self, wb: Workbench, actor: str, session: str | None, *, commit: bool = True) -> None:
         self.wb = wb
+        self.git_commit = commit
+        self.calls: list[dict[str, Any]] = []
         self.actor = actor
         self.session = session
         self.events: list[dict[str, Any]] = []
@@ -323,6 +357,10 @@ class Transaction:
             self.board_changed = True
         return event
 
+    def journal(self, record: dict[str, Any]) -> None:
+        """A calls.jsonl record, made durable before this transaction's events."""
+        self.calls.append(record)
+
     def commit(self) -> None:
         loaded = self._loaded
         assert loaded is not None
@@ -336,11 +374,16 @@ class Transaction:
         schemas.check("state", self.docs.state, "state.md")
         if self.board_changed:
             schemas.check("board", self.docs.board, "board.json")
+        for record in self.calls:
+            schemas.check("call", record, "calls.jsonl")
         faults.point("before_event_append")
+        if self.calls:
+            append_lines(self.wb.paths.calls, [json.dumps(r, ensure_ascii=False, separators=(",", ":"))
+                                               for r in self.calls])
         self.wb.log.append(self.events, loaded.tail)
         faults.point("after_event_append")
         self._write_snapshots(loaded)
-        self.outcome = self._git_commit()
+        self.outcome = self._git_commit() if self.git_commit else CommitOutcome()
 
     def _write_snapshots(self, loaded: Loaded) -> None:
         from workbench import statefile

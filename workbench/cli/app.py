@@ -47,7 +47,7 @@ def start_dir() -> Path | None:
 
 
 def _register() -> None:
-    from workbench.cli import init, log, note, replay, set_state, status, task, validate
+    from workbench.cli import abort, init, log, note, replay, resume, run, set_state, status, task, validate
 
     app.command("init")(init.init_command)
     app.command("status")(status.status_command)
@@ -57,6 +57,9 @@ def _register() -> None:
     app.command("log")(log.log_command)
     app.command("validate")(validate.validate_command)
     app.command("replay")(replay.replay_command)
+    app.command("run")(run.run_command)
+    app.command("resume")(resume.resume_command)
+    app.command("abort")(abort.abort_command)
 
 
 _register()

@@ -1,0 +1,19 @@
+"""`wb abort`: end the live session; it stays in the event log."""
+
+from __future__ import annotations
+
+import typer
+
+from workbench.cli import output
+from workbench.cli.app import start_dir
+
+
+def abort_command(reason: str = typer.Option("aborted by a human", "--reason", help="Recorded on the event.")) -> int:
+    """End the live harness session (paused or waiting). Its events stay in the log."""
+    from workbench.harness import bound
+    from workbench.store import Workbench
+
+    result = bound.abort(Workbench.discover(start_dir()), reason)
+    done = sum(1 for s in result.steps if s["status"] == "done")
+    output.say(f"aborted: {reason} ({done} of {len(result.steps)} steps were done)")
+    return 0

@@ -1,0 +1,77 @@
+"""How `wb run` and `wb resume` report where the loop stopped, and their exit codes (0 done, 3 yield, 4 pause)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from workbench.cli import output
+
+
+def outcome_exit(outcome: Any, as_json: bool) -> int:
+    if outcome.done:
+        if as_json:
+            output.emit_json({"done": True, "state": outcome.state.value, "reason": outcome.reason,
+                              "steps": outcome.steps})
+        else:
+            done = sum(1 for s in outcome.steps if s["status"] == "done")
+            output.say(f"DONE ({outcome.reason}): {done} of {len(outcome.steps)} steps done")
+            for s in outcome.steps:
+                output.say(f"  {s.get('ordinal', '?')}. [{s['status']}] {s['description']}")
+        return 0
+    code = 4 if outcome.kind == "pause" else 3
+    if as_json:
+        output.emit_json({"done": False, "state": outcome.state.value, "reason": outcome.reason,
+                          "kind": outcome.kind, "yield_id": outcome.yield_id, "payload": outcome.payload,
+                          "commands": commands(outcome)})
+        return code
+    output.say(headline(outcome))
+    for line in commands(outcome):
+        output.say(f"  {line}")
+    return code
+
+
+def headline(p: Any) -> str:
+    payload = p.payload or {}
+    step = payload.get("step", "")
+    if p.kind == "approval":
+        return (f"waiting for approval: step {step} wants to run `{payload.get('tool')}` "
+                f"({payload.get('mode')}) with {json.dumps(payload.get('args', {}))}")
+    if p.kind == "tool_result":
+        return (f"waiting for a tool result: step {step} needs `{payload.get('tool')}` "
+                f"{json.dumps(payload.get('args', {}))}, which wb does not run itself")
+    if p.kind == "in_doubt":
+        return (f"in doubt: `{payload.get('tool')}` of step {step} was started before a crash and its result "
+                "was never recorded; it is not idempotent, so wb will not run it again on its own")
+    return f"paused: {p.reason}"
+
+
+def commands(p: Any) -> list[str]:
+    if p.kind == "approval":
+        return ["wb resume --approve", "wb resume --deny"]
+    if p.kind == "tool_result":
+        return ["wb resume --result '{\"ok\": true}'", "wb resume --result-file RESULT.json",
+                "wb resume --error 'what went wrong'"]
+    if p.kind == "in_doubt":
+        return ["wb resume --result '{...}'   (it did run: here is what it returned)",
+                "wb resume --error MSG        (it failed)", "wb resume --approve         (run it again)"]
+    if p.reason.startswith("budget_exceeded:"):
+        limit = p.reason.split(":", 1)[1].replace("wall_clock", "seconds")
+        return [f"wb resume --extend {limit}=N", "wb abort"]
+    return ["wb resume", "wb abort"]
+
+
+def tty_approver() -> Any:
+    """Ask inline on a terminal; without one (or in CI) the loop yields instead."""
+    if not sys.stdin.isatty() or os.environ.get("CI"):
+        return None
+
+    def ask(request: dict[str, Any]) -> bool:
+        sys.stderr.write(f"wb: step {request['step']} wants to run `{request['tool']}` ({request['mode']}) "
+                         f"with {json.dumps(request['args'])}. Allow? [y/N] ")
+        sys.stderr.flush()
+        return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+    return ask

@@ -1,0 +1,57 @@
+"""`wb resume`: continue the live session from where it stopped (a yield, a pause, or a crash)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from workbench.cli.app import start_dir
+from workbench.errors import UsageError
+
+
+def resume_command(
+    result: str = typer.Option(None, "--result", metavar="JSON", help="The awaited tool's result, as JSON."),
+    result_file: Path = typer.Option(None, "--result-file", metavar="F", help="The result, from a JSON file."),
+    error: str = typer.Option(None, "--error", metavar="MSG", help="The awaited tool failed: why."),
+    approve: bool = typer.Option(False, "--approve", help="Allow the tool call that waits for approval."),
+    deny: bool = typer.Option(False, "--deny", help="Refuse it: the step ends denied, the session goes on."),
+    extend: list[str] = typer.Option(None, "--extend", metavar="LIMIT=N",
+                                     help="Raise a budget: turns=N, tool_calls=N or seconds=N (repeatable)."),
+    yield_id: str = typer.Option(None, "--yield", metavar="ID", help="Refuse unless this is the pending yield."),
+    plan: Path = typer.Option(None, "--plan", metavar="FILE", help="The plan file, when the session must replan."),
+    planner: str = typer.Option(None, "--planner", metavar="CMD", help="The planner command, for reflection."),
+    json_: bool = typer.Option(False, "--json", help="Machine-readable outcome."),
+) -> int:
+    """Continue the live session. Exit codes as `wb run`."""
+    from workbench.cli.harness_view import outcome_exit, tty_approver
+    from workbench.harness import bound
+    from workbench.store import Workbench
+
+    if approve and deny:
+        raise UsageError("--approve or --deny, not both")
+    given = [x for x in (result, result_file, error) if x is not None]
+    if len(given) > 1:
+        raise UsageError("give one of --result, --result-file, --error")
+    payload: Any = None
+    if result is not None:
+        payload = _json(result, "--result")
+    elif result_file is not None:
+        try:
+            payload = _json(result_file.read_text(encoding="utf-8"), str(result_file))
+        except OSError as err:
+            raise UsageError(f"--result-file: {err.strerror}: {result_file}") from None
+    wb = Workbench.discover(start_dir())
+    outcome = bound.resume(wb, payload=payload, error=error, approve=True if approve else (False if deny else None),
+                           extend=bound.parse_extend(extend or []), yield_id=yield_id, plan=plan, planner=planner,
+                           approver=tty_approver())
+    return outcome_exit(outcome, json_)
+
+
+def _json(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{where}: not JSON ({err.msg} at line {err.lineno} column {err.colno})") from None

@@ -1,0 +1,21 @@
+"""The harness loop: a deterministic state machine driving plan → steps → tools, with hooks, budgets,
+approvals, idempotent tool calls and two yield points. `from workbench.harness import HarnessLoop`."""
+
+from workbench.harness.hooks import SKIP, HookAbort, HookRegistry, Pause
+from workbench.harness.loop import (
+    Budget,
+    Event,
+    HarnessLoop,
+    Pending,
+    PlannerError,
+    Result,
+    StaleYield,
+    Step,
+    ToolError,
+)
+from workbench.harness.machine import TRANSITIONS, IllegalTransition, State
+
+__all__ = [
+    "SKIP", "TRANSITIONS", "Budget", "Event", "HarnessLoop", "HookAbort", "HookRegistry", "IllegalTransition",
+    "Pause", "Pending", "PlannerError", "Result", "StaleYield", "State", "Step", "ToolError",
+]

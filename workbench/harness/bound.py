@@ -1,0 +1,164 @@
+"""The loop bound to a workbench: every event through the store's transaction, a commit per step, the
+session rebuilt from state.md (snapshot + log) on resume — in this process or another, after a crash."""
+
+from __future__ import annotations
+
+import copy
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import Busy, Refused, UsageError
+from workbench.harness.hooks import registry_from_config
+from workbench.harness.loop import Budget, HarnessLoop, Pending, Result
+from workbench.harness.planners import CommandPlanner, FilePlanner, callable_planner, load_plan_file
+from workbench.harness.tools import ToolBox
+from workbench.store import Workbench
+
+EXTEND_KEYS = {"turns": "max_turns", "tool_calls": "max_tool_calls", "seconds": "max_wall_seconds"}
+
+
+class WorkbenchSink:
+    def __init__(self, wb: Workbench) -> None:
+        self.wb = wb
+
+    def emit(self, event: dict[str, Any], journal: dict[str, Any] | None) -> dict[str, Any]:
+        with self.wb.transaction(actor="agent", session=event["session"], commit=False) as tx:
+            live = tx.docs.state.get("session")
+            if event["type"] == "session.start":
+                if live:
+                    raise Busy(f"session {live['id']} is {live['harness_state']}: `wb resume` continues it, "
+                               "`wb abort` ends it")
+            elif not live or live.get("id") != event["session"]:
+                raise Refused(f"session {event['session']} is no longer live (aborted or finished elsewhere)")
+            if journal is not None:
+                tx.journal(journal)
+            logged = tx.emit(event["type"], event["payload"], ts=event["ts"], session=event["session"])
+        event["seq"] = logged["seq"]
+        state = tx.docs.state
+        return {"status": state["status"], "session": copy.deepcopy(state["session"]),
+                "counters": dict(state["counters"])}
+
+    def checkpoint(self, summary: str, session_id: str | None) -> None:
+        self.wb.checkpoint(summary, session_id)
+
+    def recorded_call(self, key: str) -> dict[str, Any] | None:
+        return self.wb.recorded_call(key)
+
+
+def resolve_planner(wb: Workbench, plan: Path | None, planner: str | None) -> Any:
+    if plan is not None and planner is not None:
+        raise UsageError("give --plan FILE or --planner CMD, not both")
+    if plan is not None:
+        return FilePlanner(load_plan_file(plan), plan.name)
+    context = _context(wb)
+    if planner is not None:
+        argv = shlex.split(planner)
+        if not argv:
+            raise UsageError("--planner needs a command")
+        return CommandPlanner(argv, wb.root, context)
+    configured = wb.config.get("planner")
+    if configured:
+        if "run" in configured:
+            return CommandPlanner(list(configured["run"]), wb.root, context, float(configured.get("timeout", 120)))
+        _importable(wb)
+        return callable_planner(configured["python"])
+    return None
+
+
+def _context(wb: Workbench) -> Callable[[], dict[str, Any]]:
+    def context() -> dict[str, Any]:
+        docs = wb.load(detect_human=False).docs
+        state = {k: v for k, v in docs.state.items() if k != "session"}
+        return {"state": state, "board": docs.board["tasks"]}
+
+    return context
+
+
+def _importable(wb: Workbench) -> None:
+    root = str(wb.root)
+    if root not in sys.path:
+        sys.path.insert(0, root)  # `python: mypkg.hooks:fn` in config.yaml names code of this repository
+
+
+def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
+               approver: Callable[[dict[str, Any]], bool] | None = None) -> HarnessLoop:
+    config = wb.config
+    _importable(wb)
+    try:
+        hooks = registry_from_config(config.get("hooks") or {}, str(wb.root))
+    except ValueError as err:
+        raise Refused(f"config.yaml: hooks: {err}") from None
+    tools = ToolBox(config.get("tools") or {}, wb.root, wb.paths.artifacts, config.get("redact") or [])
+    state = wb.load(detect_human=False).docs.state
+    doc = {"status": state["status"], "session": copy.deepcopy(state["session"]), "counters": dict(state["counters"])}
+    loop = HarnessLoop(planner=planner, budget=budget, hooks=hooks, tools=tools, sink=WorkbenchSink(wb),
+                       approver=approver, state=doc, planner_name=getattr(planner, "__qualname__", "") or "")
+    if isinstance(planner, CommandPlanner):
+        loop.reflect = planner.reflect
+    return loop
+
+
+def run(wb: Workbench, goal: str, *, plan: Path | None = None, planner: str | None = None,
+        max_turns: int | None = None, max_tool_calls: int | None = None, max_seconds: float | None = None,
+        approver: Callable[[dict[str, Any]], bool] | None = None) -> Pending | Result:
+    live = wb.load(detect_human=False).docs.state.get("session")
+    if live:
+        waiting = (live.get("pending") or {}).get("reason", "live")
+        raise Busy(f"session {live['id']} is {live['harness_state']} ({waiting}): "
+                   "`wb resume` continues it, `wb abort` ends it")
+    chosen = resolve_planner(wb, plan, planner)
+    if chosen is None:
+        raise UsageError("no planner: give --plan FILE or --planner CMD (or set planner: in .workbench/config.yaml)")
+    limits = dict(wb.config.get("budget") or {})
+    budget = Budget(max_turns if max_turns is not None else limits.get("max_turns"),
+                    max_tool_calls if max_tool_calls is not None else limits.get("max_tool_calls"),
+                    max_seconds if max_seconds is not None else limits.get("max_wall_seconds"))
+    return build_loop(wb, chosen, budget, approver).run(goal)
+
+
+def parse_extend(items: list[str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name not in EXTEND_KEYS:
+            raise UsageError(f"--extend takes turns=N, tool_calls=N or seconds=N, not {item!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise UsageError(f"--extend {name}: {value!r} is not a number") from None
+        if number <= 0:
+            raise UsageError(f"--extend {name}: must be positive")
+        out[EXTEND_KEYS[name]] = int(number) if name != "seconds" else number
+    return out
+
+
+def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, approve: bool | None = None,
+           extend: dict[str, float] | None = None, yield_id: str | None = None, plan: Path | None = None,
+           planner: str | None = None, approver: Callable[[dict[str, Any]], bool] | None = None) -> Pending | Result:
+    session = wb.load(detect_human=False).docs.state.get("session")
+    if not session:
+        raise Refused("no session to resume (start one with `wb run GOAL --plan FILE`)")
+    pending = session.get("pending") or {}
+    kind = pending.get("kind")
+    if kind == "approval" and approve is None:
+        raise UsageError(f"the session waits for approval of {pending.get('reason', '').split(':')[-1]}: "
+                         "`wb resume --approve` or `wb resume --deny`")
+    if kind == "tool_result" and payload is None and error is None:
+        raise UsageError("the session waits for a tool result: `wb resume --result JSON`, `--result-file F` "
+                         "or `--error MSG`")
+    chosen = resolve_planner(wb, plan, planner)
+    if chosen is None and session["harness_state"] == "PLANNING" or (
+            session.get("paused_from") == "PLANNING" and chosen is None):
+        raise UsageError("this session is planning: pass the planner again (--plan FILE or --planner CMD)")
+    loop = build_loop(wb, chosen, None, approver)
+    return loop.resume(payload, approve=approve, error=error, extend=extend, yield_id=yield_id)
+
+
+def abort(wb: Workbench, reason: str) -> Result:
+    session = wb.load(detect_human=False).docs.state.get("session")
+    if not session:
+        raise Refused("no live session to abort")
+    return build_loop(wb).abort(reason)

@@ -1,0 +1,615 @@
+"""HarnessLoop: the deterministic agent loop, in memory or bound to a workbench.
+
+Every change of the loop's state is an event folded by `session.fold` — in memory into the loop's own copy,
+bound to a workbench into state.md through the store — so a loop rebuilt from the workbench after a crash
+continues exactly where the log says it was. `_transition` is the only place the harness state changes.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from workbench import faults, ids
+from workbench.harness import session as sess
+from workbench.harness.hooks import FireOutcome, HookAbort, HookRegistry
+from workbench.harness.machine import State, check
+
+
+@dataclass
+class Step:
+    id: str
+    description: str
+    requires_tool: bool = False
+    tool_name: str | None = None
+    tool_args: dict[str, Any] = field(default_factory=dict)
+    mode: str | None = None
+
+    def to_item(self, ordinal: int) -> dict[str, Any]:
+        return {"id": self.id, "ordinal": ordinal, "description": self.description,
+                "tool": self.tool_name if (self.requires_tool or self.tool_name) else None,
+                "args": dict(self.tool_args), "mode": self.mode}
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> Step:
+        return cls(item["id"], item.get("description", ""), bool(item.get("tool")), item.get("tool"),
+                   dict(item.get("args") or {}), item.get("mode"))
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str
+    payload: dict[str, Any]
+    ts: str
+    seq: int | None = None
+
+
+@dataclass
+class Budget:
+    max_turns: int | None = None
+    max_tool_calls: int | None = None
+    max_wall_seconds: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"max_turns": self.max_turns, "max_tool_calls": self.max_tool_calls,
+                "max_wall_seconds": self.max_wall_seconds}
+
+
+@dataclass
+class Pending:
+    """What a yield returns: the loop waits for a tool result, an approval, or a decision after a pause."""
+
+    reason: str
+    state: State
+    payload: dict[str, Any]
+    yield_id: str
+    kind: str  # approval | tool_result | in_doubt | pause
+    command: str = ""
+    done = False
+
+
+@dataclass
+class Result:
+    state: State
+    reason: str
+    steps: list[dict[str, Any]]
+    events: list[Event]
+    done = True
+
+
+class StaleYield(ValueError):
+    pass
+
+
+class PlannerError(Exception):
+    pass
+
+
+class ToolError(Exception):
+    pass
+
+
+Planner = Callable[[str, list[Event]], list[Step]]
+Reflector = Callable[[str, list[Event], dict[str, Any]], Any]
+
+
+class Sink(Protocol):
+    def emit(self, event: dict[str, Any], journal: dict[str, Any] | None) -> dict[str, Any] | None: ...
+    def checkpoint(self, summary: str, session_id: str | None) -> None: ...
+    def recorded_call(self, key: str) -> dict[str, Any] | None: ...
+
+
+class MemorySink:
+    """Events and the call journal kept in memory: the loop as a plain library."""
+
+    def __init__(self) -> None:
+        self.log: list[dict[str, Any]] = []
+        self.calls: dict[str, dict[str, Any]] = {}
+
+    def emit(self, event: dict[str, Any], journal: dict[str, Any] | None) -> dict[str, Any] | None:
+        if journal:
+            self.calls[journal["key"]] = journal
+        event["seq"] = len(self.log) + 1
+        self.log.append(event)
+        return None
+
+    def checkpoint(self, summary: str, session_id: str | None) -> None:
+        return None
+
+    def recorded_call(self, key: str) -> dict[str, Any] | None:
+        return self.calls.get(key)
+
+
+class Tools(Protocol):
+    def spec(self, name: str) -> Any: ...
+    def run(self, spec: Any, args: dict[str, Any], key: str) -> dict[str, Any]: ...
+
+
+def _blank_state() -> dict[str, Any]:
+    return {"status": "idle", "session": None,
+            "counters": {"tasks_completed": 0, "tasks_failed": 0, "turns": 0, "tool_calls": 0, "tokens_consumed": 0}}
+
+
+class HarnessLoop:
+    def __init__(self, planner: Planner | None = None, budget: Budget | None = None, *,
+                 hooks: HookRegistry | None = None, reflect: Reflector | None = None, tools: Tools | None = None,
+                 sink: Sink | None = None, approver: Callable[[dict[str, Any]], bool] | None = None,
+                 state: dict[str, Any] | None = None, planner_name: str = "") -> None:
+        self.planner = planner
+        self.budget = budget or Budget()
+        self.hooks = hooks or HookRegistry()
+        self.reflect = reflect
+        self.tools = tools
+        self.sink: Sink = sink or MemorySink()
+        self.approver = approver
+        self.planner_name = planner_name or getattr(planner, "__qualname__", "") if planner else planner_name
+        self._doc = copy.deepcopy(state) if state is not None else _blank_state()
+        self.events: list[Event] = []
+        self._final: Result | None = None
+        self._last_plan: list[dict[str, Any]] = []
+
+    # -- what a caller reads ------------------------------------------------------------------------
+    @property
+    def session(self) -> dict[str, Any] | None:
+        session: dict[str, Any] | None = self._doc.get("session")
+        return session
+
+    @property
+    def state(self) -> State:
+        if self.session is None:
+            return State.DONE if self._final is not None else State.IDLE
+        return State(self.session["harness_state"])
+
+    @property
+    def plan(self) -> list[Step]:
+        items = self.session["plan"] if self.session else self._last_plan
+        return [Step.from_item(item) for item in items]
+
+    @property
+    def pending(self) -> dict[str, Any] | None:
+        return self.session.get("pending") if self.session else None
+
+    # -- the two entry points ----------------------------------------------------------------------
+    def run(self, goal: str) -> Pending | Result:
+        if self.session is not None:
+            raise RuntimeError(f"a session is live ({self.session['id']}): resume or abort it first")
+        self._final = None
+        self.events = []
+        sid = ids.new_id()
+        self._emit("session.start", {"goal": goal, "planner": self.planner_name, "budget": self.budget.as_dict()},
+                   session_id=sid)
+        self._transition(State.PLANNING, "run")
+        return self._drive()
+
+    def resume(self, payload: Any = None, *, approve: bool | None = None, error: str | None = None,
+               extend: dict[str, float] | None = None, yield_id: str | None = None) -> Pending | Result:
+        session = self.session
+        if session is None:
+            raise RuntimeError("no session to resume: start one with run(goal)")
+        pending = session.get("pending")
+        if pending is None:
+            if yield_id is not None:
+                raise StaleYield(f"yield {yield_id} is not pending: the session is not waiting")
+            return self._drive()  # a crash interrupted an active step: carry on from the log
+        if yield_id is not None and yield_id != pending["yield_id"]:
+            raise StaleYield(f"yield {yield_id} is stale: the session waits on {pending['yield_id']}")
+        kind = pending["kind"]
+        index = session["step_index"]
+        if kind == "approval":
+            if approve is None:
+                raise ValueError("the session waits for an approval: resume with approve=True or approve=False")
+            step = session["plan"][index]
+            self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "approve" if approve else "deny"})
+            if approve:
+                scope = "session" if self._mode(step) == "confirm_once" else "once"
+                self._emit("approval.granted", {"index": index, "tool": step["tool"],
+                                                "attempt": step.get("attempt", 0) + 1, "scope": scope})
+            else:
+                self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": "denied by a human"})
+                held = self._finish_step(index, "denied")
+                if held:
+                    return held
+                self._transition(State.REFLECTING)
+        elif kind in ("tool_result", "in_doubt"):
+            if kind == "in_doubt" and approve:
+                self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "rerun"})
+                return self._drive(rerun=True)
+            if payload is None and error is None:
+                raise ValueError("the session waits for a tool result: resume with a payload (or an error)")
+            self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "error" if error else "result"})
+            step = session["plan"][index]
+            return self._record_outcome(index, step, step["key"], payload, error, by="human") or self._drive()
+        else:  # a pause
+            self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "continue",
+                                          "extend": dict(extend or {})})
+            back = session.get("paused_from") or "EXECUTING"
+            self._transition(State(back), "resume")
+        return self._drive()
+
+    def abort(self, reason: str = "aborted") -> Result:
+        if self.session is None:
+            raise RuntimeError("no session to abort")
+        steps = copy.deepcopy(self.session["plan"])
+        self._emit("session.abort", {"reason": reason})
+        self.sink.checkpoint(f"wb: session aborted: {reason}", None)
+        self._final = Result(State.DONE, reason, steps, list(self.events))
+        return self._final
+
+    # -- events and transitions --------------------------------------------------------------------
+    def _emit(self, type_: str, payload: dict[str, Any], *, journal: dict[str, Any] | None = None,
+              session_id: str | None = None) -> Event:
+        sid = session_id or (self.session["id"] if self.session else None)
+        event = {"schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": type_, "actor": "agent",
+                 "session": sid, "payload": payload}
+        authoritative = self.sink.emit(event, journal)
+        if authoritative is not None:  # bound: the store folded it into state.md; take its word
+            self._doc = authoritative
+        else:
+            sess.fold(self._doc, event)
+        if self._doc.get("session"):
+            self._last_plan = self._doc["session"]["plan"]
+        ev = Event(type_, payload, str(event["ts"]), event.get("seq"))  # type: ignore[arg-type]
+        self.events.append(ev)
+        return ev
+
+    def _transition(self, dst: State, reason: str | None = None) -> None:
+        src = self.state
+        check(src, dst)
+        self._emit("harness.transition", {"from": src.value, "to": dst.value, "reason": reason})
+
+    def _fire(self, topic: str, payload: dict[str, Any]) -> FireOutcome:
+        outcome = self.hooks.fire(topic, payload)
+        for problem in outcome.problems:
+            self._emit("hook.error", problem)
+        return outcome
+
+    def _guard(self, topic: str, payload: dict[str, Any]) -> tuple[FireOutcome | None, str | None]:
+        """Fire a before_* topic: (outcome, None) or (None, abort reason)."""
+        try:
+            return self._fire(topic, payload), None
+        except HookAbort as abort:
+            self._emit("hook.block", {"topic": topic, "hook": getattr(abort, "hook", ""), "reason": abort.reason})
+            return None, abort.reason
+
+    # -- the drive ---------------------------------------------------------------------------------
+    def _drive(self, rerun: bool = False) -> Pending | Result:
+        while True:
+            state = self.state
+            if state is State.DONE or self.session is None:
+                assert self._final is not None
+                return self._final
+            if state is State.IDLE:
+                return self._pending_now()
+            over = self._wall_clock_exceeded()
+            if over:
+                return self._pause("budget_exceeded:wall_clock", limit="max_wall_seconds")
+            if state is State.PLANNING:
+                out = self._do_planning()
+            elif state is State.EXECUTING:
+                out = self._do_step()
+            elif state is State.AWAITING_TOOL:
+                out = self._do_tool(rerun)
+                rerun = False
+            else:
+                out = self._do_reflect()
+            if out is not None:
+                return out
+
+    def _pending_now(self) -> Pending:
+        pending = self.pending or {"yield_id": "", "kind": "pause", "reason": "paused"}
+        return Pending(pending["reason"], self.state, dict(pending.get("payload") or {}), pending["yield_id"],
+                       pending["kind"], pending.get("command", ""))
+
+    def _yield(self, kind: str, reason: str, payload: dict[str, Any], command: str) -> dict[str, Any]:
+        return {"yield_id": ids.new_id(), "kind": kind, "reason": reason, "payload": payload, "command": command}
+
+    def _hold(self) -> Pending:
+        """Return at a yield point: commit what the step did so far, and hand control back."""
+        session = self.session
+        assert session is not None
+        self.sink.checkpoint(f"wb: session waits: {session['pending']['reason']}", session["id"])
+        return self._pending_now()
+
+    # -- budget --------------------------------------------------------------------------------------
+    def _limit(self, name: str) -> Any:
+        assert self.session is not None
+        return self.session["budget"]["limits"].get(name)
+
+    def _wall_clock_exceeded(self) -> bool:
+        limit = self._limit("max_wall_seconds")
+        return limit is not None and sess.active_seconds(self.session or {}, ids.utc_now()) >= float(limit)
+
+    def _pause(self, reason: str, *, limit: str | None = None) -> Pending:
+        session = self.session
+        assert session is not None
+        if limit is not None:
+            used_key = {"max_turns": "turns", "max_tool_calls": "tool_calls", "max_wall_seconds": "seconds"}[limit]
+            used = sess.active_seconds(session, ids.utc_now()) if used_key == "seconds" \
+                else session["budget"]["used"][used_key]
+            info = {"limit": reason.split(":", 1)[1], "used": used, "max": self._limit(limit)}
+            self._fire("on_budget_exceeded", dict(info))
+            self._emit("budget.warn", info)
+        self._transition(State.IDLE, reason)
+        hint = "wb resume" + (f" --extend {reason.split(':', 1)[1].replace('wall_clock', 'seconds')}=N"
+                              if limit else "")
+        self._emit("session.pause", {"reason": reason,
+                                     "yield": self._yield("pause", reason, {"reason": reason}, hint)})
+        self._fire("on_pause", {"reason": reason})
+        return self._hold()
+
+    # -- planning ------------------------------------------------------------------------------------
+    def _do_planning(self) -> Pending | Result | None:
+        session = self.session
+        assert session is not None
+        replanning = session["step_index"] > 0
+        outcome, aborted = self._guard("before_plan", {"goal": session["goal"], "replan": replanning})
+        if aborted is not None:
+            return self._pause(f"hook_abort:{aborted}")
+        assert outcome is not None
+        if outcome.pause:
+            return self._pause(outcome.pause)
+        try:
+            steps = self._call_planner(session["goal"])
+        except PlannerError as err:
+            self._emit("planner.error", {"error": str(err)})
+            self._fire("on_error", {"error": str(err), "where": "planner"})
+            return self._pause(f"planner_error:{err}")
+        first = session["step_index"] + 1
+        items = [s.to_item(first + i) for i, s in enumerate(steps)]
+        self._emit("plan.draft", {"steps": items})
+        after = self._fire("after_plan", {"goal": session["goal"], "steps": items})
+        items = after.payload.get("steps", items)
+        self._emit("plan.commit", {"steps": items})
+        if after.pause:
+            return self._pause(after.pause)
+        if not items:
+            return self._complete("no_plan" if not replanning else "goal_met")
+        self._transition(State.EXECUTING, "plan committed")
+        return None
+
+    def _call_planner(self, goal: str) -> list[Step]:
+        if self.planner is None:
+            return []
+        try:
+            steps = self.planner(goal, list(self.events))
+        except PlannerError:
+            raise
+        except Exception as err:
+            raise PlannerError(f"{type(err).__name__}: {err}") from None
+        if not isinstance(steps, list) or not all(isinstance(s, Step) for s in steps):
+            raise PlannerError("the planner must return a list of Step")
+        used = {s.id for s in steps}
+        if len(used) != len(steps):
+            raise PlannerError("the planner returned two steps with the same id")
+        return steps
+
+    # -- steps ---------------------------------------------------------------------------------------
+    def _step(self, index: int) -> dict[str, Any]:
+        """The plan item as folded now (bound to a workbench, each emit replaces the session copy)."""
+        session = self.session
+        assert session is not None
+        item: dict[str, Any] = session["plan"][index]
+        return item
+
+    def _do_step(self) -> Pending | Result | None:
+        session = self.session
+        assert session is not None
+        index = session["step_index"]
+        if index >= len(session["plan"]):
+            self._transition(State.REFLECTING, "plan exhausted")
+            return None
+        step = session["plan"][index]
+        if step["status"] == "pending":
+            limit = self._limit("max_turns")
+            if limit is not None and session["budget"]["used"]["turns"] >= limit:
+                return self._pause("budget_exceeded:turns", limit="max_turns")
+            outcome, aborted = self._guard("before_step", {"step": dict(step), "index": index})
+            if aborted is not None:
+                return self._end_step(index, "aborted", reason=f"hook_abort:{aborted}")
+            assert outcome is not None
+            if outcome.pause:
+                return self._pause(outcome.pause)
+            if outcome.skip:
+                return self._end_step(index, "skipped", reason="skipped by a hook")
+            self._emit("step.start", {"index": index, "step": step["id"]})
+            step = self._step(index)
+        if not step.get("tool"):
+            return self._end_step(index, "done")
+        self._transition(State.AWAITING_TOOL, f"step {step['id']} needs {step['tool']}")
+        return None
+
+    def _end_step(self, index: int, status: str, **extra: Any) -> Pending | Result | None:
+        held = self._finish_step(index, status, **extra)
+        if held is not None:
+            return held
+        self._transition(State.REFLECTING)
+        return None
+
+    def _finish_step(self, index: int, status: str, **extra: Any) -> Pending | None:
+        session = self.session
+        assert session is not None
+        step = session["plan"][index]
+        self._emit("step.end", {"index": index, "step": step["id"], "status": status, **extra})
+        outcome = self._fire("after_step", {"step": dict(step), "index": index, "status": status})
+        session = self.session
+        assert session is not None
+        self.sink.checkpoint(f"wb: step {index + 1}/{len(session['plan'])} {status}: {_short(step['description'])}",
+                             session["id"])
+        if outcome.skip:
+            nxt = index + 1
+            if nxt < len(session["plan"]) and session["plan"][nxt]["status"] == "pending":
+                self._emit("step.end", {"index": nxt, "step": session["plan"][nxt]["id"], "status": "skipped",
+                                        "reason": "skipped by a hook"})
+        if outcome.pause:
+            return self._pause(outcome.pause)
+        return None
+
+    # -- tools ---------------------------------------------------------------------------------------
+    def _spec(self, step: dict[str, Any]) -> Any:
+        return self.tools.spec(step["tool"]) if self.tools is not None else None
+
+    def _mode(self, step: dict[str, Any]) -> str:
+        spec = self._spec(step)
+        return str(step.get("mode") or (spec.mode if spec is not None else "mutating"))
+
+    def _do_tool(self, rerun: bool) -> Pending | Result | None:
+        session = self.session
+        assert session is not None
+        index = session["step_index"]
+        step = session["plan"][index]
+        if step["status"] == "awaiting_tool" and not rerun:
+            return self._collect(index, step)
+        spec = self._spec(step)
+        attempt = step.get("attempt", 0) + 1
+        args = dict(step.get("args") or {})
+        if spec is not None and not rerun:
+            mode = self._mode(step)
+            needs = mode == "mutating" or (mode == "confirm_once" and step["tool"] not in session["grants"])
+            if needs and step.get("approved_attempt") != attempt:
+                if session.get("pending"):
+                    return self._pending_now()
+                request = {"step": step["id"], "index": index, "tool": step["tool"], "args": args, "mode": mode}
+                if self.approver is not None:
+                    granted = bool(self.approver(request))
+                    self._emit("approval.requested", {**request, "attempt": attempt, "inline": True})
+                    if not granted:
+                        self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": "denied"})
+                        return self._end_step(index, "denied")
+                    self._emit("approval.granted", {"index": index, "tool": step["tool"], "attempt": attempt,
+                                                    "scope": "session" if mode == "confirm_once" else "once"})
+                else:
+                    reason = f"approval_required:{step['tool']}"
+                    self._emit("approval.requested", {**request, "attempt": attempt, "yield": self._yield(
+                        "approval", reason, request, "wb resume --approve | wb resume --deny")})
+                    return self._hold()
+        limit = self._limit("max_tool_calls")
+        if limit is not None and session["budget"]["used"]["tool_calls"] >= limit:
+            return self._pause("budget_exceeded:tool_calls", limit="max_tool_calls")
+        outcome, aborted = self._guard("before_tool_call", {"step": dict(step), "index": index,
+                                                            "tool": step["tool"], "args": args})
+        if aborted is not None:
+            self._emit("tool.error", {"index": index, "error": f"hook_abort:{aborted}"})
+            return self._end_step(index, "aborted")
+        assert outcome is not None
+        if outcome.pause:
+            return self._pause(outcome.pause)
+        args = outcome.payload.get("args", args) if isinstance(outcome.payload.get("args"), dict) else args
+        key = f"{session['id']}:{step['id']}:{attempt}"
+        call = {"index": index, "step": step["id"], "tool": step["tool"], "args": args, "key": key,
+                "attempt": attempt}
+        journal = {"schema_version": 1, "key": key, "session": session["id"], "step": step["id"],
+                   "attempt": attempt, "tool": step["tool"], "args": args, "status": "pending", "ts": ids.utc_now()}
+        if spec is None:
+            reason = f"tool_result_required:{step['tool']}"
+            self._emit("tool.call", {**call, "dispatch": "human", "yield": self._yield(
+                "tool_result", reason, call, "wb resume --result JSON | --result-file F | --error MSG")})
+            return self._hold()
+        self._emit("tool.call", {**call, "dispatch": "wb"}, journal=journal)
+        return self._dispatch(index, spec, args, key)
+
+    def _dispatch(self, index: int, spec: Any, args: dict[str, Any], key: str) -> Pending | Result | None:
+        assert self.tools is not None
+        try:
+            result, error = self.tools.run(spec, args, key), None
+        except ToolError as err:
+            result, error = None, str(err)
+        faults.point("after_tool_run")
+        session = self.session
+        assert session is not None
+        return self._record_outcome(index, session["plan"][index], key, result, error, by="wb")
+
+    def _record_outcome(self, index: int, step: dict[str, Any], key: str, result: Any, error: str | None,
+                        by: str) -> Pending | Result | None:
+        session = self.session
+        assert session is not None
+        journal = {"schema_version": 1, "key": key, "session": session["id"], "step": step["id"],
+                   "attempt": step.get("attempt", 1), "tool": step["tool"], "status": "error" if error else "done",
+                   "ts": ids.utc_now(), "result": result if isinstance(result, dict) else {"value": result},
+                   "error": error}
+        if error is not None:
+            journal["result"] = None
+            self._emit("tool.error", {"index": index, "key": key, "error": error, "by": by}, journal=journal)
+        else:
+            self._emit("tool.result", {"index": index, "key": key, "result": journal["result"], "by": by,
+                                       "summary": _summary(journal["result"])}, journal=journal)
+        faults.point("after_tool_result")
+        return self._after_tool(index, error)
+
+    def _after_tool(self, index: int, error: str | None) -> Pending | Result | None:
+        session = self.session
+        assert session is not None
+        step = session["plan"][index]
+        self._fire("after_tool_call", {"step": dict(step), "index": index, "tool": step["tool"],
+                                       "result": step.get("result"), "error": error})
+        if error is not None:
+            self._fire("on_error", {"error": error, "where": "tool", "step": step["id"]})
+        return self._end_step(index, "error" if error else "done")
+
+    def _collect(self, index: int, step: dict[str, Any]) -> Pending | Result | None:
+        """The tool call was journaled before a crash or a yield: use its recorded outcome, never run it twice."""
+        session = self.session
+        assert session is not None
+        if "result" in step or "error" in step:
+            return self._after_tool(index, step.get("error"))
+        if session.get("pending"):
+            return self._pending_now()
+        record = self.sink.recorded_call(step["key"])
+        if record is not None and record["status"] in ("done", "error"):
+            return self._record_outcome(index, step, step["key"], record.get("result"), record.get("error"),
+                                        by="journal")
+        spec = self._spec(step)
+        if spec is not None and getattr(spec, "idempotent", False):
+            return self._do_tool(rerun=True)
+        reason = f"in_doubt:{step['tool']}"
+        self._emit("tool.progress", {"index": index, "key": step["key"], "note": "in doubt", "yield": self._yield(
+            "in_doubt", reason, {"step": step["id"], "tool": step["tool"], "key": step["key"]},
+            "wb resume --result JSON | --error MSG | --approve (run it again)")})
+        return self._hold()
+
+    # -- reflection ----------------------------------------------------------------------------------
+    def _do_reflect(self) -> Pending | Result | None:
+        session = self.session
+        assert session is not None
+        last = session["plan"][session["step_index"] - 1] if session["step_index"] else {}
+        decision: Any = "next"
+        if self.reflect is not None:
+            try:
+                decision = self.reflect(session["goal"], list(self.events), dict(last))
+            except PlannerError as err:
+                self._emit("planner.error", {"error": str(err)})
+                return self._pause(f"planner_error:{err}")
+        if decision == "done" or (decision == "next" and session["step_index"] >= len(session["plan"])):
+            return self._complete("goal_met")
+        if decision == "replan":
+            self._transition(State.PLANNING, "replan")
+            return None
+        self._transition(State.EXECUTING, "next step")
+        return None
+
+    def _complete(self, reason: str) -> Result:
+        session = self.session
+        assert session is not None
+        steps = copy.deepcopy(session["plan"])
+        self._transition(State.DONE, reason)
+        self._emit("session.complete", {"reason": reason, "steps": len(steps),
+                                        "done": sum(1 for s in steps if s["status"] == "done")})
+        self._fire("on_complete", {"reason": reason, "steps": steps})
+        self.sink.checkpoint(f"wb: session complete: {reason}", None)
+        self._final = Result(State.DONE, reason, steps, list(self.events))
+        return self._final
+
+
+def _short(text: str, width: int = 50) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _summary(result: Any) -> str:
+    if isinstance(result, dict) and "exit_code" in result:
+        return f"exit {result['exit_code']}"
+    import json
+
+    text = json.dumps(result, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:79] + "…"
