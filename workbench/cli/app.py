@@ -47,7 +47,7 @@ def start_dir() -> Path | None:
 
 
 def _register() -> None:
-    from workbench.cli import abort, init, log, note, replay, resume, run, set_state, status, task, validate
+    from workbench.cli import abort, demo, init, log, note, replay, resume, run, set_state, status, task, validate
 
     app.command("init")(init.init_command)
     app.command("status")(status.status_command)
@@ -60,6 +60,7 @@ def _register() -> None:
     app.command("run")(run.run_command)
     app.command("resume")(resume.resume_command)
     app.command("abort")(abort.abort_command)
+    app.command("demo")(demo.demo_command)
 
 
 _register()

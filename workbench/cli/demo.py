@@ -1,0 +1,21 @@
+"""`wb demo [DIR]`: the main job on a throwaway repository — every yield shown with the command a person types."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from workbench.cli import output
+
+
+def demo_command(
+    directory: Path = typer.Argument(None, metavar="[DIR]", help="Where to create the demo repository "
+                                                                "(default: a new temporary directory)."),
+) -> int:
+    """Run a narrated session in a throwaway repository: init, a plan with a safe tool, an approval and a
+    tool only a human can run, then the log of it all."""
+    from workbench.demo import run_demo
+
+    run_demo(directory, output.say)
+    return 0

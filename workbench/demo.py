@@ -1,0 +1,67 @@
+"""`wb demo`: the main job on an embedded default, in a throwaway repository, narrated."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+DATA = Path(__file__).parent / "demo_data"
+
+
+def run_demo(directory: Path | None, say: Callable[[str], None]) -> Path:
+    root = directory or Path(tempfile.mkdtemp(prefix="wb-demo-")) / "repo"
+    if root.exists() and any(root.iterdir()):
+        from workbench.errors import UsageError
+
+        raise UsageError(f"{root} is not empty: give `wb demo` a new directory")
+    root.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "CI": "1", "NO_COLOR": "1", "GIT_AUTHOR_NAME": "wb demo",
+           "GIT_AUTHOR_EMAIL": "demo@example.invalid", "GIT_COMMITTER_NAME": "wb demo",
+           "GIT_COMMITTER_EMAIL": "demo@example.invalid"}
+
+    def sh(*argv: str, show: bool = True) -> int:
+        if show:
+            say(f"\n$ {shlex.join(argv)}")
+        cmd = [sys.executable, "-m", "workbench.cli.main", *argv[1:]] if argv[0] == "wb" else list(argv)
+        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+        for line in (proc.stdout + proc.stderr).rstrip("\n").splitlines():
+            say(line)
+        if show and proc.returncode:
+            say(f"(exit {proc.returncode})")
+        return proc.returncode
+
+    say(f"A throwaway repository: {root}")
+    sh("git", "init", "-q", show=False)
+    (root / "greet.py").write_text("print('bonjour')\n")
+    sh("git", "add", "greet.py", show=False)
+    sh("git", "commit", "-qm", "The user's own work", show=False)
+    sh("wb", "init")
+    shutil.copy(DATA / "config.yaml", root / ".workbench" / "config.yaml")
+    shutil.copy(DATA / "plan.yaml", root / "plan.yaml")
+    say("\n# .workbench/config.yaml declares two tools: `tests` (safe_readonly) and `write-notes` (mutating).")
+    say("# plan.yaml has four steps; step 4 uses `deploy`, which wb does not know: a human runs it.")
+    sh("wb", "task", "add", "Ship the greeting change", "--accept", "python3 greet.py")
+    sh("wb", "task", "start", "T-001")
+    code = sh("wb", "run", "Ship the greeting change", "--plan", "plan.yaml")
+    say("\n# exit 3: the session yielded. `wb status` says what it waits for and how to resume:")
+    sh("wb", "status")
+    say("\n# a person approves the mutating tool:")
+    code = sh("wb", "resume", "--approve")
+    say("\n# exit 3 again: `deploy` must be run by a person, who reports its result:")
+    code = sh("wb", "resume", "--result", '{"url": "https://staging.example.invalid", "ok": true}')
+    if code == 0:
+        sh("wb", "task", "done", "T-001")
+        sh("wb", "note", "Shipped to staging; release notes in NOTES.md.")
+    say("\n# what the session recorded, step by step:")
+    sh("wb", "log", "--type", "step")
+    sh("git", "log", "--oneline")
+    sh("wb", "validate")
+    sh("wb", "replay", "--verify")
+    say(f"\nThe demo repository stays at {root}: `cd` there and try `wb status`, `wb log`, `git log -p`.")
+    return root
