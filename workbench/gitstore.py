@@ -318,3 +318,39 @@ class GitRepo:
             "committed, but git's index is locked by another git process; run `git reset -q -- .workbench` "
             "once it finishes so `git status` is clean under .workbench/"
         )
+
+
+ATTRIBUTES = (
+    "# wb: readable diffs and safe merges of the workbench (added by `wb init`)\n"
+    ".workbench/board.json diff=wb-board merge=wb-board\n"
+    ".workbench/events.jsonl diff=wb-events merge=wb-events\n"
+    ".workbench/state.md diff=wb-state merge=wb-state\n"
+    ".workbench/calls.jsonl merge=union\n"
+)
+
+
+def register_drivers(worktree: Path, wb_command: str) -> list[str]:
+    """Register wb's textconv and merge drivers: .gitattributes lines and repo-local git config. Idempotent:
+    returns what it changed (nothing on a second run)."""
+    from workbench.atomic import atomic_write
+
+    changed: list[str] = []
+    attributes = worktree / ".gitattributes"
+    current = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
+    missing = [line for line in ATTRIBUTES.splitlines()[1:] if line not in current.splitlines()]
+    if missing:
+        text = current + ("\n" if current and not current.endswith("\n") else "")
+        text += ATTRIBUTES if len(missing) == len(ATTRIBUTES.splitlines()) - 1 else "\n".join(missing) + "\n"
+        atomic_write(attributes, text.encode("utf-8"))
+        changed.append(".gitattributes")
+    wanted = {}
+    for kind, name in (("board", "wb-board"), ("events", "wb-events"), ("state", "wb-state")):
+        wanted[f"diff.{name}.textconv"] = f"{wb_command} textconv {kind}"
+        wanted[f"merge.{name}.name"] = f"wb {kind} merge (by id; see docs/git.md)"
+        wanted[f"merge.{name}.driver"] = f"{wb_command} merge-driver {kind} %O %A %B %P"
+    for key, value in wanted.items():
+        have = run_git(worktree, "config", "--local", "--get", key, check=False).stdout.decode().strip()
+        if have != value:
+            run_git(worktree, "config", "--local", key, value)
+            changed.append(key)
+    return changed

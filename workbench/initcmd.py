@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import ids, reducer, schemas, statefile
 from workbench.atomic import atomic_write
 from workbench.eventlog import chain
-from workbench.gitstore import WB_DIR, find_worktree
+from workbench.gitstore import WB_DIR, find_worktree, register_drivers
 from workbench.store import Workbench, _sha, encode_board
 
 if TYPE_CHECKING:
@@ -90,6 +90,7 @@ def init(start: Path) -> tuple[Bench, bool, LastWrite]:
                 cached = {"sha": _sha(state_raw), "state": docs.state, "body": docs.body}
                 atomic_write(p.state_cache, json.dumps(cached, ensure_ascii=False).encode(), durable=False)
             created = True
+        registered = register_drivers(root, wb_command())
         config = wb.config
         last = LastWrite()
         if config["git"].get("commit") != "off":
@@ -98,7 +99,17 @@ def init(start: Path) -> tuple[Bench, bool, LastWrite]:
                 f"{summary}\n\nWb-Event: {wb.log.tail().seq}\n", config["git"].get("ref"))
             last.commit = outcome.sha
             last.warnings = ([outcome.skipped] if outcome.skipped else []) + outcome.warnings
-    return Bench(wb), created, last
+    if registered and not created:
+        last.warnings.append("registered wb's git diff and merge drivers: " + ", ".join(registered))
+    return Bench(wb), created or bool(registered and not complete), last
 
 
 __all__ = ["init", "WB_DIR"]
+
+
+def wb_command() -> str:
+    """How git should start this wb: the interpreter it runs in, so drivers work without wb on PATH."""
+    import shlex
+    import sys
+
+    return f"{shlex.quote(sys.executable)} -m workbench.cli.main"

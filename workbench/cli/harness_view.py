@@ -57,9 +57,8 @@ def commands(p: Any) -> list[str]:
     if p.kind == "in_doubt":
         return ["wb resume --result '{...}'   (it did run: here is what it returned)",
                 "wb resume --error MSG        (it failed)", "wb resume --approve         (run it again)"]
-    if p.reason.startswith("budget_exceeded:"):
-        limit = p.reason.split(":", 1)[1].replace("wall_clock", "seconds")
-        return [f"wb resume --extend {limit}=N", "wb abort"]
+    if p.command:
+        return [c.strip() for c in p.command.split(" | ")] + ["wb abort"]
     return ["wb resume", "wb abort"]
 
 

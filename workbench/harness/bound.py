@@ -149,6 +149,9 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
     if kind == "tool_result" and payload is None and error is None:
         raise UsageError("the session waits for a tool result: `wb resume --result JSON`, `--result-file F` "
                          "or `--error MSG`")
+    if kind == "in_doubt" and payload is None and error is None and not approve:
+        raise UsageError(f"{pending.get('reason', 'a tool call')} was started before a crash and never recorded: "
+                         "`wb resume --result JSON` (it ran), `--error MSG` (it failed) or `--approve` (run it again)")
     chosen = resolve_planner(wb, plan, planner)
     if chosen is None and session["harness_state"] == "PLANNING" or (
             session.get("paused_from") == "PLANNING" and chosen is None):

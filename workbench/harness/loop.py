@@ -331,9 +331,12 @@ class HarnessLoop:
             info = {"limit": reason.split(":", 1)[1], "used": used, "max": self._limit(limit)}
             self._fire("on_budget_exceeded", dict(info))
             self._emit("budget.warn", info)
+        planning = self.state is State.PLANNING
         self._transition(State.IDLE, reason)
         hint = "wb resume" + (f" --extend {reason.split(':', 1)[1].replace('wall_clock', 'seconds')}=N"
                               if limit else "")
+        if planning:  # the planner is not kept in the workbench: a resume names it again
+            hint = f"{hint} --plan FILE | {hint} --planner CMD"
         self._emit("session.pause", {"reason": reason,
                                      "yield": self._yield("pause", reason, {"reason": reason}, hint)})
         self._fire("on_pause", {"reason": reason})
