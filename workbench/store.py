@@ -16,7 +16,7 @@ from typing import Any
 
 from workbench import faults, ids, reducer, schemas
 from workbench.atomic import append_lines, atomic_write
-from workbench.errors import GitError, NotFound, Refused
+from workbench.errors import Busy, GitError, NotFound, Refused
 from workbench.eventlog import EventLog, Tail, chain
 from workbench.gitstore import WB_DIR, CommitOutcome, GitRepo, find_worktree
 from workbench.lock import WorkbenchLock
@@ -28,6 +28,16 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "human_guard_seconds": 5.0,
     "acceptance_timeout": 600.0,
 }
+
+
+class HumanGuard(Busy):
+    """An agent write inside the window after a hand edit of the same file."""
+
+    def __init__(self, file: str, seconds_left: float) -> None:
+        self.file = file
+        self.seconds_left = seconds_left
+        super().__init__(f"{file} was edited by hand moments ago; agent writes to it wait "
+                         f"{seconds_left:.1f}s more (human_guard_seconds): retry then, or write with --actor human")
 
 
 class Paths:
@@ -173,6 +183,34 @@ class Workbench:
                 edits.append(board_edit(old, docs.board))
         return edits
 
+    # -- the human-edit guard ----------------------------------------------------------------------
+    def note_human_edit(self, file: str) -> None:
+        """Remember when a hand edit of `file` happened (its mtime), for human_guard_seconds."""
+        path = self.paths.wb / file
+        guard = _read_json(self.paths.cache / "guard.json") or {}
+        try:
+            guard[file] = path.stat().st_mtime
+        except FileNotFoundError:
+            return
+        try:
+            self.paths.cache.mkdir(exist_ok=True)
+            atomic_write(self.paths.cache / "guard.json", json.dumps(guard).encode(), durable=False)
+        except OSError:
+            pass
+
+    def check_human_guard(self, file: str) -> None:
+        """Refuse an agent write to `file` within human_guard_seconds of a hand edit: the human's edit wins."""
+        import time
+
+        window = float(self.config.get("human_guard_seconds", 5))
+        guard = _read_json(self.paths.cache / "guard.json") or {}
+        edited = guard.get(file)
+        if not window or not isinstance(edited, int | float):
+            return
+        left = edited + window - time.time()
+        if left > 0:
+            raise HumanGuard(file, left)
+
     def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True) -> Transaction:
         """One mutation. `commit=False` writes the files but leaves the git commit to a later `checkpoint`
         (a harness step commits once, at its end or at the yield that interrupts it)."""
@@ -304,6 +342,7 @@ class Transaction:
     def __init__(self, wb: Workbench, actor: str, session: str | None, *, commit: bool = True) -> None:
         self.wb = wb
         self.git_commit = commit
+        self.agent_board_changed = False
         self.calls: list[dict[str, Any]] = []
         self.actor = actor
         self.session = session
@@ -325,6 +364,7 @@ class Transaction:
             self._loaded = self.wb.load()
             self.board_changed = self._loaded.replayed > 0
             for edit in self._loaded.human_edits:
+                self.wb.note_human_edit(edit["file"])
                 self.emit("human.edit", edit, actor="human")
         except BaseException:
             self._lock.release()
@@ -355,6 +395,8 @@ class Transaction:
         self.events.append(event)
         if reducer.apply(self.docs, event):
             self.board_changed = True
+            if event["actor"] != "human":
+                self.agent_board_changed = True
         return event
 
     def journal(self, record: dict[str, Any]) -> None:
@@ -368,6 +410,10 @@ class Transaction:
             if loaded.replayed:
                 self._write_snapshots(loaded)  # a crash left the snapshots behind the log: catch them up
             return
+        if self.actor == "agent":
+            self.wb.check_human_guard("state.md")
+            if self.agent_board_changed:  # recording the human's own edit is not an agent write
+                self.wb.check_human_guard("board.json")
         chain(self.events, loaded.tail)
         for event in self.events:
             schemas.check("event", event, f"events.jsonl (seq {event['seq']})")

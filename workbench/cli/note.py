@@ -12,7 +12,8 @@ from workbench.cli.app import start_dir
 
 def note_command(
     text: list[str] = typer.Argument(..., help="The note; `-` reads it from standard input."),
-    actor: str = typer.Option("agent", "--actor", help="Who writes it: agent or human."),
+    actor: str = typer.Option(None, "--actor", help="Who writes it: agent or human (default: human on a "
+                                                    "terminal, agent otherwise)."),
 ) -> int:
     """Append TEXT to the decision log (the Markdown body of state.md)."""
     from workbench.api import Bench
@@ -25,9 +26,14 @@ def note_command(
     return 0
 
 
-def _actor(value: str) -> str:
+def _actor(value: str | None) -> str:
+    """--actor, defaulting to `human` when a person types at a terminal and `agent` when a program runs wb."""
+    import os
+
     from workbench.errors import UsageError
 
+    if value is None:
+        return "human" if sys.stdin.isatty() and not os.environ.get("CI") else "agent"
     if value not in ("agent", "human"):
         raise UsageError(f"--actor must be agent or human, not {value!r}")
     return value

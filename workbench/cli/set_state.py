@@ -42,7 +42,8 @@ def parse_assignments(pairs: list[str], list_keys: tuple[str, ...]) -> dict[str,
 def set_command(
     assignments: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
                                             help="Fields to set, e.g. next_action='Write the parser'."),
-    actor: str = typer.Option("agent", "--actor", help="Who sets it: agent or human."),
+    actor: str = typer.Option(None, "--actor", help="Who sets it: agent or human (default: human on a "
+                                                    "terminal, agent otherwise)."),
     json_: bool = typer.Option(False, "--json", help="Print the new state as JSON."),
 ) -> int:
     """Set state fields: next_action, status, active_task_id, touched_files, assumptions, blockers.

@@ -19,13 +19,14 @@ def _bench() -> Any:
     return Bench.open(start_dir())
 
 
-def _actor(value: str) -> str:
+def _actor(value: str | None) -> str:
     from workbench.cli.note import _actor as check
 
     return check(value)
 
 
-ACTOR = typer.Option("agent", "--actor", help="Who does it: agent or human.")
+ACTOR = typer.Option(None, "--actor", help="Who does it: agent or human (default: human on a terminal, agent "
+                                           "otherwise).")
 JSON = typer.Option(False, "--json", help="Machine-readable output (see docs/json.md).")
 
 

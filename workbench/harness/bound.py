@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import shlex
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from workbench.harness.hooks import registry_from_config
 from workbench.harness.loop import Budget, HarnessLoop, Pending, Result
 from workbench.harness.planners import CommandPlanner, FilePlanner, callable_planner, load_plan_file
 from workbench.harness.tools import ToolBox
-from workbench.store import Workbench
+from workbench.store import HumanGuard, Workbench
 
 EXTEND_KEYS = {"turns": "max_turns", "tool_calls": "max_tool_calls", "seconds": "max_wall_seconds"}
 
@@ -25,6 +26,14 @@ class WorkbenchSink:
         self.wb = wb
 
     def emit(self, event: dict[str, Any], journal: dict[str, Any] | None) -> dict[str, Any]:
+        for _attempt in range(3):
+            try:
+                return self._emit(event, journal)
+            except HumanGuard as guard:  # a person just edited the workbench: let their edit land first
+                time.sleep(min(guard.seconds_left, 30) + 0.05)
+        return self._emit(event, journal)
+
+    def _emit(self, event: dict[str, Any], journal: dict[str, Any] | None) -> dict[str, Any]:
         with self.wb.transaction(actor="agent", session=event["session"], commit=False) as tx:
             live = tx.docs.state.get("session")
             if event["type"] == "session.start":
