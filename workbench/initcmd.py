@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +9,7 @@ from workbench import ids, reducer, schemas, statefile
 from workbench.atomic import atomic_write
 from workbench.eventlog import chain
 from workbench.gitstore import WB_DIR, find_worktree, register_drivers
-from workbench.store import Workbench, _sha, encode_board
+from workbench.store import Workbench, encode_board, write_state_cache
 
 if TYPE_CHECKING:
     from workbench.api import Bench, LastWrite
@@ -87,8 +86,7 @@ def init(start: Path) -> tuple[Bench, bool, LastWrite]:
             if not p.state.exists() or created:
                 state_raw = statefile.render(None, docs.state, docs.body)
                 atomic_write(p.state, state_raw)
-                cached = {"sha": _sha(state_raw), "state": docs.state, "body": docs.body}
-                atomic_write(p.state_cache, json.dumps(cached, ensure_ascii=False).encode(), durable=False)
+                write_state_cache(p, state_raw, docs.state, docs.body)
             created = True
         registered = register_drivers(root, wb_command())
         config = wb.config

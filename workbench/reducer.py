@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from workbench.eventtypes import HARNESS_EVENTS
+
 STATE_VERSION = 1
 BOARD_VERSION = 1
 EMPTY_BODY = "\n# Decision log\n"
@@ -19,14 +21,34 @@ DERIVED_STATE_KEYS = ("schema_version", "updated_at", "last_event")
 
 
 class Docs:
-    """The three folded documents: state frontmatter, decision-log body, board."""
+    """The three folded documents: state frontmatter, decision-log body, board.
 
-    __slots__ = ("state", "body", "board")
+    The body is kept as parts joined on read, so folding many notes stays linear; `touched` names the tasks
+    changed since the documents were loaded (only those need validating again)."""
+
+    __slots__ = ("state", "_parts", "board", "touched")
 
     def __init__(self, state: dict[str, Any], body: str, board: dict[str, Any]) -> None:
         self.state = state
-        self.body = body
+        self._parts = [body]
         self.board = board
+        self.touched: set[str] = set()
+
+    @property
+    def body(self) -> str:
+        if len(self._parts) > 1:
+            self._parts[:] = ["".join(self._parts)]
+        return self._parts[0]
+
+    @body.setter
+    def body(self, value: str) -> None:
+        self._parts = [value]
+
+    def append_body(self, text: str) -> None:
+        last = next((p for p in reversed(self._parts) if p), "")
+        if last and not last.endswith("\n"):
+            self._parts.append("\n")
+        self._parts.append(text)
 
 
 def empty_docs(ts: str) -> Docs:
@@ -57,6 +79,7 @@ def _task(docs: Docs, task_id: str) -> dict[str, Any]:
     task = find_task(docs.board, task_id)
     if task is None:  # the event log names a task the board lacks: the log and snapshot disagree
         raise KeyError(f"event names unknown task {task_id}")
+    docs.touched.add(task_id)
     return task
 
 
@@ -70,7 +93,9 @@ def _init(docs: Docs, ev: dict[str, Any]) -> bool:
 
 
 def _task_add(docs: Docs, ev: dict[str, Any]) -> bool:
-    docs.board["tasks"].append(dict(ev["payload"]["task"]))
+    task = dict(ev["payload"]["task"])
+    docs.board["tasks"].append(task)
+    docs.touched.add(str(task.get("id")))
     return True
 
 
@@ -121,7 +146,7 @@ def _task_set(docs: Docs, ev: dict[str, Any]) -> bool:
 
 
 def _note_add(docs: Docs, ev: dict[str, Any]) -> bool:
-    docs.body = docs.body.rstrip("\n") + "\n" + note_entry(ev["ts"], ev["actor"], ev["payload"]["text"])
+    docs.append_body(note_entry(ev["ts"], ev["actor"], ev["payload"]["text"]))
     return False
 
 
@@ -151,6 +176,7 @@ def _human_edit(docs: Docs, ev: dict[str, Any]) -> bool:
             continue
         tasks.append(dict(upserts.pop(task["id"])) if task["id"] in upserts else task)
     tasks.extend(dict(t) for t in upserts.values())
+    docs.touched.update(t.get("id") for t in p.get("upsert", []))
     if "order" in p:
         position = {tid: i for i, tid in enumerate(p["order"])}
         tasks.sort(key=lambda t: position.get(t["id"], len(position)))
@@ -158,13 +184,23 @@ def _human_edit(docs: Docs, ev: dict[str, Any]) -> bool:
     return True
 
 
-def _harness_types() -> frozenset[str]:
-    from workbench.harness.session import HARNESS_EVENTS
+def _migration_apply(docs: Docs, ev: dict[str, Any]) -> bool:
+    """`wb migrate` rewrote snapshots in a new format. The event carries each rewritten document as migrated
+    (less the keys apply() derives), so a replay reproduces it whatever the older events folded into."""
+    import copy
 
-    return frozenset(HARNESS_EVENTS)
+    p = ev["payload"]
+    if "state" in p:
+        docs.state = copy.deepcopy(p["state"])
+    if "body" in p:
+        docs.body = p["body"]
+    if "board" in p:
+        docs.board = copy.deepcopy(p["board"])
+        return True
+    return False
 
 
-_HARNESS_TYPES = _harness_types()
+_HARNESS_TYPES = HARNESS_EVENTS
 
 REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
     "workbench.init": _init,
@@ -176,6 +212,7 @@ REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
     "note.add": _note_add,
     "state.set": _state_set,
     "human.edit": _human_edit,
+    "migration.apply": _migration_apply,
 }
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from workbench import faults, ids, reducer, schemas
 from workbench.atomic import append_lines, atomic_write
-from workbench.errors import Busy, GitError, NotFound, Refused
+from workbench.errors import Busy, GitError, NotFound, Refused, SchemaRefused
 from workbench.eventlog import EventLog, Tail, chain
 from workbench.gitstore import WB_DIR, CommitOutcome, GitRepo, find_worktree
 from workbench.lock import WorkbenchLock
@@ -57,10 +57,24 @@ class Paths:
 
 
 def encode_board(board: dict[str, Any]) -> bytes:
-    return (json.dumps(board, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    """One task per line: readable, diff- and merge-friendly, and written by json's C encoder (indent= is not)."""
+    head = {k: v for k, v in board.items() if k != "tasks"}
+    lines = ["{"] + [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in head.items()]
+    tasks = [json.dumps(t, ensure_ascii=False) for t in board.get("tasks", [])]
+    if tasks:
+        lines.append('  "tasks": [')
+        lines.append(",\n".join("    " + t for t in tasks))
+        lines.append("  ]")
+    else:
+        lines.append('  "tasks": []')
+    lines.append("}")
+    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def _check_version(file: str, found: Any, known: int) -> None:
+    if found is None:  # no schema_version at all: a file from wb 0.0.x, which `wb migrate` reads as version 0
+        raise Refused(f"{file}: no schema_version (a wb 0.0.x file, version 0; this wb reads {known}); "
+                      "run `wb migrate`")
     if not isinstance(found, int) or isinstance(found, bool):
         return  # the schema check names the problem
     if found > known:
@@ -121,9 +135,9 @@ class Workbench:
         except FileNotFoundError as err:
             raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: restore it with git "
                            "(`git checkout -- .workbench`) or run `wb doctor`") from None
-        state_cached = _read_json(p.state_cache)
+        state_cached = read_state_cache(p, state_raw)
         node = None
-        if (not need_node and state_cached and state_cached.get("sha") == _sha(state_raw)):
+        if not need_node and state_cached and state_cached["fresh"]:
             state, body = state_cached["state"], state_cached["body"]
         else:
             node, state, body = self._parse_state(state_raw)
@@ -139,6 +153,8 @@ class Workbench:
         board_from = _int(board.get("last_event"))
         tail, after = self.log.scan_after(last)
         if tail.seq < last:
+            if (p.wb / ".migrate.json").exists():  # the snapshots are written before the migration's event
+                raise Refused("a `wb migrate` was interrupted before it finished: run `wb migrate` to finish it")
             raise Refused(f"state.md: last_event {last} is beyond the event log's last seq {tail.seq}; "
                           "run `wb doctor`")
         for event in after:
@@ -163,7 +179,7 @@ class Workbench:
         """Compare each snapshot with the bytes wb last wrote (kept in .cache/). A difference at the same
         last_event is a human's edit; a newer last_event is wb's own write that a crash kept from the cache."""
         edits: list[dict[str, Any]] = []
-        if state_cached and state_cached.get("sha") != _sha(state_raw):
+        if state_cached and not state_cached["fresh"]:
             before = state_cached["state"]
             if docs.state.get("last_event") == before.get("last_event"):
                 skip = reducer.DERIVED_STATE_KEYS
@@ -258,6 +274,58 @@ def board_edit(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     if [tid for tid in new_ids if tid in old_tasks] != kept_old_order:
         edit["order"] = new_ids
     return edit
+
+
+def check_board(docs: Docs) -> None:
+    """Validate the board. Tasks not touched since load were valid when written: only the touched ones and the
+    top level are checked (a 5,000-task board costs ~70 ms to check whole), plus the ids' uniqueness."""
+    board = docs.board
+    tasks = board.get("tasks")
+    if not isinstance(tasks, list) or None in docs.touched:
+        schemas.check("board", board, "board.json")
+        return
+    touched = [t for t in tasks if not isinstance(t, dict) or t.get("id") in docs.touched]
+    if not schemas.is_valid("board", {**board, "tasks": touched}):
+        schemas.check("board", board, "board.json")  # the full check names the right index
+    seen: set[Any] = set()
+    for i, task in enumerate(tasks):
+        tid = task.get("id") if isinstance(task, dict) else None
+        if tid in seen:
+            raise SchemaRefused("board.json", f"tasks[{i}].id", f"duplicate id {tid}")
+        seen.add(tid)
+
+
+def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str) -> None:
+    """Remember what wb wrote to state.md: its hash and stat (to see a hand edit without re-reading it), its
+    frontmatter (so `wb status` needs no YAML parser) and, in a file of its own, its decision log."""
+    p.cache.mkdir(exist_ok=True)
+    atomic_write(p.cache / "state.body", body.encode("utf-8"), durable=False)
+    try:
+        st = p.state.stat()
+        stat = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    except FileNotFoundError:
+        stat = {}
+    blob = {"sha": _sha(raw), **stat, "state": state}
+    atomic_write(p.state_cache, json.dumps(blob, ensure_ascii=False).encode("utf-8"), durable=False)
+
+
+def read_state_cache(p: Paths, raw: bytes) -> dict[str, Any] | None:
+    """The cache with `fresh` (does state.md hold what wb last wrote?) and the lazily read `body`."""
+    cached = _read_json(p.state_cache)
+    if not cached or not isinstance(cached.get("state"), dict):
+        return None
+    try:
+        st = p.state.stat()
+        same_stat = cached.get("size") == st.st_size and cached.get("mtime_ns") == st.st_mtime_ns
+    except FileNotFoundError:
+        same_stat = False
+    cached["fresh"] = same_stat or cached.get("sha") == _sha(raw)
+    if "body" not in cached:
+        try:
+            cached["body"] = (p.cache / "state.body").read_text(encoding="utf-8")
+        except (FileNotFoundError, UnicodeDecodeError):
+            return None
+    return cached
 
 
 def _int(value: Any) -> int:
@@ -410,18 +478,18 @@ class Transaction:
             if loaded.replayed:
                 self._write_snapshots(loaded)  # a crash left the snapshots behind the log: catch them up
             return
-        if self.actor == "agent":
-            self.wb.check_human_guard("state.md")
-            if self.agent_board_changed:  # recording the human's own edit is not an agent write
-                self.wb.check_human_guard("board.json")
         chain(self.events, loaded.tail)
         for event in self.events:
             schemas.check("event", event, f"events.jsonl (seq {event['seq']})")
         schemas.check("state", self.docs.state, "state.md")
         if self.board_changed:
-            schemas.check("board", self.docs.board, "board.json")
+            check_board(self.docs)
         for record in self.calls:
             schemas.check("call", record, "calls.jsonl")
+        if self.actor == "agent":  # after validation: a broken hand edit is reported as such, not as busy
+            self.wb.check_human_guard("state.md")
+            if self.agent_board_changed:  # recording the human's own edit is not an agent write
+                self.wb.check_human_guard("board.json")
         faults.point("before_event_append")
         if self.calls:
             append_lines(self.wb.paths.calls, [json.dumps(r, ensure_ascii=False, separators=(",", ":"))
@@ -455,8 +523,7 @@ class Transaction:
         p.cache.mkdir(exist_ok=True)
         if board_raw is not None or not p.board_cache.exists():
             atomic_write(p.board_cache, p.board.read_bytes() if board_raw is None else board_raw, durable=False)
-        cached = {"sha": _sha(state_raw), "state": docs.state, "body": docs.body}
-        atomic_write(p.state_cache, json.dumps(cached, ensure_ascii=False).encode(), durable=False)
+        write_state_cache(p, state_raw, docs.state, docs.body)
         if node is not None:
             self.wb._node_cache = (state_raw, node, copy.deepcopy(docs.state), docs.body)
 

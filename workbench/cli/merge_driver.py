@@ -143,8 +143,9 @@ def _write_cache(root: Path, kind: str, raw: bytes, docs: Any) -> None:
         return
     if kind == "board":
         atomic_write(cache / "board.json", raw, durable=False)
-    else:
-        blob = {"sha": hashlib.sha256(raw).hexdigest(), "state": docs.state, "body": docs.body}
+    else:  # no stat: git writes the file after this driver returns, so the hash decides
+        atomic_write(cache / "state.body", docs.body.encode("utf-8"), durable=False)
+        blob = {"sha": hashlib.sha256(raw).hexdigest(), "state": docs.state}
         atomic_write(cache / "state.json", json.dumps(blob, ensure_ascii=False).encode(), durable=False)
 
 

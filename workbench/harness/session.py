@@ -10,12 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-HARNESS_EVENTS = {
-    "session.start", "session.pause", "session.resume", "session.complete", "session.abort",
-    "harness.transition", "plan.draft", "plan.commit", "step.start", "step.end",
-    "tool.call", "tool.result", "tool.error", "tool.progress", "approval.requested", "approval.granted",
-    "approval.denied", "budget.warn", "hook.block", "hook.error", "planner.error",
-}
+from workbench.eventtypes import HARNESS_EVENTS  # noqa: F401 - re-exported
 
 STATUS_OF_STATE = {"IDLE": "paused", "AWAITING_TOOL": "awaiting_tool", "DONE": "completed"}
 
