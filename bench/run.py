@@ -1,0 +1,537 @@
+#!/usr/bin/env python3
+"""wb benchmarks: every quality bar of CONTRACT.md §8, each a ratio of two medians measured side by side.
+
+    python bench/run.py [--quick] [--only NAME[,NAME…]] [--strict] [--keep]
+
+Run it with the interpreter wb is installed in (e.g. `.venv/bin/python bench/run.py`): the floor is that
+interpreter (`python -c pass`) and `wb` is the console script next to it. The machine may be noisy and
+shared, so no figure is an absolute timing: the two sides of each ratio run interleaved, round by round
+(their order alternating), in the same run, and the ratio is of their medians. Two bars are absolute rates
+(API mutations/s, replay events/s); the API one is also given as a ratio to the git floor.
+
+Benches (for --only: a group name or a full result name):
+  startup       wb --version, wb status            vs python -c pass           (≤ 5×, ≤ 8×)
+  cli_mutation  wb task add X (with its commit)     vs python -c pass           (≤ 15×)
+  api_mutation  Bench.add_task / Bench.note in one process: ≥ 100 committed mutations/s, and per mutation
+                ≤ 1.5× a shell loop of `git add FILE && git commit -q -m x` in another repo
+  history       wb status with 100,000 events vs with 10 (≤ 1.3×); `history.status` uses note.add events
+                (the decision log in state.md grows with them), `history.status_state` uses state.set
+                events (only the log grows); `history.mutation` (full runs only) is wb task add, for
+                information, no bar
+  board         wb task add on a 5,000-task board vs on a 10-task board (≤ 2×)
+  replay        wb replay --verify --json on the 100,000-event logs (≥ 50,000 events/s, as wb reports it;
+                the wall-clock rate of the whole command is printed beside it)
+
+Each result prints one line; the last line is `BENCH_SUMMARY {json}`. Exit status: 0 even when a bar is
+missed (1 with --strict), 1 when a bench could not run. Stdlib only; everything happens in a temp dir that
+is removed afterwards (--keep leaves it, for profiling).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+PY = sys.executable
+HISTORY_EVENTS = 100_000
+HISTORY_SMALL = 10
+BOARD_TASKS = 5_000
+BOARD_SMALL = 10
+
+BARS = {
+    "startup.version": 5.0,
+    "startup.status": 8.0,
+    "cli_mutation.task_add": 15.0,
+    "api_mutation.rate": 100.0,  # committed mutations per second, at least
+    "api_mutation.vs_git": 1.5,
+    "history.status": 1.3,
+    "history.status_state": 1.3,
+    "board.task_add": 2.0,
+    "replay.notes": 50_000.0,  # events per second, at least
+    "replay.state": 50_000.0,
+}
+GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay")
+
+
+class BenchError(Exception):
+    pass
+
+
+# -- measuring ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Settings:
+    quick: bool
+
+    def n(self, full: int, quick: int) -> int:
+        return quick if self.quick else full
+
+
+def wb_script() -> str:
+    beside = Path(PY).parent / ("wb.exe" if os.name == "nt" else "wb")  # not resolved: a venv's bin/
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("wb")
+    if not found:
+        raise BenchError(f"no `wb` next to {PY} nor on PATH: run with the interpreter wb is installed in")
+    return found
+
+
+def bench_env(home: Path) -> dict[str, str]:
+    """The environment of every subprocess: a private HOME and git identity (no user hooks, signing or
+    config), no colour, and nothing that would change how Python or wb start."""
+    env = dict(os.environ)
+    for key in ("WB_DEBUG", "WB_LOCK_TIMEOUT", "PYTHONDONTWRITEBYTECODE", "PYTHONPROFILEIMPORTTIME",
+                "PYTHONTRACEMALLOC", "PYTHONDEVMODE", "PYTHONWARNINGS", "GIT_DIR", "GIT_WORK_TREE",
+                "GIT_INDEX_FILE", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        env.pop(key, None)
+    env.update({
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "wb bench",
+        "GIT_AUTHOR_EMAIL": "bench@wb.invalid",
+        "GIT_COMMITTER_NAME": "wb bench",
+        "GIT_COMMITTER_EMAIL": "bench@wb.invalid",
+        "NO_COLOR": "1",
+    })
+    return env
+
+
+class Runner:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+
+    def run(self, argv: list[str], cwd: Path, *, timeout: float | None = None,
+            input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        proc = subprocess.run(argv, cwd=cwd, env=self.env, input=input, capture_output=True, timeout=timeout,
+                              stdin=None if input is not None else subprocess.DEVNULL)
+        if proc.returncode != 0:
+            err = (proc.stderr or proc.stdout).decode(errors="replace").strip()[-600:]
+            raise BenchError(f"`{' '.join(argv)}` in {cwd} exited {proc.returncode}: {err}")
+        return proc
+
+    def timer(self, argv: list[str], cwd: Path) -> Callable[[], float]:
+        """A zero-argument function: run `argv` once, return its wall time in seconds."""
+        env = self.env
+
+        def once() -> float:
+            start = time.perf_counter()
+            proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE)
+            elapsed = time.perf_counter() - start
+            if proc.returncode != 0:
+                raise BenchError(f"`{' '.join(argv)}` exited {proc.returncode}: "
+                                 f"{proc.stderr.decode(errors='replace').strip()[-600:]}")
+            return elapsed
+
+        return once
+
+
+def side_by_side(sides: list[Callable[[], float]], rounds: int, warmup: int) -> list[list[float]]:
+    """Run every side once per round, rotating which goes first, after `warmup` discarded rounds."""
+    for _ in range(warmup):
+        for side in sides:
+            side()
+    samples: list[list[float]] = [[] for _ in sides]
+    for r in range(rounds):
+        k = r % len(sides)
+        for i in list(range(len(sides)))[k:] + list(range(len(sides)))[:k]:
+            samples[i].append(sides[i]())
+    return samples
+
+
+def fmt_s(seconds: float) -> str:
+    if seconds >= 10:
+        return f"{seconds:.1f}s"
+    if seconds >= 1:
+        return f"{seconds:.2f}s"
+    return f"{seconds * 1000:.1f}ms"
+
+
+def spread(samples: list[float]) -> float:
+    """Interquartile range relative to the median: how noisy one side was."""
+    if len(samples) < 4:
+        return 0.0
+    q = statistics.quantiles(samples, n=4)
+    return (q[2] - q[0]) / statistics.median(samples)
+
+
+@dataclass
+class Result:
+    name: str
+    kind: str  # "ratio" (bar = largest allowed) or "rate" (bar = smallest allowed) or "info" (no bar)
+    value: float  # the ratio, or the rate
+    bar: float | None
+    unit: str = "x"
+    a_label: str = ""
+    a_median_s: float | None = None
+    b_label: str = ""
+    b_median_s: float | None = None
+    n: int = 0
+    detail: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool | None:
+        if self.bar is None:
+            return None
+        return self.value <= self.bar if self.kind == "ratio" else self.value >= self.bar
+
+    def line(self) -> str:
+        verdict = {True: "PASS", False: "FAIL", None: "INFO"}[self.ok]
+        if self.kind in ("ratio", "info") and self.a_median_s is not None and self.b_median_s is not None:
+            text = (f"{self.name:<22} {self.a_label} {fmt_s(self.a_median_s)} / {self.b_label} "
+                    f"{fmt_s(self.b_median_s)} = {self.value:.2f}x")
+            bar = f"(bar {self.bar:g}x)" if self.bar is not None else "(no bar)"
+        else:
+            text = f"{self.name:<22} {self.value:,.0f} {self.unit}"
+            bar = f"(bar >= {self.bar:,.0f} {self.unit})" if self.bar is not None else "(no bar)"
+        detail = f"  [{self.detail}]" if self.detail else ""
+        return f"{text}  {bar} {verdict}{detail}"
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "value": round(self.value, 4), "unit": self.unit,
+                               "bar": self.bar, "pass": self.ok, "n": self.n}
+        if self.a_median_s is not None:
+            out["a"] = {"label": self.a_label, "median_ms": round(self.a_median_s * 1000, 3)}
+        if self.b_median_s is not None:
+            out["b"] = {"label": self.b_label, "median_ms": round(self.b_median_s * 1000, 3)}
+        out.update(self.extra)
+        return out
+
+
+def ratio(name: str, a_label: str, a: list[float], b_label: str, b: list[float], *,
+          bar: float | None = None, info: bool = False) -> Result:
+    ma, mb = statistics.median(a), statistics.median(b)
+    return Result(name, "info" if info else "ratio", ma / mb, None if info else (bar or BARS[name]), "x",
+                  a_label, ma, b_label, mb, n=min(len(a), len(b)),
+                  detail=f"n={min(len(a), len(b))}, IQR {spread(a):.0%}/{spread(b):.0%}")
+
+
+# -- fixtures -------------------------------------------------------------------------------------------
+
+
+class Context:
+    def __init__(self, settings: Settings, tmp: Path) -> None:
+        self.settings = settings
+        self.tmp = tmp
+        home = tmp / "home"
+        home.mkdir()
+        self.runner = Runner(bench_env(home))
+        self.wb = wb_script()
+        self._repos: dict[str, Path] = {}
+
+    def git(self, cwd: Path, *args: str) -> str:
+        return self.runner.run(["git", *args], cwd).stdout.decode()
+
+    def git_repo(self, name: str) -> Path:
+        path = self.tmp / name
+        path.mkdir()
+        self.git(path, "init", "-q")
+        self.git(path, "config", "gc.auto", "0")  # no auto-gc pause in the middle of a measurement
+        self.git(path, "config", "commit.gpgsign", "false")
+        (path / "README.md").write_text("a repository that wb benchmarks run in\n")
+        self.git(path, "add", "README.md")
+        self.git(path, "commit", "-q", "-m", "initial commit")
+        return path
+
+    def commits(self, repo: Path) -> int:
+        return int(self.git(repo, "rev-list", "--count", "HEAD").strip())
+
+    def workbench(self, name: str, kind: str | None = None, total: int = 0) -> Path:
+        """A repo with `wb init` done, optionally filled by _gen.py to `total` events of `kind`, validated."""
+        if name in self._repos:
+            return self._repos[name]
+        repo = self.git_repo(name)
+        self.runner.run([self.wb, "init"], repo)
+        if kind:
+            self.runner.run([PY, str(HERE / "_gen.py"), str(repo), kind, str(total)], repo, timeout=900)
+        self.runner.run([self.wb, "validate"], repo, timeout=900)
+        dirty = self.git(repo, "status", "--porcelain", "--", ".workbench")
+        if dirty.strip():
+            raise BenchError(f"{name}: git status shows changes under .workbench/ after setup:\n{dirty}")
+        self._repos[name] = repo
+        return repo
+
+
+# -- the benches ----------------------------------------------------------------------------------------
+
+
+def bench_startup(ctx: Context) -> list[Result]:
+    s = ctx.settings
+    repo = ctx.workbench("startup", "task", 12)  # a workbench with a few tasks on its board
+    r = ctx.runner
+    floor = r.timer([PY, "-c", "pass"], repo)
+    version = r.timer([ctx.wb, "--version"], repo)
+    status = r.timer([ctx.wb, "status"], repo)
+    f, v, st = side_by_side([floor, version, status], s.n(40, 10), s.n(3, 2))
+    return [ratio("startup.version", "wb", v, "floor", f), ratio("startup.status", "wb", st, "floor", f)]
+
+
+def bench_cli_mutation(ctx: Context) -> list[Result]:
+    s = ctx.settings
+    repo = ctx.workbench("cli")
+    r = ctx.runner
+    floor = r.timer([PY, "-c", "pass"], repo)
+    add = r.timer([ctx.wb, "task", "add", "X"], repo)
+    rounds, warmup = s.n(30, 8), s.n(2, 1)
+    before = ctx.commits(repo)
+    f, a = side_by_side([floor, add], rounds, warmup)
+    made = ctx.commits(repo) - before
+    if made != rounds + warmup:
+        raise BenchError(f"{rounds + warmup} `wb task add` made {made} commits")
+    return [ratio("cli_mutation.task_add", "wb", a, "floor", f)]
+
+
+def bench_api_mutation(ctx: Context) -> list[Result]:
+    s = ctx.settings
+    repo = ctx.workbench("api")
+    floor_repo = ctx.git_repo("gitfloor")
+    batch, rounds = s.n(20, 10), s.n(20, 5)
+    loop = ('i=0; while [ "$i" -lt "$1" ]; do echo "$i" > FILE; git add FILE && git commit -q -m x || exit 1; '
+            'i=$((i+1)); done')
+    git_loop = ctx.runner.timer(["sh", "-c", loop, "sh", str(batch)], floor_repo)
+    errlog = ctx.tmp / "api_worker.stderr"
+    with open(errlog, "wb") as errfile:  # a file, not a pipe: nothing the worker says can block it
+        worker = subprocess.Popen([PY, str(HERE / "_api_worker.py"), str(repo)], cwd=repo, env=ctx.runner.env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errfile, text=True)
+    assert worker.stdin is not None and worker.stdout is not None
+
+    def reply() -> str:
+        line = worker.stdout.readline().strip()  # type: ignore[union-attr]
+        if not line or line.startswith("error"):
+            worker.kill()
+            worker.wait()
+            err = errlog.read_text(errors="replace")
+            raise BenchError(f"API worker: {line or 'died'} {err.strip()[-600:]}")
+        return line
+
+    def api_batch() -> float:
+        worker.stdin.write(f"{batch}\n")  # type: ignore[union-attr]
+        worker.stdin.flush()  # type: ignore[union-attr]
+        return float(reply())
+
+    before = ctx.commits(repo)
+    try:
+        if reply() != "ready":
+            raise BenchError("API worker did not start")
+        api, git = side_by_side([api_batch, git_loop], rounds, 1)
+        worker.stdin.write("quit\n")
+        worker.stdin.flush()
+        worker.wait(timeout=60)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    made = ctx.commits(repo) - before
+    if made != batch * (rounds + 1):
+        raise BenchError(f"{batch * (rounds + 1)} API mutations made {made} commits")
+    per_api = [t / batch for t in api]
+    per_git = [t / batch for t in git]
+    per_mutation = statistics.median(per_api)
+    rate = Result("api_mutation.rate", "rate", 1 / per_mutation, BARS["api_mutation.rate"], "mutations/s",
+                  "api", per_mutation, n=len(per_api),
+                  detail=f"median {fmt_s(per_mutation)} per committed mutation, {len(per_api)} rounds of {batch}")
+    return [rate, ratio("api_mutation.vs_git", "api", per_api, "git add+commit", per_git)]
+
+
+def bench_history(ctx: Context) -> list[Result]:
+    s = ctx.settings
+    r = ctx.runner
+    out = []
+    for name, kind in (("history.status", "note"), ("history.status_state", "state")):
+        if not wanted(ctx, name):
+            continue
+        small = ctx.workbench(f"history-{kind}-{HISTORY_SMALL}", kind, HISTORY_SMALL)
+        big = ctx.workbench(f"history-{kind}-{HISTORY_EVENTS}", kind, HISTORY_EVENTS)
+        b, a = side_by_side([r.timer([ctx.wb, "status"], small), r.timer([ctx.wb, "status"], big)],
+                            s.n(30, 8), s.n(2, 1))
+        res = ratio(name, f"{HISTORY_EVENTS:,} events", a, f"{HISTORY_SMALL}", b)
+        res.extra["state_md_bytes"] = (big / ".workbench" / "state.md").stat().st_size
+        res.extra["events_jsonl_bytes"] = (big / ".workbench" / "events.jsonl").stat().st_size
+        res.detail += (f", {kind} events; state.md {res.extra['state_md_bytes'] / 1e6:.1f} MB, "
+                       f"events.jsonl {res.extra['events_jsonl_bytes'] / 1e6:.1f} MB")
+        out.append(res)
+    if not s.quick and wanted(ctx, "history.mutation"):
+        # For information: what a commit costs when the log (and the decision log) is long. Runs last: it
+        # adds tasks to the history repos.
+        small = ctx.workbench(f"history-note-{HISTORY_SMALL}", "note", HISTORY_SMALL)
+        big = ctx.workbench(f"history-note-{HISTORY_EVENTS}", "note", HISTORY_EVENTS)
+        b, a = side_by_side([r.timer([ctx.wb, "task", "add", "X"], small),
+                             r.timer([ctx.wb, "task", "add", "X"], big)], 8, 1)
+        out.append(ratio("history.mutation", f"{HISTORY_EVENTS:,} events", a, f"{HISTORY_SMALL}", b, info=True))
+    return out
+
+
+def bench_board(ctx: Context) -> list[Result]:
+    s = ctx.settings
+    r = ctx.runner
+    small = ctx.workbench(f"board-{BOARD_SMALL}", "task", BOARD_SMALL)
+    big = ctx.workbench(f"board-{BOARD_TASKS}", "task", BOARD_TASKS)
+    b, a = side_by_side([r.timer([ctx.wb, "task", "add", "X"], small), r.timer([ctx.wb, "task", "add", "X"], big)],
+                        s.n(20, 6), s.n(2, 1))
+    return [ratio("board.task_add", f"{BOARD_TASKS:,} tasks", a, f"{BOARD_SMALL} tasks", b)]
+
+
+def bench_replay(ctx: Context) -> list[Result]:
+    s = ctx.settings
+    out = []
+    for name, kind, timeout in (("replay.notes", "note", s.n(60, 8)), ("replay.state", "state", s.n(300, 30))):
+        if not wanted(ctx, name):
+            continue
+        repo = ctx.workbench(f"history-{kind}-{HISTORY_EVENTS}", kind, HISTORY_EVENTS)
+        argv = [ctx.wb, "replay", "--verify", "--json"]
+        rates, walls, events = [], [], 0
+        timed_out = False
+        for _ in range(s.n(3, 1)):
+            start = time.perf_counter()
+            try:
+                proc = subprocess.run(argv, cwd=repo, env=ctx.runner.env, capture_output=True, timeout=timeout,
+                                      stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                break
+            wall = time.perf_counter() - start
+            try:
+                report = json.loads(proc.stdout)
+            except ValueError:
+                raise BenchError(f"`wb replay --verify --json` exited {proc.returncode}: "
+                                 f"{proc.stderr.decode(errors='replace').strip()[-600:]}") from None
+            if proc.returncode != 0 or not report.get("matches"):
+                raise BenchError(f"`wb replay --verify` on the generated log does not match: "
+                                 f"{report.get('mismatches')}")
+            events = report["events"]
+            rates.append(report["events_per_second"])
+            walls.append(wall)
+        if timed_out and not rates:
+            bound = HISTORY_EVENTS / timeout
+            res = Result(name, "rate", bound, BARS[name], "events/s", n=0,
+                         detail=f"did not finish {HISTORY_EVENTS:,} {kind} events within {timeout}s: "
+                                f"below {bound:,.0f} events/s; killed")
+            res.extra.update({"timed_out": True, "timeout_s": timeout, "upper_bound": True})
+        else:
+            wall = statistics.median(walls)
+            res = Result(name, "rate", statistics.median(rates), BARS[name], "events/s", n=len(rates),
+                         detail=f"{events:,} {kind} events; whole command {fmt_s(wall)} wall = "
+                                f"{events / wall:,.0f} events/s")
+            res.extra.update({"events": events, "wall_median_ms": round(wall * 1000, 1),
+                              "wall_events_per_second": round(events / wall)})
+        out.append(res)
+    return out
+
+
+BENCHES: dict[str, Callable[[Context], list[Result]]] = {
+    "startup": bench_startup,
+    "cli_mutation": bench_cli_mutation,
+    "api_mutation": bench_api_mutation,
+    "history": bench_history,
+    "board": bench_board,
+    "replay": bench_replay,
+}
+
+_ONLY: list[str] = []
+
+
+def source_revision(ctx: Context) -> str:
+    """Which wb is measured: the git commit of its source tree, `+dirty` when it has uncommitted edits."""
+    try:
+        out = ctx.runner.run([PY, "-c", "import workbench; print(workbench.__file__)"], ctx.tmp).stdout
+        pkg = Path(out.decode().strip()).parent
+        head = ctx.runner.run(["git", "rev-parse", "--short", "HEAD"], pkg).stdout.decode().strip()
+        dirty = ctx.runner.run(["git", "status", "--porcelain", "--", "."], pkg).stdout.decode().strip()
+    except (BenchError, OSError):
+        return "source revision unknown"
+    return f"{pkg} @ {head}{'+dirty' if dirty else ''}"
+
+
+def wanted(ctx: Context, name: str) -> bool:
+    """Whether result `name` (or its group) was asked for with --only."""
+    if not _ONLY:
+        return True
+    group = name.split(".")[0]
+    return any(o in (name, group) for o in _ONLY)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions: the whole run in < 60 s (CI)")
+    parser.add_argument("--only", metavar="NAME", help="comma-separated groups or result names")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a bar is missed")
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (its path is printed)")
+    args = parser.parse_args(argv)
+    _ONLY[:] = [o.strip() for o in (args.only or "").split(",") if o.strip()]
+    unknown = [o for o in _ONLY if o.split(".")[0] not in BENCHES]
+    if unknown:
+        parser.error(f"unknown bench {', '.join(unknown)}; groups: {', '.join(GROUPS)}")
+
+    settings = Settings(quick=args.quick)
+    source = "unknown source"
+    tmp = Path(tempfile.mkdtemp(prefix="wb-bench-"))
+    started = time.perf_counter()
+    results: list[Result] = []
+    errors: dict[str, str] = {}
+    try:
+        ctx = Context(settings, tmp)
+        version = ctx.runner.run([ctx.wb, "--version"], tmp).stdout.decode().strip()
+        git_version = ctx.runner.run(["git", "--version"], tmp).stdout.decode().strip()
+        source = source_revision(ctx)
+        print(f"# {version} ({source}) · Python {platform.python_version()} ({PY}) · {git_version} · "
+              f"{os.cpu_count()} cpus · {'quick' if args.quick else 'full'} run", flush=True)
+        for group, fn in BENCHES.items():
+            if _ONLY and not any(o.split(".")[0] == group for o in _ONLY):
+                continue
+            t0 = time.perf_counter()
+            try:
+                got = [res for res in fn(ctx) if wanted(ctx, res.name)]
+            except Exception as err:  # one broken bench must not hide the others
+                errors[group] = f"{type(err).__name__}: {err}"
+                print(f"{group:<22} ERROR {errors[group]}", flush=True)
+                if os.environ.get("BENCH_DEBUG"):
+                    traceback.print_exc()
+                continue
+            for res in got:
+                print(res.line(), flush=True)
+            print(f"#   {group} took {time.perf_counter() - t0:.1f}s", flush=True)
+            results.extend(got)
+    finally:
+        if args.keep:
+            print(f"# kept {tmp}", flush=True)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    missed = [r.name for r in results if r.ok is False]
+    summary = {
+        "mode": "quick" if args.quick else "full",
+        "source": source,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "seconds": round(time.perf_counter() - started, 1),
+        "results": {r.name: r.summary() for r in results},
+        "errors": errors,
+        "missed": missed,
+        "all_pass": not missed and not errors,
+    }
+    print("BENCH_SUMMARY " + json.dumps(summary, ensure_ascii=False, separators=(",", ":")), flush=True)
+    if errors:
+        return 1
+    return 1 if (args.strict and missed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
