@@ -237,14 +237,24 @@ def next_task_id(board: dict[str, Any]) -> str:
 
 def run_acceptance(cmd: str, cwd: Path, timeout: float) -> dict[str, Any]:
     """Run one acceptance command through the shell (they are the user's own shell commands)."""
+    import os
+    import signal
+
     start = time.monotonic()
+    # its own process group, so a timeout stops everything the command started, not just the shell
+    proc = subprocess.Popen(cmd, shell=True, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
     try:
-        proc = subprocess.run(cmd, shell=True, cwd=cwd, capture_output=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        out, _ = proc.communicate(timeout=timeout)
         code = proc.returncode
         outcome = "passed" if code == 0 else f"exited {code}"
-        tail = (proc.stdout + proc.stderr).decode(errors="replace")[-400:]
+        tail = out.decode(errors="replace")[-400:]
     except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
         code, outcome, tail = 124, f"timed out after {timeout:g}s", ""
     return {"cmd": cmd, "exit": code, "outcome": outcome, "seconds": round(time.monotonic() - start, 3),
             "output_tail": tail}

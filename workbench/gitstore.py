@@ -21,7 +21,7 @@ from workbench import faults
 from workbench.errors import GitError, NotFound
 
 WB_DIR = ".workbench"
-IGNORED_NAMES = {".lock", ".cache"}
+IGNORED_NAMES = {".lock", ".cache", ".migrate.json"}  # .migrate.json: wb migrate's intent, never committed
 
 
 def find_worktree(start: Path) -> Path:
@@ -99,6 +99,11 @@ class GitRepo:
     def read_ref(self, ref: str) -> str | None:
         proc = run_git(self.worktree, "rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
         return proc.stdout.decode().strip() or None
+
+    def committed_file(self, path: str, ref: str = "HEAD") -> bytes | None:
+        """A file as committed at `ref` (None when absent, or when there is no commit yet)."""
+        found = self._cat([f"{ref}:{path}"])[0]
+        return found[1] if found else None
 
     def _read_ref_fast(self, ref: str) -> str | None:
         """The loose ref file, when there is one (what git itself reads first); None means 'ask git'."""
@@ -320,12 +325,14 @@ class GitRepo:
         )
 
 
+# .workbench/.gitattributes: inside the workbench, so it is committed with it and travels with every clone,
+# and nothing outside .workbench/ changes. The drivers it names are defined in each clone's git config.
 ATTRIBUTES = (
-    "# wb: readable diffs and safe merges of the workbench (added by `wb init`)\n"
-    ".workbench/board.json diff=wb-board merge=wb-board\n"
-    ".workbench/events.jsonl diff=wb-events merge=wb-events\n"
-    ".workbench/state.md diff=wb-state merge=wb-state\n"
-    ".workbench/calls.jsonl merge=union\n"
+    "# wb: readable diffs and safe merges of the workbench (written by `wb init`)\n"
+    "board.json diff=wb-board merge=wb-board\n"
+    "events.jsonl diff=wb-events merge=wb-events\n"
+    "state.md diff=wb-state merge=wb-state\n"
+    "calls.jsonl merge=union\n"
 )
 
 
@@ -335,14 +342,16 @@ def register_drivers(worktree: Path, wb_command: str) -> list[str]:
     from workbench.atomic import atomic_write
 
     changed: list[str] = []
-    attributes = worktree / ".gitattributes"
+    attributes = worktree / WB_DIR / ".gitattributes"
+    for stale in worktree.glob(".tmp-*-.gitattributes"):  # an init killed mid-write left it (we hold the lock)
+        stale.unlink(missing_ok=True)
     current = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
     missing = [line for line in ATTRIBUTES.splitlines()[1:] if line not in current.splitlines()]
     if missing:
         text = current + ("\n" if current and not current.endswith("\n") else "")
         text += ATTRIBUTES if len(missing) == len(ATTRIBUTES.splitlines()) - 1 else "\n".join(missing) + "\n"
         atomic_write(attributes, text.encode("utf-8"))
-        changed.append(".gitattributes")
+        changed.append(".workbench/.gitattributes")
     wanted = {}
     for kind, name in (("board", "wb-board"), ("events", "wb-events"), ("state", "wb-state")):
         wanted[f"diff.{name}.textconv"] = f"{wb_command} textconv {kind}"

@@ -179,6 +179,14 @@ class Workbench:
         """Compare each snapshot with the bytes wb last wrote (kept in .cache/). A difference at the same
         last_event is a human's edit; a newer last_event is wb's own write that a crash kept from the cache."""
         edits: list[dict[str, Any]] = []
+        if state_cached is None:  # a fresh clone: what was committed is what wb last wrote
+            committed = self._committed("state.md")
+            if committed is not None and committed != state_raw:
+                try:
+                    _node, data, body = self._parse_state(committed)
+                    state_cached = {"state": data, "body": body, "fresh": False}
+                except Refused:
+                    state_cached = None
         if state_cached and not state_cached["fresh"]:
             before = state_cached["state"]
             if docs.state.get("last_event") == before.get("last_event"):
@@ -190,9 +198,9 @@ class Workbench:
                     edit["body"] = docs.body
                 edits.append(edit)
         try:
-            board_before = self.paths.board_cache.read_bytes()
+            board_before: bytes | None = self.paths.board_cache.read_bytes()
         except FileNotFoundError:
-            board_before = None
+            board_before = self._committed("board.json")
         if board_before is not None and board_before != board_raw:
             old = _parse_board(board_before)
             if docs.board.get("last_event") == old.get("last_event"):
@@ -226,6 +234,18 @@ class Workbench:
         left = edited + window - time.time()
         if left > 0:
             raise HumanGuard(file, left)
+
+    def _committed(self, name: str) -> bytes | None:
+        """The file as last committed by wb (HEAD, or config git.ref), for a clone that has no .cache/ yet."""
+        from workbench.errors import GitError
+
+        ref = self.config["git"].get("ref") or "HEAD"
+        if ref != "HEAD" and not ref.startswith("refs/"):
+            ref = "refs/heads/" + ref
+        try:
+            return self.git.committed_file(f"{WB_DIR}/{name}", ref)
+        except (GitError, OSError, ValueError):
+            return None
 
     def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True) -> Transaction:
         """One mutation. `commit=False` writes the files but leaves the git commit to a later `checkpoint`

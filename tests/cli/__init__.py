@@ -1,0 +1,1 @@
+"""Tests of the command line, one module per command (workbench/cli/<command>.py)."""

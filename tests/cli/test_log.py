@@ -1,0 +1,50 @@
+"""`wb log`: the event log, filtered, as text or JSON."""
+
+from __future__ import annotations
+
+import json
+
+EVENT_KEYS = {"schema_version", "seq", "id", "ts", "type", "actor", "session", "payload", "prev"}
+
+
+def test_log_json(bench, repo, wb):
+    bench.add_task("Parser")
+    bench.start_task("T-001")
+    bench.note("a decision")
+    r = wb(repo, "log", "--json")
+    assert r.returncode == 0, r.stderr
+    events = json.loads(r.stdout)
+    assert [e["seq"] for e in events] == [1, 2, 3, 4]
+    assert [e["type"] for e in events] == ["workbench.init", "task.add", "task.start", "note.add"]
+    for e in events:
+        assert EVENT_KEYS <= set(e) <= EVENT_KEYS | {"more"}
+    assert events[0]["prev"] is None and events[0]["actor"] == "wb"
+    assert all(e["actor"] == "agent" for e in events[1:])
+    assert len({e["id"] for e in events}) == 4
+    assert [e["id"] for e in events] == sorted(e["id"] for e in events)
+    assert events[1]["payload"]["task"]["title"] == "Parser"
+    assert events[3]["payload"] == {"text": "a decision"}
+
+
+def test_log_filters(bench, repo, wb):
+    bench.add_task("Parser")
+    bench.start_task("T-001")
+    bench.note("a decision", actor="human")
+    family = json.loads(wb(repo, "log", "--json", "--type", "task").stdout)
+    assert [e["type"] for e in family] == ["task.add", "task.start"]
+    exact = json.loads(wb(repo, "log", "--json", "--type", "note.add").stdout)
+    assert len(exact) == 1 and exact[0]["actor"] == "human"
+    last = json.loads(wb(repo, "log", "--json", "-n", "2").stdout)
+    assert [e["seq"] for e in last] == [3, 4]
+    assert json.loads(wb(repo, "log", "--json", "--session", "nope").stdout) == []
+
+
+def test_log_text(bench, repo, wb):
+    bench.add_task("Parser")
+    r = wb(repo, "log")
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[0].split()[0] == "#1" and "workbench.init" in lines[0]
+    assert lines[1].split()[0] == "#2" and "task.add" in lines[1] and "T-001 Parser" in lines[1]
+    r = wb(repo, "log", "--type", "nothing.here")
+    assert r.stdout.strip() == "no events match"

@@ -1,0 +1,73 @@
+"""The entry point: --version, usage errors (exit 2), missing workbench (exit 1), one-line errors."""
+
+from __future__ import annotations
+
+import re
+
+import workbench
+
+
+def test_version(tmp_path, wb):
+    r = wb(tmp_path, "--version")
+    assert r.returncode == 0
+    assert r.stdout == f"wb {workbench.__version__}\n"
+    assert re.fullmatch(r"wb \d+\.\d+\.\d+\S*\n", r.stdout)
+    assert r.stderr == ""
+
+
+def test_unknown_command_is_a_usage_error(repo, wb, error_line):
+    r = wb(repo, "frobnicate")
+    assert r.returncode == 2
+    assert "frobnicate" in error_line(r.stderr)
+
+
+def test_unknown_option_and_missing_argument_are_usage_errors(bench, repo, wb, error_line):
+    for args in (["log", "--bogus"], ["task", "add"], ["task", "frob"], ["task", "block", "T-001"]):
+        r = wb(repo, *args)
+        assert r.returncode == 2, args
+        error_line(r.stderr)
+
+
+def test_no_arguments_shows_help(repo, wb):
+    r = wb(repo)
+    assert r.returncode == 2
+    assert "Usage" in r.stdout or "Usage" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_help_lists_the_commands(tmp_path, wb):
+    r = wb(tmp_path, "--help")
+    assert r.returncode == 0
+    for command in ("init", "status", "task", "note", "set", "log", "validate", "replay"):
+        assert re.search(rf"^\W*{command}\b", r.stdout, re.M), command
+
+
+def test_without_a_workbench_says_run_wb_init(repo, wb, error_line):
+    for args in (["status"], ["status", "--json"], ["task", "list"], ["note", "hi"], ["validate"]):
+        r = wb(repo, *args)
+        assert r.returncode == 1, args
+        assert "run `wb init`" in error_line(r.stderr)
+    assert not (repo / ".workbench").exists()
+
+
+def test_outside_a_repository(tmp_path, wb, error_line):
+    r = wb(tmp_path, "status")
+    assert r.returncode == 1
+    assert "not inside a git repository" in error_line(r.stderr)
+
+
+def test_dash_C_runs_elsewhere(bench, repo, tmp_path, wb):
+    r = wb(tmp_path, "-C", str(repo), "task", "add", "from elsewhere")
+    assert r.returncode == 0, r.stderr
+    r = wb(tmp_path, "-C", str(repo), "status")
+    assert r.returncode == 0
+    r = wb(tmp_path, "-C", str(repo), "task", "list")
+    assert "from elsewhere" in r.stdout
+
+
+def test_output_has_no_colour_codes(bench, repo, wb):
+    bench.add_task("plain output")
+    for args in (["status"], ["task", "list"], ["log"]):
+        r = wb(repo, *args)
+        assert r.returncode == 0
+        assert "\x1b[" not in r.stdout

@@ -1,0 +1,22 @@
+"""`wb note`: the decision log."""
+
+from __future__ import annotations
+
+
+def test_note_appends_to_the_decision_log(bench, repo, wb, git):
+    r = wb(repo, "note", "Chose", "a hand-written parser.")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "noted (event 2)"
+    r = wb(repo, "note", "-", "--actor", "human", input="Multi-line\n\nnote from stdin\n")
+    assert r.returncode == 0, r.stderr
+    text = (repo / ".workbench" / "state.md").read_text()
+    body = text.split("---\n", 2)[2]
+    assert body.index("Chose a hand-written parser.") < body.index("Multi-line\n\nnote from stdin")
+    assert "· agent" in body and "· human" in body
+    assert git(repo, "log", "-1", "--format=%s").strip() == "wb: note Multi-line note from stdin"
+
+
+def test_empty_note_is_a_usage_error(bench, repo, wb, error_line):
+    r = wb(repo, "note", "   ")
+    assert r.returncode == 2
+    assert "needs text" in error_line(r.stderr)

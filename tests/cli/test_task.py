@@ -1,0 +1,142 @@
+"""`wb task …`: add, list, show, start, done (acceptance), block, set."""
+
+from __future__ import annotations
+
+import json
+
+
+def board(repo):
+    return json.loads((repo / ".workbench" / "board.json").read_text())
+
+
+def test_add_prints_the_new_id(bench, repo, wb, git):
+    r = wb(repo, "task", "add", "Write the parser", "--accept", "true", "--description", "a tiny grammar")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "T-001 added: Write the parser\n"
+    r = wb(repo, "task", "add", "Review it", "--kind", "review", "--reviews", "T-001", "--json")
+    task = json.loads(r.stdout)
+    assert task["id"] == "T-002" and task["kind"] == "review" and task["reviews"] == "T-001"
+    assert task["owner"] == "reviewer" and task["status"] == "todo"
+    assert git(repo, "log", "-1", "--format=%s").strip() == "wb: add T-002 Review it"
+    tasks = board(repo)["tasks"]
+    assert tasks[0]["description"] == "a tiny grammar" and tasks[0]["acceptance"] == ["true"]
+
+
+def test_done_refuses_when_acceptance_fails_and_force_records_it(bench, repo, wb, git, wb_hashes, error_line):
+    bench.add_task("Parser", acceptance=["true", "echo broken >&2; exit 3"])
+    files = wb_hashes(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+
+    r = wb(repo, "task", "done", "T-001")
+    assert r.returncode == 5
+    line = error_line(r.stderr)
+    assert "acceptance failed" in line and "exit 3" in line and "--force" in line
+    assert wb_hashes(repo) == files
+    assert git(repo, "rev-parse", "HEAD").strip() == head
+    assert board(repo)["tasks"][0]["status"] == "todo"
+
+    r = wb(repo, "task", "done", "T-001", "--force")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "T-001 todo → done (forced)"
+    task = board(repo)["tasks"][0]
+    assert task["status"] == "done" and task["forced_done"] is True
+    assert git(repo, "log", "-1", "--format=%s").strip() == "wb: T-001 todo → done (forced)"
+
+    events = json.loads(wb(repo, "log", "--json", "--type", "task.done").stdout)
+    assert len(events) == 1
+    payload = events[0]["payload"]
+    assert payload["forced"] is True
+    failing = [a for a in payload["acceptance"] if a["exit"] != 0]
+    assert [(a["cmd"], a["exit"]) for a in failing] == [("echo broken >&2; exit 3", 3)]
+    assert "broken" in failing[0]["output_tail"]
+    assert [a["cmd"] for a in payload["acceptance"]] == ["true", "echo broken >&2; exit 3"]
+    status = json.loads(wb(repo, "status", "--json").stdout)
+    assert status["counters"]["tasks_completed"] == 1
+
+
+def test_done_runs_acceptance_in_the_repo_root(bench, repo, wb):
+    (repo / "marker.txt").write_text("here\n")
+    bench.add_task("Needs the marker", acceptance=["test -f marker.txt"])
+    bench.start_task("T-001")
+    sub = repo / "sub"
+    sub.mkdir()
+    r = wb(sub, "task", "done", "T-001")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "T-001 in_progress → done"
+    task = board(repo)["tasks"][0]
+    assert task["status"] == "done" and "forced_done" not in task
+    state = json.loads(wb(repo, "status", "--json").stdout)
+    assert state["active_task"] is None
+
+
+def test_done_twice_is_refused(bench, repo, wb, error_line):
+    bench.add_task("Once")
+    bench.done_task("T-001")
+    r = wb(repo, "task", "done", "T-001")
+    assert r.returncode == 5
+    assert "T-001 is done" in error_line(r.stderr)
+
+
+def test_start_block_and_status(bench, repo, wb):
+    bench.add_task("Parser")
+    r = wb(repo, "task", "start", "T-001")
+    assert r.returncode == 0 and r.stdout.strip() == "T-001 todo → in_progress"
+    r = wb(repo, "task", "block", "T-001", "--reason", "waiting for the grammar")
+    assert r.returncode == 0 and r.stdout.strip() == "T-001 in_progress → blocked"
+    status = json.loads(wb(repo, "status", "--json").stdout)
+    assert status["blockers"] == ["T-001: waiting for the grammar"]
+    assert board(repo)["tasks"][0]["blocked_reason"] == "waiting for the grammar"
+    bench.start_task("T-001")
+    assert bench.status()["blockers"] == []
+    assert "blocked_reason" not in board(repo)["tasks"][0]
+
+
+def test_unknown_task_is_an_error(bench, repo, wb, error_line):
+    for args in (["task", "start", "T-404"], ["task", "show", "T-404"], ["task", "done", "T-404"],
+                 ["task", "set", "T-404", "title=x"]):
+        r = wb(repo, *args)
+        assert r.returncode == 1, args
+        assert "no task T-404" in error_line(r.stderr)
+
+
+def test_list_and_show(bench, repo, wb):
+    r = wb(repo, "task", "list")
+    assert r.returncode == 0 and r.stdout.startswith("no tasks")
+    assert json.loads(wb(repo, "task", "list", "--json").stdout) == []
+    bench.add_task("Parser", acceptance=["true"])
+    bench.add_task("Printer", depends_on=["T-001"])
+    bench.start_task("T-002")
+
+    tasks = json.loads(wb(repo, "task", "list", "--json").stdout)
+    assert [t["id"] for t in tasks] == ["T-001", "T-002"]
+    assert set(tasks[0]) >= {"id", "kind", "title", "status", "owner", "acceptance", "depends_on",
+                             "created_at", "updated_at"}
+    assert tasks[1]["depends_on"] == ["T-001"]
+    in_progress = json.loads(wb(repo, "task", "list", "--status", "in_progress", "--json").stdout)
+    assert [t["id"] for t in in_progress] == ["T-002"]
+
+    lines = wb(repo, "task", "list").stdout.splitlines()
+    assert lines[0].split() == ["ID", "STATUS", "KIND", "OWNER", "TITLE"]
+    assert lines[1].split() == ["T-001", "todo", "build", "builder", "Parser"]
+    assert lines[2].split() == ["T-002", "in_progress", "build", "builder", "Printer"]
+
+    shown = json.loads(wb(repo, "task", "show", "T-002", "--json").stdout)
+    assert shown == tasks[1]
+    text = wb(repo, "task", "show", "T-001").stdout
+    assert "Parser" in text and "acceptance" in text
+
+
+def test_set_fields(bench, repo, wb):
+    bench.add_task("Parser")
+    bench.add_task("Printer")
+    r = wb(repo, "task", "set", "T-002", "title=Pretty printer", "depends_on=T-001", "acceptance=[\"true\"]",
+           "--json")
+    assert r.returncode == 0, r.stderr
+    task = json.loads(r.stdout)
+    assert task["title"] == "Pretty printer"
+    assert task["depends_on"] == ["T-001"] and task["acceptance"] == ["true"]
+    r = wb(repo, "task", "set", "T-002", "title=Pretty printer")
+    assert r.returncode == 0 and r.stdout.strip() == "T-002: nothing changed"
+    r = wb(repo, "task", "set", "T-002", "status=cancelled")
+    assert r.returncode == 0
+    assert board(repo)["tasks"][1]["status"] == "cancelled"

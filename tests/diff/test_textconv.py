@@ -1,0 +1,114 @@
+"""`wb textconv KIND FILE`: the readable view git shows, robust to any revision of the file."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+import pytest
+
+from workbench.cli.textconv import convert
+
+WB = shlex.join([sys.executable, "-m", "workbench.cli.main"])
+
+
+def test_board_one_line_per_task(bench, repo, wb):
+    bench.add_task("Parse the config", acceptance=["python3 app.py", "true"])
+    bench.add_task("Review the parser", kind="review", reviews="T-001", depends_on=["T-001"])
+    bench.start_task("T-001")
+    bench.done_task("T-001")
+    bench.block_task("T-002", "waiting for the API key")
+    r = wb(repo, "textconv", "board", ".workbench/board.json")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "schema_version: 1",
+        "T-001 [done] build/builder  Parse the config  (acceptance: python3 app.py, true)",
+        "T-002 [blocked] review/reviewer  Review the parser  "
+        "(reviews: T-001; depends on: T-001; blocked: waiting for the API key)",
+    ]
+
+
+def test_events_one_line_per_event_like_wb_log(bench, repo, wb):
+    bench.add_task("Parse the config")
+    r = wb(repo, "textconv", "events", ".workbench/events.jsonl")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines == [line.rstrip() for line in wb(repo, "log").stdout.splitlines()]
+
+
+def test_state_frontmatter_then_the_decision_log(bench, repo, wb):
+    bench.note("Chose a hand-written parser.")
+    r = wb(repo, "textconv", "state", ".workbench/state.md")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:2] == ["schema_version: 1", "status: idle"]
+    assert "counters.tasks_completed: 0" in lines
+    assert "session: null" in lines
+    assert lines[lines.index("") + 1] == "# Decision log"
+    assert lines[-1] == "Chose a hand-written parser."
+
+
+def test_calls_one_line_per_record():
+    raw = (b'{"schema_version":1,"key":"S:s1:1","session":"S","step":"s1","attempt":1,"tool":"pytest",'
+           b'"status":"done","ts":"2026-01-01T00:00:00Z","result":{"exit_code":0},"error":null}\n')
+    assert convert("calls", raw) == ['2026-01-01T00:00:00Z  done     pytest  S:s1:1  {"exit_code": 0}']
+
+
+@pytest.mark.parametrize("kind", ["board", "events", "state", "calls"])
+@pytest.mark.parametrize("raw", [b"", b"\n", b'{"tasks": [', b"---\nstatus: [\n---\n", b"\xff\xfe garbage", b"[1, 2]",
+                                 b'{"seq": 1}\n{"torn', b"null\n"])
+def test_any_bytes_give_lines_and_never_raise(kind, raw):
+    lines = convert(kind, raw)
+    assert isinstance(lines, list) and all(isinstance(line, str) for line in lines)
+
+
+def test_empty_and_broken_files_exit_0_with_something_sensible(tmp_path, wb):
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    broken = tmp_path / "broken"
+    broken.write_text('{"schema_version": 1, "tasks": [\n')
+    assert wb(tmp_path, "textconv", "board", str(empty)).stdout == "(empty board.json)\n"
+    assert wb(tmp_path, "textconv", "events", str(empty)).stdout == ""  # an empty log: no lines
+    r = wb(tmp_path, "textconv", "board", str(broken))
+    assert r.returncode == 0
+    assert r.stdout.splitlines() == ["(wb textconv: broken JSON at line 2; raw text follows)",
+                                     '{"schema_version": 1, "tasks": [']
+    r = wb(tmp_path, "textconv", "state", str(broken))
+    assert r.returncode == 0 and "must start with a '---' line" in r.stdout.splitlines()[0]
+    r = wb(tmp_path, "textconv", "events", str(tmp_path / "missing"))
+    assert r.returncode == 0 and r.stdout.startswith("(wb textconv: cannot read")
+
+
+def test_torn_last_event_is_shown_as_torn():
+    raw = (b'{"seq":1,"ts":"t","type":"note.add","actor":"agent","payload":{"text":"hi"}}\n'
+           b'{"seq":2,"ts":"t","type":"no')
+    lines = convert("events", raw)
+    assert lines[0].startswith("#1") and lines[0].endswith("note.add         hi")
+    assert lines[1].startswith("(torn last line (ignored by wb):")
+
+
+def test_unknown_kind_is_a_usage_error(tmp_path, wb, error_line):
+    r = wb(tmp_path, "textconv", "tasks", "x")
+    assert r.returncode == 2
+    assert error_line(r.stderr) == "wb: KIND must be one of board, events, state, calls, not 'tasks'"
+
+
+def test_help_has_text_but_the_command_is_hidden(tmp_path, wb):
+    assert "textconv" not in wb(tmp_path, "--help").stdout
+    r = wb(tmp_path, "textconv", "--help")
+    assert r.returncode == 0 and "git's textconv" in r.stdout
+
+
+def test_git_diff_shows_the_wb_view_through_textconv(bench, repo, wb, git):
+    """Wired as wb init registers it (.gitattributes + diff.<driver>.textconv), git shows tasks, not JSON."""
+    (repo / ".gitattributes").write_text(".workbench/board.json diff=wb-board\n"
+                                         ".workbench/events.jsonl diff=wb-events\n")
+    git(repo, "config", "diff.wb-board.textconv", f"{WB} textconv board")
+    git(repo, "config", "diff.wb-events.textconv", f"{WB} textconv events")
+    bench.add_task("Parse the config")
+    bench.start_task("T-001")
+    out = git(repo, "diff", "HEAD~1", "HEAD", "--", ".workbench/board.json")
+    assert "-T-001 [todo] build/builder  Parse the config" in out
+    assert "+T-001 [in_progress] build/builder  Parse the config" in out
+    out = git(repo, "log", "-p", "-1", "--", ".workbench/events.jsonl")
+    assert [line for line in out.splitlines() if line.startswith("+#")][0].startswith("+#3 ")

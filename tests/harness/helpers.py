@@ -1,0 +1,119 @@
+"""Helpers of the harness tests: `WbRepo` drives the real `wb` command line as a subprocess (CI=1, so it
+never prompts) in a git repo with a workbench, writes and commits `.workbench/config.yaml` (tools, hooks,
+planner), and reads the event log, git and `wb status` from the outside."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+PY = sys.executable
+WB_ARGV = [PY, "-m", "workbench.cli.main"]
+STEP_COMMIT = "wb: step "
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WB_")}
+    env.update(CI="1", NO_COLOR="1", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+               GIT_AUTHOR_NAME="Harness Test", GIT_AUTHOR_EMAIL="harness@example.invalid",
+               GIT_COMMITTER_NAME="Harness Test", GIT_COMMITTER_EMAIL="harness@example.invalid",
+               WB_LOCK_TIMEOUT="20")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(extra)
+    return env
+
+
+def git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=_env())
+    assert proc.returncode == 0, f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr}"
+    return proc.stdout
+
+
+class WbRepo:
+    """A git repository with a workbench, and the ways a test drives and inspects it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    # -- driving ------------------------------------------------------------------------------------------
+    def wb(self, *args: str, fault: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        extra = {"WB_FAULT": fault} if fault else {}
+        return subprocess.run([*WB_ARGV, *args], cwd=self.path, capture_output=True, text=True,
+                              env=_env(**extra), timeout=timeout, stdin=subprocess.DEVNULL)
+
+    def wb_expect(self, code: int, *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+        proc = self.wb(*args, **kw)
+        assert proc.returncode == code, (
+            f"wb {' '.join(args)}: expected exit {code}, got {proc.returncode}\n"
+            f"stdout: {proc.stdout}\nstderr: {proc.stderr}")
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return proc
+
+    def wb_json(self, code: int, *args: str, **kw: Any) -> dict[str, Any]:
+        proc = self.wb_expect(code, *args, "--json", **kw)
+        data: dict[str, Any] = json.loads(proc.stdout)
+        return data
+
+    def configure(self, *, tools: dict[str, Any] | None = None, hooks: dict[str, Any] | None = None,
+                  planner: dict[str, Any] | None = None, budget: dict[str, Any] | None = None) -> None:
+        """Write config.yaml (JSON is YAML) and commit it, so the workbench starts clean."""
+        lines = ["schema_version: 1", f"tools: {json.dumps(tools or {})}", f"hooks: {json.dumps(hooks or {})}"]
+        if planner is not None:
+            lines.append(f"planner: {json.dumps(planner)}")
+        if budget is not None:
+            lines.append(f"budget: {json.dumps(budget)}")
+        (self.path / ".workbench" / "config.yaml").write_text("\n".join(lines) + "\n")
+        git(self.path, "add", ".workbench/config.yaml")
+        git(self.path, "commit", "-q", "-m", "configure wb for the test")
+
+    def write(self, name: str, text: str) -> Path:
+        path = self.path / name
+        path.write_text(text)
+        return path
+
+    def plan(self, steps: list[dict[str, Any]], name: str = "plan.json") -> str:
+        self.write(name, json.dumps({"steps": steps}))
+        return name
+
+    # -- inspecting ---------------------------------------------------------------------------------------
+    def events(self, type_: str | None = None) -> list[dict[str, Any]]:
+        lines = (self.path / ".workbench" / "events.jsonl").read_text().splitlines()
+        out = [json.loads(line) for line in lines if line.strip()]
+        return [e for e in out if type_ is None or e["type"] == type_]
+
+    def last_session_steps(self) -> list[dict[str, Any]]:
+        """The plan of the last session, with each step's final status, rebuilt from the event log."""
+        commits = self.events("plan.commit")
+        assert commits, "no plan.commit event in the log"
+        sid = commits[-1]["session"]
+        steps = [dict(s, status="pending") for s in commits[-1]["payload"]["steps"]]
+        for ev in self.events("step.end"):
+            if ev["session"] == sid:
+                steps[ev["payload"]["index"]]["status"] = ev["payload"]["status"]
+        return steps
+
+    def status(self) -> dict[str, Any]:
+        proc = self.wb_expect(0, "status", "--json")
+        data: dict[str, Any] = json.loads(proc.stdout)
+        return data
+
+    def git_log(self) -> list[str]:
+        return git(self.path, "log", "--format=%s").splitlines()
+
+    def workbench_dirty(self) -> str:
+        return git(self.path, "status", "--porcelain", "--", ".workbench")
+
+    def assert_consistent(self) -> None:
+        """`wb validate` and `wb replay --verify` pass, and every workbench change is committed."""
+        self.wb_expect(0, "validate")
+        self.wb_expect(0, "replay", "--verify")
+        assert self.workbench_dirty() == "", f"uncommitted workbench changes:\n{self.workbench_dirty()}"
+
+
+def py_tool(code: str, *extra: str) -> list[str]:
+    """An argv that runs a Python snippet (no shell anywhere)."""
+    return [PY, "-c", code, *extra]

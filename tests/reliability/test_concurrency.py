@@ -1,0 +1,154 @@
+"""Concurrent `wb` processes (CONTRACT.md §3): they serialize on the workbench lock, no update is lost, task
+ids stay unique and consecutive, every mutation is its own commit; a held lock ends in exit 6 (busy)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from .wbhelpers import (
+    WB,
+    assert_ids_unique,
+    assert_init_left_user_alone,
+    assert_log_sound,
+    base_env,
+    board,
+    commit_count,
+    git,
+    head,
+    make_repo,
+    status_outside,
+    status_workbench,
+    wait_for_line,
+    wb,
+    wb_ok,
+    wb_parallel,
+    workbench_bytes,
+)
+
+# One writer: waits for "go" on stdin, then runs `wb task add` N times in a row, reporting every failure.
+WORKER = textwrap.dedent("""
+    import subprocess, sys
+    wb, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    sys.stdin.readline()
+    failures = []
+    for i in range(n):
+        title = f"{tag}-{i:02d}"
+        p = subprocess.run([wb, "task", "add", title], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if p.returncode != 0 or p.stderr:
+            failures.append(f"{title}: exit {p.returncode}: {p.stderr.strip()}")
+        elif not p.stdout.endswith(f" added: {title}\\n"):
+            failures.append(f"{title}: unexpected output {p.stdout!r}")
+    print("\\n".join(failures))
+    sys.exit(1 if failures else 0)
+""")
+
+
+@pytest.mark.parametrize(("writers", "each"), [
+    (4, 5),
+    pytest.param(4, 25, marks=pytest.mark.slow),
+])
+def test_concurrent_task_adds_serialize(tmp_path: Path, writers: int, each: int) -> None:
+    repo = make_repo(tmp_path / "repo")
+    before_init = status_outside(repo)
+    wb_ok(repo, "init")
+    user_status = status_outside(repo)
+    assert_init_left_user_alone(before_init, user_status)
+    head0 = head(repo)
+    commits0 = commit_count(repo)
+    total = writers * each
+
+    env = base_env(WB_LOCK_TIMEOUT="120")  # under load a writer may wait behind all the others
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER, WB, f"w{w}", str(each)], cwd=repo, env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for w in range(writers)]
+    for proc in procs:  # start them all at once
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for w, proc in enumerate(procs):
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, f"writer w{w} failed:\n{out}{err}"
+
+    tasks = board(repo)["tasks"]
+    assert len(tasks) == total
+    assert_ids_unique(tasks)
+    assert [t["id"] for t in tasks] == [f"T-{i:03d}" for i in range(1, total + 1)]
+    titles = [t["title"] for t in tasks]
+    assert sorted(titles) == sorted(f"w{w}-{i:02d}" for w in range(writers) for i in range(each)), "lost update"
+    for w in range(writers):  # each writer's own adds land in the order it made them
+        mine = [title for title in titles if title.startswith(f"w{w}-")]
+        assert mine == sorted(mine)
+
+    validate, verify = wb_parallel(repo, ["validate"], ["replay", "--verify"])
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+    assert verify.returncode == 0, verify.stderr + verify.stdout
+    events = assert_log_sound(repo)
+    assert [e["seq"] for e in events] == list(range(1, total + 2))
+    assert [e["type"] for e in events] == ["workbench.init"] + ["task.add"] * total
+    assert [e["payload"]["task"]["title"] for e in events[1:]] == titles
+
+    # one commit per mutation, each naming its own event, in order, touching only .workbench/
+    assert commit_count(repo) == commits0 + total
+    trailers = git(repo, "log", "--format=%(trailers:key=Wb-Event,valueonly)", f"{head0}..HEAD").split()
+    assert trailers == [str(seq) for seq in range(total + 1, 1, -1)]
+    touched = set(git(repo, "log", "--format=", "--name-only", f"{head0}..HEAD").split())
+    assert touched and all(p.startswith(".workbench/") for p in touched), touched
+    assert status_workbench(repo) == ""
+    assert status_outside(repo) == user_status
+
+
+# Holds the workbench lock (flock, as wb takes it) until its stdin closes.
+HOLDER = textwrap.dedent("""
+    import fcntl, os, sys
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    print("locked", flush=True)
+    sys.stdin.read()
+""")
+
+
+def test_held_lock_means_busy(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    wb_ok(repo, "init")
+    wb_ok(repo, "task", "add", "before the lock")
+    user_status = status_outside(repo)
+    head0 = head(repo)
+    files0 = workbench_bytes(repo)
+
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(repo / ".workbench" / ".lock")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_line(holder, "locked")
+        start = time.monotonic()
+        busy = wb(repo, "task", "add", "x", WB_LOCK_TIMEOUT="0.5")
+        elapsed = time.monotonic() - start
+        assert busy.returncode == 6, busy.stderr + busy.stdout
+        lines = busy.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("wb: ") and "lock" in lines[0], busy.stderr
+        assert "Traceback" not in busy.stderr
+        assert busy.stdout == ""
+        assert 0.5 <= elapsed < 5, f"took {elapsed:.2f}s"
+        assert workbench_bytes(repo) == files0, "a refused write changed .workbench/"
+        assert head(repo) == head0
+        assert status_workbench(repo) == ""
+        assert status_outside(repo) == user_status
+
+        # reads take no lock
+        status = wb(repo, "status", "--json")
+        assert status.returncode == 0, status.stderr
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=10)
+
+    added = wb_ok(repo, "task", "add", "x")  # the lock is free again
+    assert added.stdout.startswith("T-002 added")
+    assert head(repo) != head0
+    assert status_workbench(repo) == ""
+    assert status_outside(repo) == user_status

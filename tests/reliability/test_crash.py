@@ -1,0 +1,363 @@
+"""Crash consistency of the write path (CONTRACT.md §3): a real `wb` process is SIGKILLed at each named fault
+point of the transaction (WB_FAULT, see workbench/faults.py), then the workbench must load, validate and
+replay; every acknowledged mutation is still there; the killed one is wholly there or wholly absent; and the
+next mutation commits everything, leaving the user's own staged and unstaged changes exactly as they were.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench import statefile
+from workbench.api import replay
+from workbench.store import Workbench
+
+from .wbhelpers import (
+    ACKED_NOTE,
+    ACKED_TASKS,
+    assert_ids_unique,
+    assert_init_left_user_alone,
+    assert_log_sound,
+    board,
+    commit_count,
+    event_lines,
+    git,
+    head,
+    make_repo,
+    paths_changed_since,
+    status_outside,
+    status_workbench,
+    wb,
+    wb_ok,
+    wb_parallel,
+)
+
+INFLIGHT_NOTE = "inflight note"
+AFTER_TITLE = "after the crash"
+
+
+# -- the fault points, in the order a transaction reaches them -------------------------------------------------
+@dataclass(frozen=True)
+class Point:
+    label: str  # test id
+    name: str  # WB_FAULT
+    skip: int  # WB_FAULT_SKIP: hits to let pass (the .cache copy of board.json is the second rename of that name)
+    board_only: bool  # reached only by a mutation that rewrites board.json
+
+
+POINTS = [
+    Point("before_event_append", "before_event_append", 0, False),
+    Point("after_event_append", "after_event_append", 0, False),
+    Point("before_rename:board.json", "before_rename:board.json", 0, True),
+    Point("after_board_write", "after_board_write", 0, True),
+    Point("before_rename:state.md", "before_rename:state.md", 0, False),
+    Point("after_state_write", "after_state_write", 0, False),
+    Point("before_rename:.cache/board.json", "before_rename:board.json", 1, True),
+    Point("before_rename:.cache/state.json", "before_rename:state.json", 0, False),
+    Point("after_git_objects", "after_git_objects", 0, False),
+    Point("before_git_ref", "before_git_ref", 0, False),
+    Point("after_git_ref", "after_git_ref", 0, False),
+    Point("after_git_commit", "after_git_commit", 0, False),
+]
+STAGE = {p.label: i for i, p in enumerate(POINTS)}
+
+
+def reached(label: str, after: str) -> bool:
+    """Whether a kill at `label` happens after the step that ends at fault point `after` has completed."""
+    return STAGE[label] >= STAGE[after]
+
+
+# -- the mutations killed in flight ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Mutation:
+    argv: tuple[str, ...]
+    event_type: str
+    board: bool  # rewrites board.json
+
+    def landed(self, view: dict[str, Any]) -> dict[str, Any]:
+        """What `observe()` shows once this mutation is wholly there, from what it showed before."""
+        v = copy.deepcopy(view)
+        if self.event_type == "task.add":
+            v["tasks"].append(["T-003", "inflight task", "todo"])
+        elif self.event_type == "task.done":
+            v["tasks"][0][2] = "done"
+            v["active_task_id"] = None
+            v["tasks_completed"] += 1
+        elif self.event_type == "task.set":
+            v["tasks"][1][1] = "renamed in flight"
+        elif self.event_type == "note.add":
+            v["notes"][INFLIGHT_NOTE] += 1
+        elif self.event_type == "state.set":
+            v["next_action"] = "inflight next action"
+        return v
+
+
+MUTATIONS = {
+    "task-add": Mutation(("task", "add", "inflight task"), "task.add", True),
+    "task-done": Mutation(("task", "done", "T-001"), "task.done", True),  # runs its acceptance command first
+    "task-set": Mutation(("task", "set", "T-002", "title=renamed in flight"), "task.set", True),
+    "note": Mutation(("note", INFLIGHT_NOTE), "note.add", False),
+    "set": Mutation(("set", "next_action=inflight next action"), "state.set", False),
+}
+
+# the part of the matrix that runs by default; the rest is marked slow (CI runs both)
+FAST_FOR_OTHER_COMMANDS = {"after_event_append", "after_board_write", "after_state_write", "after_git_ref"}
+
+
+def _matrix() -> list[Any]:
+    cases = []
+    for command, mutation in MUTATIONS.items():
+        for point in POINTS:
+            if point.board_only and not mutation.board:
+                continue  # a state-only mutation never reaches this point
+            fast = command == "task-add" or point.label in FAST_FOR_OTHER_COMMANDS
+            marks = () if fast else (pytest.mark.slow,)
+            cases.append(pytest.param(command, point, id=f"{command}@{point.label}", marks=marks))
+    return cases
+
+
+def observe(board_doc: dict[str, Any], state: dict[str, Any], body: str) -> dict[str, Any]:
+    """The facts the crash tests compare: the board in order, and the state fields the mutations touch."""
+    return {
+        "tasks": [[t["id"], t["title"], t["status"]] for t in board_doc["tasks"]],
+        "active_task_id": state["active_task_id"],
+        "next_action": state["next_action"],
+        "tasks_completed": state["counters"]["tasks_completed"],
+        "notes": {ACKED_NOTE: body.count(ACKED_NOTE), INFLIGHT_NOTE: body.count(INFLIGHT_NOTE)},
+    }
+
+
+def loaded_view(repo: Path) -> dict[str, Any]:
+    """What wb itself loads (snapshots + the events after them), read in-process without writing."""
+    loaded = Workbench(repo).load(detect_human=True)
+    assert loaded.human_edits == [], f"a crash was taken for a hand edit: {loaded.human_edits}"
+    return observe(loaded.docs.board, loaded.docs.state, loaded.docs.body)
+
+
+def disk_view(repo: Path) -> dict[str, Any]:
+    """What the snapshot files on disk say, with no replay."""
+    parsed = statefile.parse((repo / ".workbench" / "state.md").read_bytes())
+    return observe(board(repo), parsed.data, parsed.body)
+
+
+def snapshot_last_events(repo: Path) -> tuple[int, int]:
+    """(state.md last_event, board.json last_event) as written on disk."""
+    text = (repo / ".workbench" / "state.md").read_text()
+    match = re.search(r"^last_event: (\d+)$", text, re.M)
+    assert match, "state.md has no last_event"
+    return int(match.group(1)), board(repo)["last_event"]
+
+
+def assert_acked_present(view: dict[str, Any]) -> None:
+    titles = {tid: title for tid, title, _status in view["tasks"]}
+    assert titles.get("T-001") == ACKED_TASKS["T-001"]
+    assert titles.get("T-002") in (ACKED_TASKS["T-002"], "renamed in flight")
+    assert view["notes"][ACKED_NOTE] == 1
+
+
+def assert_recovers(repo: Path, *, user_status: list[str], head0: str, expected: dict[str, Any],
+                    events_before: int) -> list[dict[str, Any]]:
+    """The next normal mutation succeeds, commits everything, and the workbench is whole and clean."""
+    follow = wb_ok(repo, "task", "add", AFTER_TITLE)
+    new_id = f"T-{len(expected['tasks']) + 1:03d}"
+    assert follow.stdout.startswith(f"{new_id} added"), follow.stdout
+    assert follow.stderr == "", f"the recovery mutation warned: {follow.stderr}"
+    expected = copy.deepcopy(expected)
+    expected["tasks"].append([new_id, AFTER_TITLE, "todo"])
+
+    validate, verify = wb_parallel(repo, ["validate"], ["replay", "--verify"])
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+    assert verify.returncode == 0, verify.stderr + verify.stdout
+
+    events = assert_log_sound(repo)
+    assert len(events) == events_before + 1
+    assert events[-1]["type"] == "task.add" and events[-1]["payload"]["task"]["title"] == AFTER_TITLE
+    assert not [e for e in events if e["type"] == "human.edit"], "recovery recorded a spurious human.edit"
+
+    assert disk_view(repo) == expected
+    assert_ids_unique(board(repo)["tasks"])
+
+    # git: everything under .workbench/ committed, nothing else touched
+    assert status_workbench(repo) == ""
+    assert status_outside(repo) == user_status
+    changed = paths_changed_since(repo, head0)
+    assert changed and all(p.startswith(".workbench/") for p in changed), changed
+    message = git(repo, "log", "-1", "--format=%B")
+    assert AFTER_TITLE in message and f"Wb-Event: {events[-1]['seq']}" in message, message
+    return events
+
+
+@pytest.mark.parametrize(("command", "point"), _matrix())
+def test_kill_at_fault_point(acked_repo: Path, command: str, point: Point) -> None:
+    repo = acked_repo
+    mutation = MUTATIONS[command]
+    user_status = status_outside(repo)
+    assert any(line.startswith("A  staged.txt") for line in user_status)  # the user's work is in play
+    events0 = assert_log_sound(repo)
+    n0 = len(events0)
+    head0 = head(repo)
+    commits0 = commit_count(repo)
+    state_le0, board_le0 = snapshot_last_events(repo)
+    before = loaded_view(repo)
+    assert_acked_present(before)
+
+    killed = wb(repo, *mutation.argv, WB_FAULT=point.name, WB_FAULT_SKIP=str(point.skip))
+    assert killed.returncode == -9, f"not killed at {point.label}: exit {killed.returncode} {killed.stderr}"
+
+    # -- where the kill happened: the durable steps before it are on disk, none after it ----------------------
+    events, torn = event_lines(repo)
+    assert torn == b"", "a kill between system calls must not tear the log"
+    landed = reached(point.label, "after_event_append")
+    assert len(events) == n0 + landed
+    if landed:
+        assert events[-1]["type"] == mutation.event_type
+    board_written = mutation.board and reached(point.label, "after_board_write")
+    state_written = reached(point.label, "after_state_write")
+    assert snapshot_last_events(repo) == (n0 + 1 if state_written else state_le0,
+                                          n0 + 1 if board_written else board_le0)
+    committed = reached(point.label, "after_git_ref")
+    assert (head(repo) != head0) == committed
+    if committed:
+        assert git(repo, "rev-parse", "HEAD^").strip() == head0
+    assert commit_count(repo) == commits0 + committed
+    assert status_outside(repo) == user_status
+
+    # -- the workbench loads as it is: validate, status, replay; the in-flight mutation is all or nothing ------
+    validate, status = wb_parallel(repo, ["validate"], ["status", "--json"])
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+    assert status.returncode == 0, status.stderr
+    data = json.loads(status.stdout)
+    assert data["unrecorded_human_edits"] == []
+    assert data["last_event"]["seq"] == n0 + landed
+    expected = mutation.landed(before) if landed else before
+    assert data["board"]["total"] == len(expected["tasks"])
+    view = loaded_view(repo)
+    assert view == expected
+    assert_acked_present(view)
+    report = replay(Workbench(repo))
+    assert report.mismatches == [], report.mismatches
+    assert assert_log_sound(repo) == events
+
+    # -- the next mutation commits it all ------------------------------------------------------------------
+    assert_recovers(repo, user_status=user_status, head0=head0, expected=expected, events_before=n0 + landed)
+    assert commit_count(repo) == commits0 + committed + 1
+
+
+# -- two crashes in a row: the recovery itself is killed -------------------------------------------------------
+@pytest.mark.parametrize(("first", "second"), [
+    ("after_event_append", "after_board_write"),
+    ("after_board_write", "before_rename:state.md"),
+    pytest.param("after_state_write", "before_git_ref", marks=pytest.mark.slow),
+    pytest.param("after_git_ref", "after_event_append", marks=pytest.mark.slow),
+])
+def test_recovery_killed_too(acked_repo: Path, first: str, second: str) -> None:
+    repo = acked_repo
+    user_status = status_outside(repo)
+    n0 = len(assert_log_sound(repo))
+    head0 = head(repo)
+    before = loaded_view(repo)
+
+    assert wb(repo, "task", "add", "inflight task", WB_FAULT=first).returncode == -9
+    second_kill = wb(repo, "note", INFLIGHT_NOTE, WB_FAULT=second)
+    assert second_kill.returncode == -9, second_kill.stderr
+
+    expected = MUTATIONS["task-add"].landed(before)  # both kills come after the first event's append
+    note_landed = reached(second, "after_event_append")
+    if note_landed:
+        expected = MUTATIONS["note"].landed(expected)
+    validate = wb(repo, "validate")
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+    assert loaded_view(repo) == expected
+    assert_recovers(repo, user_status=user_status, head0=head0, expected=expected,
+                    events_before=n0 + 1 + note_landed)
+
+
+# -- a log write cut short (what a power cut can leave; SIGKILL between system calls cannot) --------------------
+@pytest.mark.parametrize("damage", ["torn-line", "cut-short-batch"])
+def test_torn_log_tail_is_ignored_then_repaired(acked_repo: Path, damage: str) -> None:
+    """CONTRACT §2: a torn last line is ignored on read. `wb validate` reports it (exit 5, naming
+    `wb doctor --fix`) rather than passing silently; everything else loads, and the next write drops it."""
+    repo = acked_repo
+    user_status = status_outside(repo)
+    events = assert_log_sound(repo)
+    head0 = head(repo)
+    before = loaded_view(repo)
+    last = events[-1]
+    import hashlib
+
+    prev = hashlib.sha256((repo / ".workbench/events.jsonl").read_bytes().splitlines()[-1]).hexdigest()
+    ghost = {"schema_version": 1, "seq": last["seq"] + 1, "id": "zz-ghost", "ts": last["ts"], "type": "note.add",
+             "actor": "agent", "session": None, "payload": {"text": "ghost note never acknowledged"},
+             "prev": prev}
+    if damage == "cut-short-batch":
+        ghost["more"] = 1  # the first line of a two-event batch whose second line never made it
+        tail = json.dumps(ghost, separators=(",", ":")).encode() + b"\n"
+    else:
+        tail = json.dumps(ghost, separators=(",", ":")).encode()[:57]
+    with open(repo / ".workbench/events.jsonl", "ab") as fh:
+        fh.write(tail)
+
+    validate = wb(repo, "validate")
+    assert validate.returncode == 5
+    assert "torn" in validate.stderr and "doctor" in validate.stderr, validate.stderr
+    assert len(validate.stderr.strip().splitlines()) == 1, validate.stderr  # the only problem
+    status = wb_ok(repo, "status", "--json")
+    assert json.loads(status.stdout)["last_event"]["seq"] == last["seq"]
+    assert loaded_view(repo) == before
+    assert replay(Workbench(repo)).mismatches == []
+
+    assert_recovers(repo, user_status=user_status, head0=head0, expected=before, events_before=len(events))
+    assert "ghost" not in (repo / ".workbench/events.jsonl").read_text()
+    assert "ghost" not in (repo / ".workbench/state.md").read_text()
+
+
+# -- wb init killed halfway: running it again finishes it --------------------------------------------------------
+INIT_POINTS = [
+    "before_rename:.gitignore",
+    "before_rename:config.yaml",
+    "before_rename:calls.jsonl",  # before the init event is appended
+    "before_rename:board.json",  # the init event is in the log, no snapshot yet
+    "before_rename:state.md",
+    "before_rename:state.json",  # state.md written, its .cache copy not
+    "before_rename:.gitattributes",  # the workbench written, the git drivers not yet registered
+    "after_git_objects",
+    "before_git_ref",
+    "after_git_ref",  # committed, the index not yet synced
+]
+
+
+@pytest.mark.parametrize("point", [
+    pytest.param(p, marks=() if i % 2 == 0 or p == "after_git_ref" else (pytest.mark.slow,))
+    for i, p in enumerate(INIT_POINTS)
+])
+def test_init_killed_then_rerun(tmp_path: Path, point: str) -> None:
+    repo = make_repo(tmp_path / "repo")
+    user_status = status_outside(repo)
+    head0 = head(repo)
+    killed = wb(repo, "init", WB_FAULT=point)
+    assert killed.returncode == -9, f"not killed at {point}: exit {killed.returncode} {killed.stderr}"
+    # what may be left outside .workbench/ for a moment: init's .gitattributes, or its temp file mid-write
+    assert all(line.endswith(".gitattributes") for line in set(status_outside(repo)) - set(user_status))
+
+    wb_ok(repo, "init")
+    validate, verify = wb_parallel(repo, ["validate"], ["replay", "--verify"])
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+    assert verify.returncode == 0, verify.stderr + verify.stdout
+    events = assert_log_sound(repo)
+    assert [e["type"] for e in events] == ["workbench.init"]
+    assert status_workbench(repo) == "", "wb init left .workbench/ uncommitted or the index out of step"
+    assert_init_left_user_alone(user_status, status_outside(repo))
+    user_status = status_outside(repo)
+    assert all(p.startswith(".workbench/") for p in paths_changed_since(repo, head0))
+
+    added = wb_ok(repo, "task", "add", "first after init")
+    assert added.stdout.startswith("T-001 added")
+    assert status_workbench(repo) == ""
+    assert status_outside(repo) == user_status
