@@ -61,6 +61,13 @@ def _register() -> None:
     app.command("resume")(resume.resume_command)
     app.command("abort")(abort.abort_command)
     app.command("demo")(demo.demo_command)
+    from workbench.cli import migrate
+
+    app.command("migrate")(migrate.migrate_command)
+    from workbench.cli import diff, textconv
+
+    app.command("diff")(diff.diff_command)
+    app.command("textconv", hidden=True)(textconv.textconv_command)
     from workbench.cli import merge_driver
 
     app.command("merge-driver", hidden=True)(merge_driver.merge_driver_command)
