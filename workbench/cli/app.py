@@ -61,6 +61,9 @@ def _register() -> None:
     app.command("resume")(resume.resume_command)
     app.command("abort")(abort.abort_command)
     app.command("demo")(demo.demo_command)
+    from workbench.cli import doctor
+
+    app.command("doctor")(doctor.doctor_command)
     from workbench.cli import migrate
 
     app.command("migrate")(migrate.migrate_command)

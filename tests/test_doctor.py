@@ -1,0 +1,86 @@
+"""wb doctor finds and, with --fix, repairs: torn tail, snapshots behind the log, uncommitted changes, temp
+files; a broken hash chain is reported with its seq and never rewritten."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import WB_ARGV, run_git, run_wb
+from workbench.api import Bench, init
+
+
+def _doctor(repo: Path, *args: str) -> tuple[int, dict]:
+    proc = run_wb(repo, "doctor", "--json", *args)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def _codes(report: dict) -> set[str]:
+    return {f["code"] for f in report["findings"]}
+
+
+def test_healthy_workbench(repo: Path) -> None:
+    init(repo)
+    Bench.open(repo).add_task("x")
+    code, report = _doctor(repo)
+    assert code == 0 and report == {"healthy": True, "findings": []}
+
+
+def test_torn_tail_and_temp_files_are_repaired(repo: Path) -> None:
+    init(repo)
+    Bench.open(repo).note("kept")
+    log = repo / ".workbench" / "events.jsonl"
+    good = log.read_bytes()
+    with open(log, "ab") as fh:
+        fh.write(b'{"schema_version":1,"seq":3,"id":"01')
+    (repo / ".workbench" / ".tmp-x-state.md").write_text("half")
+    code, report = _doctor(repo)
+    assert code == 1 and {"torn_tail", "temp_files"} <= _codes(report)
+    code, report = _doctor(repo, "--fix")
+    assert code == 0, report
+    assert log.read_bytes() == good
+    assert not (repo / ".workbench" / ".tmp-x-state.md").exists()
+    assert run_wb(repo, "validate").returncode == 0
+    assert _doctor(repo)[0] == 0
+
+
+def test_snapshots_behind_the_log_are_caught_up_and_committed(repo: Path) -> None:
+    init(repo)
+    Bench.open(repo).add_task("first")
+    env = {**os.environ, "WB_FAULT": "after_event_append"}
+    killed = subprocess.run([*WB_ARGV, "task", "add", "second"], cwd=repo, env=env, capture_output=True)
+    assert killed.returncode == -9
+    code, report = _doctor(repo)
+    assert code == 1 and {"snapshots_behind", "uncommitted"} <= _codes(report)
+    code, report = _doctor(repo, "--fix")
+    assert code == 0, report
+    titles = [t["title"] for t in json.loads((repo / ".workbench" / "board.json").read_text())["tasks"]]
+    assert titles == ["first", "second"]  # the appended event was the truth: replayed into the snapshot
+    assert run_git(repo, "status", "--porcelain", "--", ".workbench") == ""
+    assert run_wb(repo, "replay", "--verify").returncode == 0
+
+
+def test_broken_hash_chain_is_reported_not_fixed(repo: Path) -> None:
+    init(repo)
+    bench = Bench.open(repo)
+    for text in ("one", "two", "three"):
+        bench.note(text)
+    log = repo / ".workbench" / "events.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace('"one"', '"ONE"')  # seq 2; seq 3's prev no longer matches
+    log.write_text("".join(lines))
+    damaged = log.read_bytes()
+    code, report = _doctor(repo, "--fix")
+    assert code == 1
+    messages = [f["message"] for f in report["findings"] if f["code"] == "log_damaged"]
+    assert messages and "seq 3" in messages[0]
+    assert log.read_bytes() == damaged
+
+
+def test_doctor_outside_a_workbench_is_one_line(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "workbench.cli.main", "doctor"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1

@@ -1,0 +1,33 @@
+"""`wb doctor [--fix]`: find and repair a torn log tail, snapshots behind the log, uncommitted changes…"""
+
+from __future__ import annotations
+
+import typer
+
+from workbench.cli import output
+from workbench.cli.app import start_dir
+
+
+def doctor_command(
+    fix: bool = typer.Option(False, "--fix", help="Repair what can be repaired (never the hash chain)."),
+    json_: bool = typer.Option(False, "--json", help="Findings as JSON."),
+) -> int:
+    """Check the workbench: torn log tail, snapshots behind the log, hash chain, schemas, uncommitted
+    changes, leftover temp files, stale lock. Exit 0 when healthy (or repaired), 1 otherwise."""
+    from workbench.doctor import examine
+    from workbench.store import Workbench
+
+    wb = Workbench.discover(start_dir())
+    if fix:
+        with wb.lock():
+            pass  # wait for a running wb to finish first
+    report = examine(wb, fix=fix)
+    if json_:
+        output.emit_json({"healthy": report.healthy, "findings": [f.as_dict() for f in report.findings]})
+    else:
+        for f in report.findings:
+            mark = "fixed" if f.fixed else ("fixable: wb doctor --fix" if f.fixable else "needs you")
+            output.say(f"{f.code:<22} {f.message}  [{mark}]")
+        if not report.findings:
+            output.say("healthy: nothing to repair")
+    return 0 if report.healthy else 1
