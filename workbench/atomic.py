@@ -9,6 +9,15 @@ from pathlib import Path
 from workbench import faults
 
 
+def _file_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+_FILE_MODE = _file_mode()
+
+
 def fsync_dir(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
@@ -25,6 +34,7 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     """
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + path.name, dir=path.parent)
     try:
+        os.fchmod(fd, _FILE_MODE)  # mkstemp makes 0600; a workbench file is as readable as any other
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             if durable:
