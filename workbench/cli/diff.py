@@ -1,0 +1,285 @@
+"""`wb diff [REV [REV]]`: what changed in the agent's state, as text, Markdown (for a pull request) or JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from workbench.cli import output
+from workbench.cli.app import start_dir
+
+FORMATS = ("text", "json", "markdown")
+MD_ROWS = 200  # a pull-request comment has a size limit: longer tables end with "… and N more"
+
+
+def diff_command(
+    revs: list[str] = typer.Argument(None, metavar="[REV [REV]]",
+                                     help="None: HEAD vs the working tree. One: REV vs the working tree "
+                                          "(A..B and A...B as in git). Two: the first vs the second."),
+    format_: str = typer.Option("text", "--format", metavar="text|json|markdown",
+                                help="text (colour on a terminal), json (docs/diff.md) or markdown."),
+    all_: bool = typer.Option(False, "--all",
+                              help="Also show the fields every write changes (updated_at, last_event)."),
+) -> int:
+    """Show what changed in the workbench between two revisions, by meaning: state fields, decision-log
+    entries, tasks field by field, events and tool calls appended. Exit 0 whether or not anything changed."""
+    from workbench.diff import diff
+    from workbench.errors import UsageError
+    from workbench.gitstore import find_worktree
+
+    if format_ not in FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not '{format_}'")
+    root = find_worktree(start_dir() or Path.cwd())
+    revs = list(revs or [])
+    data = diff(root, revs, all_fields=all_, default_base="HEAD" if revs else _default_base(root))
+    if format_ == "json":
+        output.emit_json(data)
+    elif format_ == "markdown":
+        sys.stdout.write(render_markdown(data))
+    else:
+        _print(render_text(data))
+    for warning in data["warnings"]:
+        output.warn(warning)
+    return 0
+
+
+def _default_base(root: Path) -> str:
+    """HEAD, or the branch config.yaml's git.ref records state on (then HEAD's tree has no workbench)."""
+    config = root / ".workbench" / "config.yaml"
+    if not config.exists():
+        return "HEAD"
+    from workbench.errors import WorkbenchError
+    from workbench.store import load_config
+
+    try:
+        ref = load_config(config)["git"].get("ref")
+    except WorkbenchError:
+        return "HEAD"
+    return str(ref) if ref else "HEAD"
+
+
+# -- values ------------------------------------------------------------------------------------------------
+_WORD = re.compile(r"^[\w.:/@+-]+$")
+
+
+def value(v: Any, width: int = 70) -> str:
+    """A value as a reader expects it: simple words bare, other strings quoted, everything else as JSON."""
+    text = v if isinstance(v, str) and _WORD.match(v) else json.dumps(v, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def change_text(change: dict[str, Any]) -> str:
+    old = value(change["old"]) if "old" in change else "(absent)"
+    new = value(change["new"]) if "new" in change else "(absent)"
+    return f"{change['field']}: {old} → {new}"
+
+
+def side_name(side: dict[str, Any]) -> str:
+    commit = side["commit"]
+    if commit is None:
+        return side["label"] if side["workbench"] or side["label"] == "working tree" else f"{side['label']} (empty)"
+    return side["label"] if side["label"].startswith(commit[:7]) else f"{side['label']} ({commit[:10]})"
+
+
+def session_text(s: dict[str, Any] | None) -> str:
+    if s is None:
+        return "none"
+    where = f"{s['harness_state']}, step {min((s['step_index'] or 0) + 1, s['steps'])} of {s['steps']}"
+    pending = f", waiting: {s['pending']['reason']}" if s["pending"] else ""
+    return f"{str(s['id'])[:10]}… {value(s['goal'], 40)} {where}{pending}"
+
+
+def task_line(task: dict[str, Any]) -> str:
+    return (f"{task.get('id')} [{task.get('status')}] {task.get('kind')}/{task.get('owner')}  "
+            f"{task.get('title', '')}")
+
+
+def entry_text(entry: dict[str, Any], width: int = 100) -> str:
+    head = f"{entry['ts']} · {entry['actor']}" if entry.get("ts") else str(entry.get("heading", ""))
+    body = " ".join(entry["text"].split())
+    line = f"{head}: {body}" if body else head
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def outcome_text(s: dict[str, Any]) -> str:
+    return s["outcome"] + (f" ({s['reason']})" if s["reason"] else "")
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} ×{n}" for k, n in counts.items())
+
+
+def events_headline(ev: dict[str, Any]) -> str:
+    if ev["rewritten"]:
+        return (f"the log was rewritten: {ev['removed']} old event(s) are not in the new log; "
+                f"{ev['appended']} event(s) after the shared part")
+    if ev["removed"] and not ev["appended"]:
+        return (f"{ev['removed']} event(s) fewer (the new side is older: "
+                f"#{ev['new_last_seq'] + 1}–#{ev['old_last_seq']})")
+    span = f" (#{ev['first_seq']}–#{ev['last_seq']})" if ev["first_seq"] is not None else ""
+    return f"{ev['appended']} appended{span}"
+
+
+# -- text ----------------------------------------------------------------------------------------------------
+Line = tuple[str, str]  # (rich style, text)
+
+
+def render_text(d: dict[str, Any]) -> list[Line]:
+    out: list[Line] = [("bold", f"wb diff {side_name(d['old'])} → {side_name(d['new'])}")]
+    if not d["changed"]:
+        out.append(("", "no changes to the workbench"))
+        return out
+    st = d["state"]
+    log = st["decision_log"]
+    if st["fields"] or st["session"] or log["added"] or log["removed"]:
+        out.append(("bold", "\nstate.md"))
+        out += [("yellow", f"  {change_text(c)}") for c in st["fields"]]
+        if st["session"]:
+            out.append(("yellow", f"  session: {session_text(st['session']['old'])} → "
+                                  f"{session_text(st['session']['new'])}"))
+        if log["added"] or log["removed"]:
+            out.append(("", f"  decision log: {len(log['added'])} added, {len(log['removed'])} removed"))
+            out += [("green", f"    + {entry_text(e)}") for e in log["added"]]
+            out += [("red", f"    - {entry_text(e)}") for e in log["removed"]]
+    b = d["board"]
+    if b["fields"] or b["added"] or b["removed"] or b["changed"]:
+        out.append(("bold", f"\nboard.json: {len(b['added'])} added, {len(b['changed'])} changed, "
+                            f"{len(b['removed'])} removed"))
+        out += [("yellow", f"  {change_text(c)}") for c in b["fields"]]
+        out += [("green", f"  + {task_line(t)}") for t in b["added"]]
+        out += [("red", f"  - {task_line(t)}") for t in b["removed"]]
+        for t in b["changed"]:
+            out.append(("yellow", f"  ~ {t['id']} {t['title'] or ''}"))
+            out += [("", f"      {change_text(c)}") for c in t["changes"]]
+    ev = d["events"]
+    if ev["appended"] or ev["removed"]:
+        out.append(("bold", f"\nevents.jsonl: {events_headline(ev)}"))
+        if ev["by_type"]:
+            out.append(("", f"  {counts_text(ev['by_type'])}"))
+        out += _harness_text(ev)
+    c = d["calls"]
+    if c["added"] or c["removed"]:
+        extra = f", {c['removed']} removed" + (" (rewritten)" if c["rewritten"] else "") if c["removed"] else ""
+        out.append(("bold", f"\ncalls.jsonl: {c['added']} added{extra}"))
+        if c["added"]:
+            out.append(("", f"  by status: {counts_text(c['by_status'])} · by tool: {counts_text(c['by_tool'])}"))
+    return out
+
+
+def _harness_text(ev: dict[str, Any]) -> list[Line]:
+    out: list[Line] = []
+    for s in ev["sessions"]:
+        begun = "" if s["started"] else " (begun earlier)"
+        out.append(("cyan", f"  session {s['id'][:10]}… {value(s['goal'], 60)}{begun}: {outcome_text(s)}"))
+        for st in (x for x in ev["steps"] if x["session"] == s["id"]):
+            what = ", ".join((["started"] if st["started"] else []) + [st["status"] or "not ended"])
+            desc = f" {value(st['description'], 60)}" if st["description"] else ""
+            out.append(("", f"    step {st['index'] + 1}{desc}: {what}"))
+        for call in (x for x in ev["tool_calls"] if x["session"] == s["id"]):
+            detail = call["error"] or call["result"] or ""
+            out.append(("", f"    tool {call['tool']} (step {_ordinal(call['index'])}): {call['status']}"
+                            + (f" — {detail}" if detail else "")))
+        for a in (x for x in ev["approvals"] if x["session"] == s["id"]):
+            out.append(("", f"    approval {a['decision']}: {a['tool']} (step {_ordinal(a['index'])})"
+                            + (f" — {a['reason']}" if a["reason"] else "")))
+    return out
+
+
+def _ordinal(index: Any) -> str:
+    return str(index + 1) if isinstance(index, int) else "?"
+
+
+def _print(lines: list[Line]) -> None:
+    if output.color_enabled():
+        from rich.console import Console
+        from rich.text import Text
+
+        console = Console(highlight=False, soft_wrap=True)
+        for style, text in lines:
+            console.print(Text(text, style=style))
+        return
+    output.say("\n".join(text for _style, text in lines))
+
+
+# -- markdown ------------------------------------------------------------------------------------------------
+def cell(v: Any, code: bool = True) -> str:
+    """A table cell: one line, pipes escaped, a value in a code span."""
+    text = " ".join((v if isinstance(v, str) else value(v, 200)).split()).replace("|", "\\|")
+    if not text:
+        return ""
+    if len(text) > 120:
+        text = text[:119] + "…"
+    return f"`{text}`" if code and "`" not in text else text
+
+
+def _md_value(change: dict[str, Any], key: str) -> str:
+    return cell(value(change[key], 120)) if key in change else "*absent*"
+
+
+def render_markdown(d: dict[str, Any]) -> str:
+    out = [f"## wb diff: {side_name(d['old'])} → {side_name(d['new'])}", ""]
+    if not d["changed"]:
+        out += ["No changes to the workbench.", ""]
+        return "\n".join(out)
+    st = d["state"]
+    log = st["decision_log"]
+    if st["fields"] or st["session"]:
+        out += ["### State", "", "| field | before | after |", "|---|---|---|"]
+        out += [f"| `{c['field']}` | {_md_value(c, 'old')} | {_md_value(c, 'new')} |" for c in st["fields"]]
+        if st["session"]:
+            out.append(f"| session | {cell(session_text(st['session']['old']), False)} | "
+                       f"{cell(session_text(st['session']['new']), False)} |")
+        out.append("")
+    if log["added"] or log["removed"]:
+        out += [f"### Decision log: {len(log['added'])} added" + (f", {len(log['removed'])} removed"
+                                                                  if log["removed"] else ""), ""]
+        for e in log["added"]:
+            head = f"{e['ts']} · {e['actor']}" if e.get("ts") else e.get("heading", "")
+            out.append(f"- **{head}**: {' '.join(e['text'].split())}")
+        for e in log["removed"]:
+            out.append(f"- ~~{' '.join(entry_text(e, 300).split())}~~ (removed)")
+        out.append("")
+    b = d["board"]
+    if b["fields"] or b["added"] or b["removed"] or b["changed"]:
+        out += [f"### Tasks: {len(b['added'])} added, {len(b['changed'])} changed, {len(b['removed'])} removed",
+                "", "| task | title | change | before | after |", "|---|---|---|---|---|"]
+        rows = [f"| board | | `{c['field']}` | {_md_value(c, 'old')} | {_md_value(c, 'new')} |" for c in b["fields"]]
+        rows += [f"| {t.get('id')} | {cell(t.get('title', ''), False)} | added | | {cell(t.get('status'))} |"
+                 for t in b["added"]]
+        for t in b["changed"]:
+            rows += [f"| {t['id']} | {cell(t['title'] or '', False)} | `{c['field']}` | {_md_value(c, 'old')} | "
+                     f"{_md_value(c, 'new')} |" for c in t["changes"]]
+        rows += [f"| {t.get('id')} | {cell(t.get('title', ''), False)} | removed | {cell(t.get('status'))} | |"
+                 for t in b["removed"]]
+        out += rows[:MD_ROWS]
+        if len(rows) > MD_ROWS:
+            out.append(f"\n… and {len(rows) - MD_ROWS} more rows (`wb diff --format json` has them all)")
+        out.append("")
+    ev = d["events"]
+    if ev["appended"] or ev["removed"]:
+        out += [f"### Events: {events_headline(ev)}", ""]
+        if ev["by_type"]:
+            out += ["| type | count |", "|---|---:|"]
+            out += [f"| `{t}` | {n} |" for t, n in ev["by_type"].items()]
+            out.append("")
+        out += [_md_line(text) for _style, text in _harness_text(ev)]
+        if ev["sessions"]:
+            out.append("")
+    c = d["calls"]
+    if c["added"] or c["removed"]:
+        out += [f"### Tool calls: {c['added']} added" + (f", {c['removed']} removed" if c["removed"] else ""), ""]
+        if c["added"]:
+            out += [f"- by status: {counts_text(c['by_status'])}", f"- by tool: {counts_text(c['by_tool'])}"]
+        out.append("")
+    return "\n".join(out)
+
+
+def _md_line(text: str) -> str:
+    """An indented text line of the harness summary as a nested Markdown bullet."""
+    depth = (len(text) - len(text.lstrip(" "))) // 2 - 1
+    return "  " * max(depth, 0) + "- " + text.strip().replace("|", "\\|")

@@ -1,0 +1,777 @@
+"""`wb migrate`: bring the files of `.workbench/` written by an older wb to the formats this wb reads.
+
+Every file kind (config, state, board, events, calls) has an ordered chain of migrations; migration N of a
+kind turns a version-N document into a version-N+1 one. A migration is a pure function — documents in,
+documents out, no clock and no disk (a time it must stamp comes in through `Context`). The chains are checked
+at import: contiguous, and ending at the version this wb writes, which must also be the `schema_version`
+const of the kind's JSON Schema. Version 0 is the pre-release layout of wb 0.0.x (docs/migrations.md).
+
+Writing is one durable path under the workbench lock: plan (read, migrate, fold, validate, render) → the
+intent file `.workbench/.migrate.json`, holding every target file and event → each file written atomically →
+the events appended (`migration.apply` last) → one git commit → the intent removed. A kill at any point leaves
+the intent behind, and the next `wb migrate` finishes from it. The `migration.apply` event carries the
+migrated documents, so `wb replay` reproduces the new snapshots.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from workbench import faults, ids, reducer, schemas
+from workbench.atomic import atomic_write, fsync_dir
+from workbench.errors import GitError, NotFound, Refused
+from workbench.eventlog import Tail, chain, encode, line_hash
+from workbench.gitstore import ATTRIBUTES, WB_DIR, CommitOutcome, register_drivers
+from workbench.store import CONFIG_DEFAULTS, Workbench, _parse_board, _sha, encode_board
+
+INTENT = ".migrate.json"
+INTENT_VERSION = 1
+TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
+TASK_ID = re.compile(r"^T-\d{3,}$")
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+# -- the registry ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    file: str  # under .workbench/
+    schema: str  # its JSON Schema (schemas/<schema>.schema.json)
+    current: int  # the version this wb writes
+    oldest: int  # the oldest version it can migrate
+
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("config", "config.yaml", "config", 1, 0),
+    Kind("state", "state.md", "state", reducer.STATE_VERSION, 0),
+    Kind("board", "board.json", "board", reducer.BOARD_VERSION, 0),
+    Kind("events", "events.jsonl", "event", 1, 0),
+    Kind("calls", "calls.jsonl", "call", 1, 1),  # born in version 1: nothing older to migrate
+)}
+
+
+@dataclass(frozen=True)
+class Context:
+    now: str  # when the migration runs (RFC 3339 UTC): the only value a migration may invent from outside
+
+
+Fn = Callable[[Any, Context], Any]
+
+
+@dataclass(frozen=True)
+class Migration:
+    kind: str
+    source: int  # turns a version-`source` document into a version-`source + 1` one
+    fn: Fn
+    summary: str
+
+
+REGISTRY: dict[str, list[Migration]] = {name: [] for name in KINDS}
+
+
+def migration(kind: str, source: int, summary: str) -> Callable[[Fn], Fn]:
+    """Register `fn(doc, ctx) -> doc` as the `kind` migration from version `source` to `source + 1`."""
+    def register(fn: Fn) -> Fn:
+        REGISTRY[kind].append(Migration(kind, source, fn, summary))
+        return fn
+    return register
+
+
+class RegistryError(Exception):
+    """The migration chains are broken: a wb bug, raised at import so it can never ship."""
+
+
+def check_registry(registry: dict[str, list[Migration]], kinds: dict[str, Kind]) -> None:
+    for name in registry:
+        if name not in kinds:
+            raise RegistryError(f"migrations registered for unknown kind {name!r}")
+    for name, kind in kinds.items():
+        sources = [m.source for m in registry.get(name, [])]
+        expected = list(range(kind.oldest, kind.current))
+        if sources != expected:
+            raise RegistryError(f"{name} migrations go {sources}; expected one per version step {expected}, in "
+                                f"order, ending at the current version {kind.current}")
+        const = schemas.load_schema(kind.schema)["properties"]["schema_version"].get("const")
+        if const != kind.current:
+            raise RegistryError(f"schemas/{kind.schema}.schema.json: schema_version const {const} but this wb "
+                                f"writes {name} version {kind.current}; bump both together")
+
+
+def upgrade(kind: str, doc: Any, version: int, ctx: Context) -> Any:
+    """`doc` (at `version`) through every later migration of `kind`: a document at the current version."""
+    doc = copy.deepcopy(doc)
+    for step in REGISTRY[kind][version - KINDS[kind].oldest:]:
+        doc = step.fn(doc, ctx)
+    return doc
+
+
+# -- the migrations ----------------------------------------------------------------------------------------
+def _strings(value: Any) -> Any:
+    """wb 0.0.x wrote absent lists as null and single items as a bare string."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else copy.deepcopy(value)
+
+
+def _timestamp(value: Any, ctx: Context) -> str:
+    return value if isinstance(value, str) and TIMESTAMP.match(value) else ctx.now
+
+
+def _j(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+@migration("config", 0, "add schema_version; git.commit true/false becomes every/off")
+def config_0_to_1(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    out: dict[str, Any] = {"schema_version": 1}
+    out.update((k, copy.deepcopy(v)) for k, v in doc.items() if k != "schema_version")
+    git = out.get("git")
+    if isinstance(git, dict) and isinstance(git.get("commit"), bool):
+        git["commit"] = "every" if git["commit"] else "off"
+    return out
+
+
+V0_STATE_STATUS = {"pending": "idle", "done": "completed", "error": "failed", "stopped": "paused"}
+
+
+@migration("state", 0, "counters gathered under `counters`, risks → blockers, current_task → active_task_id, "
+                       "last_event and session added; values v1 has no field for are kept in the decision log")
+def state_0_to_1(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    fm = copy.deepcopy(doc["frontmatter"])
+    body: str = doc["body"]
+    for derived in ("schema_version", "updated_at", "last_event"):
+        fm.pop(derived, None)
+    old_counters = fm.pop("counters", None)
+    counters = {name: 0 for name in reducer.COUNTERS}
+    for name in reducer.COUNTERS:
+        legacy = fm.pop(name, None)
+        if legacy is not None:
+            counters[name] = legacy
+    if isinstance(old_counters, dict):
+        counters.update(old_counters)
+    active = fm.pop("active_task_id", None)
+    current = fm.pop("current_task", None)
+    if active is None and isinstance(current, str) and TASK_ID.match(current):
+        active, current = current, None
+    status = fm.pop("status", "idle")
+    state = {
+        "schema_version": 1,
+        "status": V0_STATE_STATUS.get(status, status) if isinstance(status, str) else status,
+        "updated_at": ctx.now,
+        "active_task_id": active,
+        "next_action": fm.pop("next_action", None) or "",
+        "touched_files": _strings(fm.pop("touched_files", None)),
+        "assumptions": _strings(fm.pop("assumptions", None)),
+        "blockers": _strings(fm.pop("blockers", None)) + _strings(fm.pop("risks", None)),
+        "counters": counters,
+        "last_event": 0,
+        "session": fm.pop("session", None),
+    }
+    kept = ({"current_task": current} if current is not None else {}) | fm
+    if kept:
+        lines = "\n".join(f"- {key}: {_j(value)}" for key, value in kept.items())
+        text = ("Migrated state.md from version 0 (wb 0.0.x). Version 1 has no field for these values, so "
+                f"they are kept here:\n\n{lines}")
+        body = (body.rstrip("\n") or reducer.EMPTY_BODY.rstrip("\n")) + "\n" + reducer.note_entry(ctx.now, "wb", text)
+    elif not body.strip():
+        body = reducer.EMPTY_BODY
+    return {"frontmatter": state, "body": body}
+
+
+V0_TASK_STATUS = {"pending": "todo", "open": "todo", "active": "in_progress", "in-progress": "in_progress",
+                  "completed": "done", "failed": "blocked", "canceled": "cancelled"}
+FAILED_REASON = "failed under wb 0.0.x: retry it (wb task start) or cancel it"
+
+
+@migration("board", 0, "tasks gain kind, owner, acceptance, depends_on and timestamps; status pending/completed/"
+                       "failed → todo/done/blocked; ids that are not T-NNN are renumbered")
+def board_0_to_1(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    rest = {k: copy.deepcopy(v) for k, v in doc.items() if k not in ("schema_version", "last_event", "tasks")}
+    old = doc.get("tasks", [])
+    if not isinstance(old, list):  # left for the schema check to name
+        return {"schema_version": 1, "last_event": 0, "tasks": copy.deepcopy(old), **rest}
+    valid: list[str] = [t["id"] for t in old if isinstance(t, dict) and isinstance(t.get("id"), str)
+                        and TASK_ID.match(t["id"])]
+    highest = max((int(tid[2:]) for tid in valid), default=0)
+    new_ids: list[str] = []
+    renamed: dict[str, str] = {}
+    for task in old:
+        tid = task.get("id") if isinstance(task, dict) else None
+        if isinstance(tid, str) and TASK_ID.match(tid) and tid not in new_ids:
+            new_ids.append(tid)
+            continue
+        highest += 1
+        new_ids.append(f"T-{highest:03d}")
+        if isinstance(tid, str) and tid not in renamed and tid not in valid:
+            renamed[tid] = new_ids[-1]
+    tasks = [_task_0_to_1(t, tid, renamed, ctx) if isinstance(t, dict) else copy.deepcopy(t)
+             for t, tid in zip(old, new_ids, strict=True)]
+    return {"schema_version": 1, "last_event": 0, "tasks": tasks, **rest}
+
+
+def _task_0_to_1(old: dict[str, Any], tid: str, renamed: dict[str, str], ctx: Context) -> dict[str, Any]:
+    t = copy.deepcopy(old)
+    old_id = t.pop("id", None)
+    kind = t.pop("kind", None) or ("review" if "reviews" in t else "build")
+    status = t.pop("status", "todo")
+    task: dict[str, Any] = {"id": tid, "kind": kind}
+    title = t.pop("title", None) or t.pop("name", None)
+    if title is not None:
+        task["title"] = title
+    task["status"] = V0_TASK_STATUS.get(status, status) if isinstance(status, str) else status
+    task["owner"] = t.pop("owner", None) or ("reviewer" if kind == "review" else "builder")
+    task["acceptance"] = _strings(t.pop("acceptance", None))
+    deps = t.pop("depends_on", None)
+    deps = t.pop("deps", None) if deps is None else deps
+    task["depends_on"] = [renamed.get(d, d) if isinstance(d, str) else d for d in _strings(deps)]
+    task["created_at"] = _timestamp(t.pop("created_at", None), ctx)
+    task["updated_at"] = _timestamp(t.pop("updated_at", None), ctx)
+    description = t.pop("description", None)
+    reason = t.pop("blocked_reason", None) or (FAILED_REASON if status == "failed" else None)
+    for key in ("forced_done", "reviews"):
+        if key in t:
+            value = t.pop(key)
+            task[key] = renamed.get(value, value) if isinstance(value, str) else value
+    notes = ([f"id: {_j(old_id)}"] if old_id != tid else []) + [f"{k}: {_j(v)}" for k, v in t.items()]
+    if notes:  # keys v1 has no field for: kept in the description rather than dropped
+        kept = "Kept from wb 0.0.x: " + "; ".join(notes)
+        description = f"{description}\n\n{kept}" if description else kept
+    if description is not None:
+        task["description"] = description
+    if reason is not None:
+        task["blocked_reason"] = reason
+    return task
+
+
+def _legacy_id(ts: str, seq: int, record: Any) -> str:
+    """A deterministic ULID for a pre-release event: its time, then its seq, then a hash of its content."""
+    try:
+        ms = int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        ms = 0
+    digest = hashlib.sha256(f"{seq}\n{_j(record)}".encode()).digest()
+    value = (max(ms, 0) % (1 << 48)) << 80 | (seq % (1 << 32)) << 48 | int.from_bytes(digest[:6], "big")
+    return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
+
+
+@migration("events", 0, "pre-release event lines become `legacy.event` events (the line kept whole in the "
+                        "payload) with seq, id, actor and the hash chain")
+def events_0_to_1(records: list[Any], ctx: Context) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    prev: str | None = None
+    ts = ctx.now
+    for seq, record in enumerate(records, start=1):
+        rec = copy.deepcopy(record)
+        if isinstance(rec, dict) and isinstance(rec.get("ts"), str) and TIMESTAMP.match(rec["ts"]):
+            ts = rec["ts"]
+        actor = rec.get("actor") if isinstance(rec, dict) else None
+        event = {"schema_version": 1, "seq": seq, "id": _legacy_id(ts, seq, rec), "ts": ts, "type": "legacy.event",
+                 "actor": actor if actor in ("agent", "human", "wb") else "agent", "session": None,
+                 "payload": {"record": rec}, "prev": prev}
+        prev = line_hash(encode(event))
+        out.append(event)
+    return out
+
+
+check_registry(REGISTRY, KINDS)
+
+
+# -- reading what is there ---------------------------------------------------------------------------------
+@dataclass
+class Found:
+    version: int | None  # None: absent (or a log without a line yet)
+    doc: Any = None
+    raw: bytes | None = None
+    node: Any = None  # state.md: the round-trip node (comments survive the rewrite of a v1+ file)
+
+
+def _version(file: str, data: dict[str, Any], where: str = "") -> int:
+    found = data.get("schema_version", 0)
+    if not isinstance(found, int) or isinstance(found, bool) or found < 0:
+        raise Refused(f"{file}: {where}schema_version {_j(found)} is not a version number; fix it by hand")
+    return found
+
+
+def _read_state(path: Path) -> Found:
+    from workbench import statefile
+
+    raw = _read_required(path)
+    parsed = statefile.parse(raw)
+    return Found(_version("state.md", parsed.data), {"frontmatter": parsed.data, "body": parsed.body}, raw,
+                 parsed.node)
+
+
+def _read_board(path: Path) -> Found:
+    raw = _read_required(path)
+    board = _parse_board(raw)
+    return Found(_version("board.json", board), board, raw)
+
+
+def _read_required(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise NotFound(f"{WB_DIR}/{path.name} is missing: restore it with git (`git checkout -- {WB_DIR}`)") from None
+
+
+def _read_config(path: Path) -> Found:
+    from workbench import yamlio
+
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Found(None)  # optional: wb runs on its defaults
+    try:
+        data = yamlio.to_plain(yamlio.load_safe(raw.decode("utf-8"), "config.yaml"))
+    except UnicodeDecodeError:
+        raise Refused("config.yaml: not UTF-8 text") from None
+    if data is None:  # empty or only comments: the defaults, at any version
+        return Found(KINDS["config"].current, None, raw)
+    if not isinstance(data, dict):
+        raise Refused("config.yaml: the top level must be a mapping of settings")
+    return Found(_version("config.yaml", data), data, raw)
+
+
+def _read_log(path: Path, file: str, whole: bool) -> Found:
+    """The version of a JSON-lines file from its first and last complete lines (never the whole history);
+    with `whole`, an old-version file is parsed line by line for its migration."""
+    edges = _edge_lines(path)
+    if edges is None:  # absent, or no line yet: an empty log is valid at any version
+        return Found(KINDS["events" if file == "events.jsonl" else "calls"].current if path.exists() else None)
+    first, last = (_record(file, line, where) for line, where in zip(edges, ("line 1", "its last line"), strict=True))
+    v_first = _version(file, first, "line 1: ")
+    v_last = _version(file, last, "last line: ")
+    if v_last > KINDS["events" if file == "events.jsonl" else "calls"].current:
+        return Found(v_last)  # a newer line: refused by the caller, which names it
+    if v_first != v_last:
+        raise Refused(f"{file}: line 1 has schema_version {v_first} but the last line {v_last}; fix it by hand")
+    if not whole or v_first == KINDS["events"].current:
+        return Found(v_first)
+    raw = path.read_bytes()
+    records = [_record(file, line, f"line {n}") for n, line in enumerate(raw.split(b"\n")[:-1], start=1)
+               if line.strip()]
+    return Found(v_first, records, raw)
+
+
+def _record(file: str, line: bytes, where: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        raise Refused(f"{file}: {where} is damaged (not JSON); run `wb doctor`") from None
+    if not isinstance(record, dict):
+        raise Refused(f"{file}: {where} is not a JSON object")
+    return record
+
+
+def _edge_lines(path: Path) -> tuple[bytes, bytes] | None:
+    """(first, last) complete lines of a file, or None when it is absent or has no complete line."""
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed by the with below
+    except FileNotFoundError:
+        return None
+    with fh:
+        first = fh.readline()
+        if not first.endswith(b"\n"):
+            return None  # empty, or a single torn line
+        pos = fh.seek(0, os.SEEK_END)
+        buf = b""
+        while True:
+            step = min(1 << 16, pos)
+            pos -= step
+            fh.seek(pos)
+            buf = fh.read(step) + buf
+            end = buf.rfind(b"\n")  # the end of the last complete line (a torn tail follows it)
+            if end == -1:
+                continue  # a torn tail longer than a block (the first line's newline lies further back)
+            start = buf.rfind(b"\n", 0, end)
+            if start != -1 or pos == 0:
+                return first[:-1], buf[start + 1:end]
+
+
+def _refuse_unknown(found: dict[str, Found]) -> None:
+    for name, f in found.items():
+        kind = KINDS[name]
+        if f.version is None:
+            continue
+        if f.version > kind.current:
+            raise Refused(f"{kind.file}: schema_version {f.version} is newer than this wb understands "
+                          f"({kind.current}); upgrade wb. Nothing was changed")
+        if f.version < kind.oldest:
+            raise Refused(f"{kind.file}: schema_version {f.version} is older than this wb can migrate (oldest: "
+                          f"{kind.oldest}); migrate it with an older wb first. Nothing was changed")
+
+
+# -- the plan ----------------------------------------------------------------------------------------------
+@dataclass
+class Plan:
+    versions: dict[str, int | None]  # file → version found (None: absent)
+    files: list[dict[str, Any]] = field(default_factory=list)  # file, from, to, changes
+    intent: dict[str, Any] | None = None  # None: nothing to do
+
+
+def make_plan(wb: Workbench, now: str | None = None) -> Plan:
+    """Read every file, refuse unknown versions, and compute — without writing anything — the files and events
+    a migration writes, validated against the schemas."""
+    from workbench import initcmd, statefile
+
+    p = wb.paths
+    found = {"config": _read_config(p.config), "state": _read_state(p.state), "board": _read_board(p.board),
+             "events": _read_log(p.events, "events.jsonl", whole=True),
+             "calls": _read_log(p.calls, "calls.jsonl", whole=False)}
+    _refuse_unknown(found)
+    versions = {KINDS[n].file: f.version for n, f in found.items()}
+    stale = [n for n, f in found.items() if f.version is not None and f.version < KINDS[n].current]
+    if not stale:
+        return Plan(versions)
+    ctx = Context(now or ids.utc_now())
+    st, bd, ev = found["state"], found["board"], found["events"]
+    assert st.version is not None and bd.version is not None
+    fm = st.doc["frontmatter"]
+
+    # the documents: migrated, then the events newer than the snapshot folded in
+    upcast = upgrade("events", ev.doc, ev.version or 0, ctx) if "events" in stale else None
+    base = Tail(upcast[-1]["seq"], line_hash(encode(upcast[-1])), 0, 0) if upcast else (
+        Tail(0, None, 0, 0) if upcast is not None else wb.log.tail())
+    human: list[dict[str, Any]] = []
+    node = st.node if "schema_version" in fm else None  # wb 0.0.x wrote no comments: a fresh rendering
+    if "state" not in stale and "board" not in stale and upcast is None:
+        loaded = wb.load(detect_human=True, need_node=True)
+        docs, human, node = loaded.docs, loaded.human_edits, loaded.state_node
+    else:
+        if "last_event" not in fm and upcast is None and base.seq:
+            raise Refused(f"state.md is a wb 0.0.x file but events.jsonl already holds {base.seq} events of a "
+                          "later wb; restore the state.md that goes with that log (git) and run `wb migrate` again")
+        state_doc = upgrade("state", st.doc, st.version, ctx)
+        docs = reducer.Docs(state_doc["frontmatter"], state_doc["body"], upgrade("board", bd.doc, bd.version, ctx))
+        last, board_from = fm.get("last_event"), bd.doc.get("last_event")
+        if isinstance(last, int) and not isinstance(last, bool):
+            after = [e for e in upcast if e["seq"] > last] if upcast is not None else wb.log.read_after(last)
+            board_from = board_from if isinstance(board_from, int) and not isinstance(board_from, bool) else 0
+            for event in after:
+                reducer.apply(docs, event, board_from=board_from)
+
+    # the events: the log's first if it has none, hand edits found on the way, then migration.apply
+    born = [n for n in ("events", "calls") if found[n].version is None]  # absent: created by this migration
+    payload: dict[str, Any] = {"from": {KINDS[n].file: found[n].version for n in stale + born},
+                               "to": {KINDS[n].file: KINDS[n].current for n in stale + born}}
+    if "state" in stale:
+        payload["state"] = {k: v for k, v in docs.state.items() if k not in ("updated_at", "last_event")}
+        payload["body"] = docs.body
+    if "board" in stale:
+        payload["board"] = {k: v for k, v in docs.board.items() if k != "last_event"}
+    payload = copy.deepcopy(payload)
+    events: list[dict[str, Any]] = []
+
+    def add(type_: str, data: dict[str, Any], actor: str) -> None:
+        events.append({"schema_version": 1, "id": ids.new_id(), "ts": ctx.now, "type": type_, "actor": actor,
+                       "session": None, "payload": data})
+
+    if base.seq == 0:
+        add("workbench.init", {"next_action": docs.state.get("next_action", "")}, "wb")
+    for edit in human:
+        add("human.edit", edit, "human")
+    add("migration.apply", payload, "wb")
+    chain(events, base)
+    order = list(docs.state)
+    for event in events:  # exactly what a replay does, so the snapshots are the replay's result
+        reducer.apply(docs, event)
+    docs.state = {**{k: docs.state[k] for k in order if k in docs.state}, **docs.state}  # keys where they were
+
+    # validate everything, then render each file and check it reads back as the document
+    config = upgrade("config", found["config"].doc, found["config"].version or 0, ctx) if "config" in stale else None
+    if config is not None:
+        schemas.check("config", config, "config.yaml")
+    schemas.check("state", docs.state, "state.md")
+    schemas.check("board", docs.board, "board.json")
+    for event in [*(upcast or []), *events]:
+        schemas.check("event", event, f"events.jsonl (seq {event['seq']})")
+    writes: list[tuple[str, bytes]] = []
+    files: list[dict[str, Any]] = []
+    if config is not None:
+        writes.append(("config.yaml", _render_config(found["config"].raw or b"", config)))
+        files.append(_file("config.yaml", found["config"].version, field_changes(found["config"].doc, config)))
+    created = ((".gitignore", initcmd.GITIGNORE), (".gitattributes", ATTRIBUTES), ("artifacts/.gitkeep", ""),
+               ("calls.jsonl", ""))  # what `wb init` makes and wb 0.0.x did not
+    for rel, content in created:
+        if not (p.wb / rel).exists():
+            writes.append((rel, content.encode()))
+            files.append(_file(rel, None, []))
+    state_raw = statefile.render(node, docs.state, docs.body)
+    again = statefile.parse(state_raw)
+    if again.data != docs.state or again.body != docs.body:
+        raise Refused("state.md: the migrated file does not read back as the migrated document (a wb bug); "
+                      "nothing was changed")
+    writes.append(("state.md", state_raw))
+    files.append(_file("state.md", st.version,
+                       pair_moves(field_changes(fm, docs.state)) + _body_change(st.doc["body"], docs.body)))
+    board_raw = encode_board(docs.board)
+    if board_raw != bd.raw:
+        writes.append(("board.json", board_raw))
+        files.append(_file("board.json", bd.version, field_changes(bd.doc, docs.board)))
+    log_changes: list[dict[str, Any]] = []
+    if upcast:
+        writes.append(("events.jsonl", b"".join(encode(e) + b"\n" for e in upcast)))
+        log_changes.append({"op": "change", "path": "lines", "old": f"{len(upcast)} pre-release lines",
+                            "new": f"{len(upcast)} legacy.event events (seq 1-{len(upcast)}, hash-chained)"})
+    log_changes.append({"op": "append", "path": "events", "new": [e["type"] for e in events]})
+    files.append(_file("events.jsonl", ev.version, log_changes))
+
+    git_cfg = {**CONFIG_DEFAULTS["git"], **((config or found["config"].doc or {}).get("git") or {})}
+    steps = ", ".join(f"{f['file']} {'new' if f['from'] is None else f['from']}→{f['to']}" for f in files
+                      if f["from"] != f["to"] and f["to"] is not None)
+    intent = {
+        "schema_version": INTENT_VERSION,
+        "started_at": ctx.now,
+        "files": files,
+        "writes": [{"path": rel, "sha256": _sha(data), "text": data.decode("utf-8")} for rel, data in writes],
+        "log_base": {"seq": base.seq, "hash": base.hash},
+        "events": events,
+        "state_cache": {"state": docs.state, "body": docs.body},
+        "git": {"commit": git_cfg.get("commit"), "ref": git_cfg.get("ref")},
+        "message": f"wb: migrate {steps}\n\nWb-Event: {events[-1]['seq']}\n",
+    }
+    return Plan(versions, files, intent)
+
+
+def _file(file: str, source: int | None, changes: list[dict[str, Any]]) -> dict[str, Any]:
+    kind = next((k for k in KINDS.values() if k.file == file), None)  # None: .gitignore, artifacts/.gitkeep
+    return {"file": file, "from": source, "to": kind.current if kind else None, "changes": changes}
+
+
+def _render_config(raw: bytes, config: dict[str, Any]) -> bytes:
+    """config.yaml is the human's file: update it in place so every comment survives, schema_version first."""
+    from workbench import yamlio
+
+    node = yamlio.load_round_trip(raw.decode("utf-8"), "config.yaml")
+    added = "schema_version" not in node
+    yamlio.update_in_place(node, config)
+    if added:
+        node.insert(0, "schema_version", node.pop("schema_version"))
+    text = yamlio.dump_round_trip(node)
+    if yamlio.to_plain(yamlio.load_safe(text, "config.yaml")) != config:
+        raise Refused("config.yaml: the migrated file does not read back as the migrated settings (a wb bug); "
+                      "nothing was changed")
+    return text.encode("utf-8")
+
+
+# -- field-level changes, for --dry-run and the report -----------------------------------------------------
+def field_changes(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
+    """Each added, removed and changed field, by dotted path; lists of tasks are matched by id."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out = [{"op": "remove", "path": _join(path, k), "old": v} for k, v in before.items() if k not in after]
+        for key, value in after.items():
+            if key not in before:
+                out.append({"op": "add", "path": _join(path, key), "new": value})
+            else:
+                out += field_changes(before[key], value, _join(path, key))
+        return out
+    if _by_id(before) and _by_id(after) and (before or after):
+        old = {t["id"]: t for t in before}
+        new = {t["id"]: t for t in after}
+        out = [{"op": "remove", "path": f"{path}[{tid}]", "old": t} for tid, t in old.items() if tid not in new]
+        for tid, task in new.items():
+            if tid not in old:
+                out.append({"op": "add", "path": f"{path}[{tid}]", "new": task})
+            else:
+                out += field_changes(old[tid], task, f"{path}[{tid}]")
+        return out
+    if before != after:
+        return [{"op": "change", "path": path or "(top level)", "old": before, "new": after}]
+    return []
+
+
+def pair_moves(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A removed field and an added one with the same value are one field renamed (risks → blockers)."""
+    out = list(changes)
+    for removed in [c for c in changes if c["op"] == "remove" and c["old"] and isinstance(c["old"], str | list | dict)]:
+        added = next((c for c in out if c["op"] == "add" and c["new"] == removed["old"]), None)
+        if added is not None:
+            out[out.index(added)] = {"op": "move", "path": added["path"], "from": removed["path"], "new": added["new"]}
+            out.remove(removed)
+    return out
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _by_id(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in value)
+
+
+def _body_change(before: str, after: str) -> list[dict[str, Any]]:
+    if before == after:
+        return []
+    if after.startswith(before.rstrip("\n")):
+        return [{"op": "append", "path": "decision log", "new": after[len(before.rstrip("\n")):]}]
+    return [{"op": "change", "path": "decision log", "old": before, "new": after}]
+
+
+# -- carrying it out ---------------------------------------------------------------------------------------
+@dataclass
+class Report:
+    workbench: str
+    versions: dict[str, int | None]  # as found
+    files: list[dict[str, Any]]
+    events: list[dict[str, Any]] = field(default_factory=list)  # seq and type of each event appended
+    dry_run: bool = False
+    resumed: bool = False  # an interrupted migration was finished
+    commit: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"workbench": self.workbench, "changed": self.changed, "dry_run": self.dry_run,
+                "resumed": self.resumed, "versions": self.versions,
+                "current": {k.file: k.current for k in KINDS.values()}, "files": self.files,
+                "events": self.events, "commit": self.commit, "warnings": self.warnings}
+
+
+def migrate(start: Path | None = None, *, dry_run: bool = False, now: str | None = None) -> Report:
+    """Migrate the workbench containing `start` (default: the current directory). Idempotent; finishes an
+    interrupted migration; `dry_run` computes the same plan and writes nothing."""
+    wb = Workbench.discover(start)
+    path = wb.paths.wb / INTENT
+    pending = _read_intent(path)
+    if pending is None:
+        plan = make_plan(wb, now)  # refusals (a newer file) happen before the lock: nothing is touched
+        if dry_run or plan.intent is None:
+            return _report(wb, plan.intent, plan.versions, plan.files, dry_run=dry_run)
+    elif dry_run:
+        return _report(wb, pending, {}, pending["files"], dry_run=True, resumed=True)
+    with _lock(wb):
+        intent = _read_intent(path)
+        resumed = intent is not None
+        versions: dict[str, int | None] = {}
+        if intent is None:
+            plan = make_plan(wb, now)  # again, under the lock: another wb may have written meanwhile
+            if plan.intent is None:
+                return _report(wb, None, plan.versions, [])
+            intent, versions = plan.intent, plan.versions
+            atomic_write(path, json.dumps(intent, ensure_ascii=False).encode("utf-8"))
+            faults.point("migrate:after_intent")
+        outcome = _execute(wb, intent)
+    report = _report(wb, intent, versions, intent["files"], resumed=resumed)
+    report.commit = outcome.sha
+    report.warnings = ([outcome.skipped] if outcome.skipped else []) + outcome.warnings
+    return report
+
+
+def _report(wb: Workbench, intent: dict[str, Any] | None, versions: dict[str, int | None],
+            files: list[dict[str, Any]], *, dry_run: bool = False, resumed: bool = False) -> Report:
+    events = [{"seq": e["seq"], "type": e["type"]} for e in intent["events"]] if intent else []
+    if not versions and intent:
+        versions = {f["file"]: f["from"] for f in intent["files"]}
+    return Report(str(wb.root), versions, files, events, dry_run=dry_run, resumed=resumed)
+
+
+def _read_intent(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        raise Refused(f"{WB_DIR}/{INTENT}: damaged (not JSON). Restore {WB_DIR}/ with git "
+                      f"(`git checkout -- {WB_DIR}`), delete the file, and run `wb migrate` again") from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version != INTENT_VERSION:
+        raise Refused(f"{WB_DIR}/{INTENT}: schema_version {_j(version)} is not the {INTENT_VERSION} this wb writes; "
+                      "finish the migration with the wb that started it")
+    return data
+
+
+@contextmanager
+def _lock(wb: Workbench) -> Iterator[None]:
+    try:
+        lock = wb.lock()
+    except Refused:  # config.yaml is older than this wb reads: the same lock file, on the default timeout
+        from workbench.lock import WorkbenchLock
+
+        env = os.environ.get("WB_LOCK_TIMEOUT")
+        lock = WorkbenchLock(wb.paths.lock, float(env) if env else float(CONFIG_DEFAULTS["lock_timeout"]))
+    with lock:
+        yield
+
+
+def _execute(wb: Workbench, intent: dict[str, Any]) -> CommitOutcome:
+    """Carry out an intent; every step first checks whether an interrupted run already did it."""
+    p = wb.paths
+    events = intent["events"]
+    if not _logged(wb, events[-1]):  # the files are written before the events: once logged, they are all there
+        for write in intent["writes"]:
+            target = p.wb / write["path"]
+            if _file_sha(target) != write["sha256"]:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(target, write["text"].encode("utf-8"))
+            if write["path"] in ("state.md", "board.json"):
+                faults.point("migrate:after_" + write["path"].split(".")[0])
+        tail = wb.log.tail()
+        base = intent["log_base"]
+        if (tail.seq, tail.hash) != (base["seq"], base["hash"]):
+            raise Refused(f"events.jsonl changed since this migration was planned (seq {tail.seq}, expected "
+                          f"{base['seq']}); restore {WB_DIR}/ with git, delete {WB_DIR}/{INTENT}, and run "
+                          "`wb migrate` again")
+        wb.log.append(events, tail)
+        faults.point("migrate:after_event")
+        _write_caches(wb, intent["state_cache"])
+    warnings = []
+    try:  # as `wb init` does; idempotent, so a re-run simply does it again
+        from workbench.initcmd import wb_command
+
+        register_drivers(wb.root, wb_command())
+    except GitError as err:
+        warnings.append(f"wb's git diff and merge drivers are not registered ({err}); `wb init` registers them")
+    outcome = _commit(wb, intent)
+    outcome.warnings[:0] = warnings
+    (p.wb / INTENT).unlink(missing_ok=True)
+    fsync_dir(p.wb)
+    return outcome
+
+
+def _logged(wb: Workbench, event: dict[str, Any]) -> bool:
+    try:
+        if wb.log.tail().seq < event["seq"]:
+            return False
+        found = wb.log.read_after(event["seq"] - 1)
+    except Refused:  # a log still in its pre-release form
+        return False
+    return bool(found) and found[0].get("id") == event["id"]
+
+
+def _file_sha(path: Path) -> str | None:
+    try:
+        return _sha(path.read_bytes())
+    except FileNotFoundError:
+        return None
+
+
+def _write_caches(wb: Workbench, state_cache: dict[str, Any]) -> None:
+    """What the next load compares with to tell a human's edit from wb's own write (see store.py)."""
+    p = wb.paths
+    p.cache.mkdir(exist_ok=True)
+    atomic_write(p.board_cache, p.board.read_bytes(), durable=False)
+    cached = {"sha": _sha(p.state.read_bytes()), **state_cache}
+    atomic_write(p.state_cache, json.dumps(cached, ensure_ascii=False).encode("utf-8"), durable=False)
+
+
+def _commit(wb: Workbench, intent: dict[str, Any]) -> CommitOutcome:
+    git = intent["git"]
+    if git.get("commit") == "off":
+        return CommitOutcome()
+    try:
+        return wb.git.commit_workbench(intent["message"], git.get("ref"))
+    except GitError as err:  # the migration is durable; the next wb write commits it
+        return CommitOutcome(skipped=f"migrated but not committed: {err}")
