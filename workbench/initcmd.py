@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import ids, reducer, schemas, statefile
 from workbench.atomic import atomic_write
+from workbench.errors import Refused
 from workbench.eventlog import chain
 from workbench.gitstore import WB_DIR, find_worktree, register_drivers
 from workbench.store import Workbench, encode_board, write_state_cache
@@ -59,6 +60,10 @@ def init(start: Path) -> tuple[Bench, bool, LastWrite]:
         if not p.calls.exists():
             atomic_write(p.calls, b"")
         tail = wb.log.tail()
+        if tail.seq == 0 and (p.state.exists() or p.board.exists()):
+            # a state or board without a log: an older workbench. Never overwrite it with an empty one.
+            raise Refused(".workbench/ holds state.md or board.json but no event log (a wb 0.0.x workbench?): "
+                          "run `wb migrate`")
         if tail.seq == 0:
             event: dict[str, Any] = {
                 "schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": "workbench.init",

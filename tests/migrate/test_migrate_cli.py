@@ -87,12 +87,14 @@ def test_migrate_brings_version_0_to_the_current_formats(v0_repo):
     assert "Wb-Event: 2" in run_git(v0_repo, "log", "-1", "--format=%b")
     paths = run_git(v0_repo, "show", "--name-only", "--format=", "HEAD").split()
     assert paths and all(p.startswith(".workbench/") for p in paths), paths
-    assert sorted(paths) == [".workbench/.gitignore", ".workbench/artifacts/.gitkeep", ".workbench/board.json",
-                             ".workbench/calls.jsonl", ".workbench/config.yaml", ".workbench/events.jsonl",
-                             ".workbench/state.md"]
+    assert sorted(paths) == [".workbench/" + name for name in (
+        ".gitattributes", ".gitignore", "artifacts/.gitkeep", "board.json", "calls.jsonl", "config.yaml",
+        "events.jsonl", "state.md")]
     assert ".workbench/" not in run_git(v0_repo, "status", "--porcelain", "--untracked-files=all")
     assert outside_status(v0_repo) == user
     assert not (wbdir / ".migrate.json").exists()
+    # as `wb init` would have: git shows the workbench by meaning and merges it by id
+    assert "workbench.cli.main textconv board" in run_git(v0_repo, "config", "--local", "diff.wb-board.textconv")
 
     # the log: an init, then migration.apply naming the versions
     log = events(v0_repo)
@@ -108,6 +110,10 @@ def test_migrate_brings_version_0_to_the_current_formats(v0_repo):
     assert status["blockers"] == ["T-002: GET /api/health times out after 30s"]
     assert status["counters"]["tokens_consumed"] == 12450
     assert status["board"]["by_status"] == {"todo": 1, "in_progress": 1, "blocked": 1, "done": 1, "cancelled": 0}
+    # what `wb init` would make: it finds nothing to add
+    r = run_wb(v0_repo, "init")
+    assert r.returncode == 0 and "nothing changed" in r.stdout, (r.stdout, r.stderr)
+    assert head_count(v0_repo) == count + 1
 
 
 def test_a_second_migrate_changes_nothing(v0_repo):
@@ -158,6 +164,15 @@ def test_a_version_0_event_log_is_upcast_and_kept(v0_repo):
     got = events(v0_repo)
     assert [(e["seq"], e["type"]) for e in got] == [(1, "legacy.event"), (2, "legacy.event"), (3, "migration.apply")]
     assert [e["payload"]["record"] for e in got[:2]] == lines
+
+
+def test_a_version_0_workbench_without_config_yaml_stays_on_the_defaults(v0_repo):
+    run_git(v0_repo, "rm", "-q", ".workbench/config.yaml")
+    run_git(v0_repo, "commit", "-qm", "no settings")
+    r = run_wb(v0_repo, "migrate")
+    assert r.returncode == 0, r.stderr
+    assert "config.yaml" not in r.stdout and not (v0_repo / ".workbench" / "config.yaml").exists()
+    assert_sound(v0_repo)
 
 
 def test_git_commit_off_migrates_without_a_commit(tmp_path):
