@@ -573,7 +573,7 @@ def harness_summary(events: list[dict[str, Any]], log: bytes) -> dict[str, Any]:
                 call.update(status="done", result=p.get("summary") or _short_json(p.get("result")))
             else:
                 call.update(status="error", error=p.get("error"))
-        elif kind.startswith("approval."):
+        elif kind in ("approval.requested", "approval.granted", "approval.denied"):
             decision = kind.split(".", 1)[1]
             approvals.append({"session": sid, "index": index, "step": p.get("step"), "tool": p.get("tool"),
                               "decision": decision, "mode": p.get("mode"), "reason": p.get("reason")})
@@ -621,7 +621,8 @@ def _look_back(log: bytes, goals: set[str], plans_for: set[str], sessions: dict[
                 e = json.loads(log[start:end])
             except ValueError:
                 e = None
-            if isinstance(e, dict) and e.get("session") in wanted and isinstance(e.get("payload"), dict):
+            if (isinstance(e, dict) and isinstance(e.get("session"), str) and e["session"] in wanted
+                    and isinstance(e.get("payload"), dict)):
                 sid = e["session"]
                 if marker.endswith(b'start"') and sid in sessions:
                     sessions[sid]["goal"] = e["payload"].get("goal")

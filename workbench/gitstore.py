@@ -343,7 +343,7 @@ def register_drivers(worktree: Path, wb_command: str) -> list[str]:
 
     changed: list[str] = []
     attributes = worktree / WB_DIR / ".gitattributes"
-    for stale in worktree.glob(".tmp-*-.gitattributes"):  # an init killed mid-write left it (we hold the lock)
+    for stale in attributes.parent.glob(".tmp-*-.gitattributes"):  # an init killed mid-write (we hold the lock)
         stale.unlink(missing_ok=True)
     current = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
     missing = [line for line in ATTRIBUTES.splitlines()[1:] if line not in current.splitlines()]
@@ -355,6 +355,7 @@ def register_drivers(worktree: Path, wb_command: str) -> list[str]:
     wanted = {}
     for kind, name in (("board", "wb-board"), ("events", "wb-events"), ("state", "wb-state")):
         wanted[f"diff.{name}.textconv"] = f"{wb_command} textconv {kind}"
+        wanted[f"diff.{name}.cachetextconv"] = "true"  # git log -p need not start wb for every old version
         wanted[f"merge.{name}.name"] = f"wb {kind} merge (by id; see docs/git.md)"
         wanted[f"merge.{name}.driver"] = f"{wb_command} merge-driver {kind} %O %A %B %P"
     for key, value in wanted.items():

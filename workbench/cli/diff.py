@@ -21,8 +21,9 @@ def diff_command(
     revs: list[str] = typer.Argument(None, metavar="[REV [REV]]",
                                      help="None: HEAD vs the working tree. One: REV vs the working tree "
                                           "(A..B and A...B as in git). Two: the first vs the second."),
-    format_: str = typer.Option("text", "--format", metavar="text|json|markdown",
-                                help="text (colour on a terminal), json (docs/diff.md) or markdown."),
+    format_: str = typer.Option("text", "--format", metavar="FORMAT",
+                                help="text (the default; colour on a terminal), json (see docs/diff.md) or "
+                                     "markdown (for a pull request)."),
     all_: bool = typer.Option(False, "--all",
                               help="Also show the fields every write changes (updated_at, last_event)."),
 ) -> int:
@@ -83,7 +84,9 @@ def side_name(side: dict[str, Any]) -> str:
     commit = side["commit"]
     if commit is None:
         return side["label"] if side["workbench"] or side["label"] == "working tree" else f"{side['label']} (empty)"
-    return side["label"] if side["label"].startswith(commit[:7]) else f"{side['label']} ({commit[:10]})"
+    if commit.startswith(side["label"]):  # a commit id, given in full or abbreviated
+        return commit[:10]
+    return f"{side['label']} ({commit[:10]})"
 
 
 def session_text(s: dict[str, Any] | None) -> str:

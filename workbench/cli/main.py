@@ -31,6 +31,10 @@ def _fast_path(argv: list[str]) -> int | None:
 
         sys.stdout.write(f"wb {__version__}\n")
         return 0
+    if len(rest) == 3 and rest[0] == "textconv":  # git runs this once per file version: keep it light
+        from workbench.cli import textconv
+
+        return textconv.run(rest[1], rest[2])
     if rest and rest[0] == "status" and set(rest[1:]) <= {"--json"}:
         from workbench.cli import status_view
 

@@ -86,8 +86,7 @@ def board_lines(raw: bytes) -> list[str]:
 
 
 def event_line(event: dict[str, Any]) -> str:
-    import workbench.cli.app  # noqa: F401  (cli.log imports the app; importing the app first avoids a cycle)
-    from workbench.cli.log import summarize
+    from workbench.cli.eventview import summarize
 
     payload = event.get("payload")
     summary = summarize(payload) if isinstance(payload, dict) else ""
