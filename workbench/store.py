@@ -152,6 +152,9 @@ class Workbench:
         last = _int(state.get("last_event"))
         board_from = _int(board.get("last_event"))
         tail, after = self.log.scan_after(last)
+        if human and after:  # a crash after the log append kept a recorded hand edit from the snapshots
+            recorded = [e["payload"] for e in after if e["type"] == "human.edit"]
+            human = [edit for edit in human if edit not in recorded]
         if tail.seq < last:
             if (p.wb / ".migrate.json").exists():  # the snapshots are written before the migration's event
                 raise Refused("a `wb migrate` was interrupted before it finished: run `wb migrate` to finish it")

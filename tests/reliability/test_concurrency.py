@@ -31,6 +31,8 @@ from .wbhelpers import (
     workbench_bytes,
 )
 
+AFTER_TITLE = "after the kills"
+
 # One writer: waits for "go" on stdin, then runs `wb task add` N times in a row, reporting every failure.
 WORKER = textwrap.dedent("""
     import subprocess, sys
@@ -97,6 +99,63 @@ def test_concurrent_task_adds_serialize(tmp_path: Path, writers: int, each: int)
     assert commit_count(repo) == commits0 + total
     trailers = git(repo, "log", "--format=%(trailers:key=Wb-Event,valueonly)", f"{head0}..HEAD").split()
     assert trailers == [str(seq) for seq in range(total + 1, 1, -1)]
+    touched = set(git(repo, "log", "--format=", "--name-only", f"{head0}..HEAD").split())
+    assert touched and all(p.startswith(".workbench/") for p in touched), touched
+    assert status_workbench(repo) == ""
+    assert status_outside(repo) == user_status
+
+
+# Like WORKER, but every `wb task add` is SIGKILLed at a fault point after its event is in the log.
+KILLER = textwrap.dedent("""
+    import os, subprocess, sys
+    wb, points = sys.argv[1], sys.argv[2].split(",")
+    sys.stdin.readline()
+    failures = []
+    for i, point in enumerate(points):
+        env = dict(os.environ, WB_FAULT=point)
+        p = subprocess.run([wb, "task", "add", f"killed-{i:02d}"], capture_output=True, text=True, env=env,
+                           stdin=subprocess.DEVNULL)
+        if p.returncode != -9:
+            failures.append(f"killed-{i:02d} at {point}: exit {p.returncode}: {p.stderr.strip()}")
+    print("\\n".join(failures))
+    sys.exit(1 if failures else 0)
+""")
+KILL_POINTS = ["after_event_append", "after_board_write", "after_state_write", "after_git_ref"]
+
+
+def test_writers_survive_a_writer_killed_mid_transaction(tmp_path: Path) -> None:
+    """Three writers run while a fourth is SIGKILLed inside its transactions, holding the lock: the kernel
+    frees the lock, the next writer folds the killed one's logged event in, nothing is lost or doubled."""
+    repo = make_repo(tmp_path / "repo")
+    wb_ok(repo, "init")
+    user_status = status_outside(repo)
+    head0 = head(repo)
+    writers, each = 3, 4
+    env = base_env(WB_LOCK_TIMEOUT="120")
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER, WB, f"w{w}", str(each)], cwd=repo, env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for w in range(writers)]
+    procs.append(subprocess.Popen([sys.executable, "-c", KILLER, WB, ",".join(KILL_POINTS)], cwd=repo, env=env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, f"{proc.args[-3:]} failed:\n{out}{err}"
+    wb_ok(repo, "task", "add", AFTER_TITLE)  # commits whatever the last kill left uncommitted
+
+    expected = [f"w{w}-{i:02d}" for w in range(writers) for i in range(each)]
+    expected += [f"killed-{i:02d}" for i in range(len(KILL_POINTS))] + [AFTER_TITLE]
+    tasks = board(repo)["tasks"]
+    assert sorted(t["title"] for t in tasks) == sorted(expected)
+    assert [t["id"] for t in tasks] == [f"T-{i:03d}" for i in range(1, len(expected) + 1)]
+    validate, verify = wb_parallel(repo, ["validate"], ["replay", "--verify"])
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+    assert verify.returncode == 0, verify.stderr + verify.stdout
+    events = assert_log_sound(repo)
+    assert [e["type"] for e in events] == ["workbench.init"] + ["task.add"] * len(expected)
     touched = set(git(repo, "log", "--format=", "--name-only", f"{head0}..HEAD").split())
     assert touched and all(p.startswith(".workbench/") for p in touched), touched
     assert status_workbench(repo) == ""

@@ -7,6 +7,7 @@ next mutation commits everything, leaving the user's own staged and unstaged cha
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from .wbhelpers import (
     head,
     make_repo,
     paths_changed_since,
+    state_md,
     status_outside,
     status_workbench,
     wb,
@@ -72,6 +74,17 @@ STAGE = {p.label: i for i, p in enumerate(POINTS)}
 def reached(label: str, after: str) -> bool:
     """Whether a kill at `label` happens after the step that ends at fault point `after` has completed."""
     return STAGE[label] >= STAGE[after]
+
+
+def test_every_write_path_fault_point_is_covered() -> None:
+    """A fault point added to the transaction or the git recording later must join POINTS (and so the matrix)."""
+    import workbench.gitstore
+    import workbench.store
+
+    named = set()
+    for module in (workbench.store, workbench.gitstore):
+        named |= set(re.findall(r'faults\.point\("([^"]+)"\)', Path(module.__file__).read_text()))
+    assert named <= {p.name for p in POINTS}, f"fault points without a crash test: {named - {p.name for p in POINTS}}"
 
 
 # -- the mutations killed in flight ---------------------------------------------------------------------------
@@ -253,7 +266,7 @@ def test_kill_at_fault_point(acked_repo: Path, command: str, point: Point) -> No
 # -- two crashes in a row: the recovery itself is killed -------------------------------------------------------
 @pytest.mark.parametrize(("first", "second"), [
     ("after_event_append", "after_board_write"),
-    ("after_board_write", "before_rename:state.md"),
+    pytest.param("after_board_write", "before_rename:state.md", marks=pytest.mark.slow),
     pytest.param("after_state_write", "before_git_ref", marks=pytest.mark.slow),
     pytest.param("after_git_ref", "after_event_append", marks=pytest.mark.slow),
 ])
@@ -290,8 +303,6 @@ def test_torn_log_tail_is_ignored_then_repaired(acked_repo: Path, damage: str) -
     head0 = head(repo)
     before = loaded_view(repo)
     last = events[-1]
-    import hashlib
-
     prev = hashlib.sha256((repo / ".workbench/events.jsonl").read_bytes().splitlines()[-1]).hexdigest()
     ghost = {"schema_version": 1, "seq": last["seq"] + 1, "id": "zz-ghost", "ts": last["ts"], "type": "note.add",
              "actor": "agent", "session": None, "payload": {"text": "ghost note never acknowledged"},
@@ -333,9 +344,12 @@ INIT_POINTS = [
 ]
 
 
+FAST_INIT_POINTS = {"before_rename:calls.jsonl", "before_rename:board.json", "before_rename:.gitattributes",
+                    "after_git_ref"}
+
+
 @pytest.mark.parametrize("point", [
-    pytest.param(p, marks=() if i % 2 == 0 or p == "after_git_ref" else (pytest.mark.slow,))
-    for i, p in enumerate(INIT_POINTS)
+    pytest.param(p, marks=() if p in FAST_INIT_POINTS else (pytest.mark.slow,)) for p in INIT_POINTS
 ])
 def test_init_killed_then_rerun(tmp_path: Path, point: str) -> None:
     repo = make_repo(tmp_path / "repo")
@@ -361,3 +375,85 @@ def test_init_killed_then_rerun(tmp_path: Path, point: str) -> None:
     assert added.stdout.startswith("T-001 added")
     assert status_workbench(repo) == ""
     assert status_outside(repo) == user_status
+
+
+# -- a hand edit pending when the mutation that records it is killed ---------------------------------------------
+HAND_ACTION = "edited by hand"
+HAND_TITLE = "retitled by hand"
+
+
+def _edit_by_hand(repo: Path, file: str) -> None:
+    if file == "state.md":
+        state = repo / ".workbench" / "state.md"
+        text, count = re.subn(r"^next_action: .*$", f"next_action: {HAND_ACTION}  # my own comment",
+                              state.read_text(), flags=re.M)
+        assert count == 1
+        state.write_text(text)
+    else:
+        doc = board(repo)
+        doc["tasks"][1]["title"] = HAND_TITLE
+        (repo / ".workbench" / "board.json").write_text(json.dumps(doc, indent=1) + "\n")
+
+
+HAND_EDIT_POINTS = [
+    "before_event_append",  # nothing written: the edit is still unrecorded
+    "after_event_append",  # human.edit + task.add in the log, neither snapshot rewritten
+    "after_board_write",
+    "after_state_write",  # snapshots written, the .cache/ not
+    "after_git_ref",
+]
+
+
+@pytest.mark.parametrize(("point", "file"), [
+    pytest.param(p, f, marks=() if p == "after_event_append" or (f == "state.md" and p == "after_board_write")
+                 else (pytest.mark.slow,))
+    for f in ("state.md", "board.json") for p in HAND_EDIT_POINTS
+])
+def test_kill_while_recording_a_hand_edit(acked_repo: Path, point: str, file: str) -> None:
+    """The transaction that records a human's edit (as a human.edit event) is killed: afterwards the edit is
+    recorded exactly once — never lost, never recorded twice — and a comment in state.md survives."""
+    repo = acked_repo
+    config = repo / ".workbench" / "config.yaml"
+    config.write_text(re.sub(r"^human_guard_seconds: \d+", "human_guard_seconds: 0", config.read_text(), flags=re.M))
+    _edit_by_hand(repo, file)
+    user_status = status_outside(repo)
+    head0 = head(repo)
+    n0 = len(assert_log_sound(repo))
+    status = wb_ok(repo, "status", "--json")
+    assert json.loads(status.stdout)["unrecorded_human_edits"] == [file]
+
+    killed = wb(repo, "task", "add", "inflight task", WB_FAULT=point)
+    assert killed.returncode == -9, killed.stderr
+
+    events = assert_log_sound(repo)
+    recorded = [e for e in events if e["type"] == "human.edit"]
+    detected = Workbench(repo).load(detect_human=True).human_edits
+    assert len(recorded) + len(detected) == 1, f"the edit is recorded {len(recorded)}x and pending {len(detected)}x"
+    status = wb_ok(repo, "status", "--json")
+    assert json.loads(status.stdout)["unrecorded_human_edits"] == [e["file"] for e in detected]
+    validate = wb(repo, "validate")
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+
+    follow = wb_ok(repo, "task", "add", AFTER_TITLE)
+    assert follow.stderr == "", follow.stderr
+    validate, verify = wb_parallel(repo, ["validate"], ["replay", "--verify"])
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+    assert verify.returncode == 0, verify.stderr + verify.stdout
+    events = assert_log_sound(repo)
+    edits = [e for e in events if e["type"] == "human.edit"]
+    assert len(edits) == 1, f"the hand edit was recorded {len(edits)} times"
+    assert edits[0]["actor"] == "human" and edits[0]["payload"]["file"] == file
+    inflight = [e for e in events if e["type"] == "task.add" and e["payload"]["task"]["title"] == "inflight task"]
+    assert len(inflight) == (0 if point == "before_event_append" else 1)
+    assert len(events) == n0 + 2 + len(inflight)
+    tasks = board(repo)["tasks"]
+    assert_ids_unique(tasks)
+    if file == "state.md":
+        assert edits[0]["payload"]["changes"] == {"next_action": HAND_ACTION}
+        assert f"next_action: {HAND_ACTION}  # my own comment" in state_md(repo)
+    else:
+        assert [t["id"] for t in edits[0]["payload"]["upsert"]] == ["T-002"]
+        assert tasks[1]["id"] == "T-002" and tasks[1]["title"] == HAND_TITLE
+    assert status_workbench(repo) == ""
+    assert status_outside(repo) == user_status
+    assert all(p.startswith(".workbench/") for p in paths_changed_since(repo, head0))

@@ -74,6 +74,10 @@ def _register() -> None:
     from workbench.cli import merge_driver
 
     app.command("merge-driver", hidden=True)(merge_driver.merge_driver_command)
+    from workbench.cli import hook, mcp
+
+    app.command("mcp")(mcp.mcp_command)
+    app.add_typer(hook.app, name="hook")
 
 
 _register()

@@ -10,6 +10,8 @@ from workbench.cli.app import start_dir
 
 def init_command(
     json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    agents_md: bool = typer.Option(False, "--agents-md", help="Also add (or update) the wb section of AGENTS.md "
+                                                              "at the repository root; it is not committed."),
 ) -> int:
     """Create .workbench/ (state, board, event log, config) and commit it. A second run changes nothing."""
     from pathlib import Path
@@ -17,9 +19,15 @@ def init_command(
     from workbench.api import init
 
     bench, created, last = init(start_dir() or Path.cwd())
+    agents = None
+    if agents_md:  # the one file outside .workbench/ wb writes, and only when asked
+        from workbench.agenthooks import write_agents_md
+
+        agents = write_agents_md(bench.root)
     if json_:
+        extra = {"agents_md": agents} if agents_md else {}
         output.emit_json({"workbench": str(bench.root), "created": created, "commit": last.commit,
-                          "warnings": last.warnings})
+                          "warnings": last.warnings, **extra})
     elif created:
         output.say(f"Initialized a workbench in {bench.root / '.workbench'}"
                    + (f" (commit {last.commit[:10]})" if last.commit else ""))
@@ -28,6 +36,9 @@ def init_command(
         output.say(f"Workbench already initialized; committed pending workbench changes ({last.commit[:10]})")
     else:
         output.say("Workbench already initialized; nothing changed")
+    if agents and not json_:
+        output.say(f"AGENTS.md: wb section {agents} (not committed: it is outside .workbench/; commit it yourself)"
+                   if agents != "unchanged" else "AGENTS.md: wb section already up to date")
     for w in last.warnings:
         output.warn(w)
     return 0
