@@ -1,0 +1,21 @@
+"""`wb mcp`: serve the workbench to an agent as a Model Context Protocol server on stdin/stdout."""
+
+from __future__ import annotations
+
+from workbench.cli.app import start_dir
+from workbench.errors import WorkbenchError
+
+INSTALL_HINT = "`wb mcp` needs the MCP SDK, which is not installed: pip install 'workbench[mcp]'"
+
+
+def mcp_command() -> int:
+    """Serve the workbench over MCP on stdio (tools: status, task_list, task_add, task_update, note, log, run,
+    resume). Started by the agent's client; see docs/integrations.md."""
+    try:  # the SDK costs ~0.6 s to import: only this command pays it
+        from workbench import mcp_server
+    except ImportError as err:
+        if (err.name or "").split(".")[0] in ("mcp", "mcp_types", "pydantic", "anyio"):
+            raise WorkbenchError(INSTALL_HINT) from None
+        raise
+    mcp_server.serve(start_dir())
+    return 0
