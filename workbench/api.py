@@ -261,7 +261,7 @@ def run_acceptance(cmd: str, cwd: Path, timeout: float) -> dict[str, Any]:
 
 
 def status_of(wb: Workbench) -> dict[str, Any]:
-    loaded = wb.load(detect_human=True)
+    loaded = wb.load(detect_human=True, need_body=False)
     docs = loaded.docs
     state, board = docs.state, docs.board
     counts = {s: 0 for s in ("todo", "in_progress", "blocked", "done", "cancelled")}

@@ -125,21 +125,31 @@ class Workbench:
         return WorkbenchLock(self.paths.lock, timeout)
 
     # -- reading ------------------------------------------------------------------------------
-    def load(self, *, detect_human: bool = True, need_node: bool = False) -> Loaded:
+    def load(self, *, detect_human: bool = True, need_node: bool = False, need_body: bool = True) -> Loaded:
         """Snapshots + the events after them. Without the lock this is a consistent-enough read for display;
-        a transaction calls it under the lock."""
+        a transaction calls it under the lock. `need_body=False` (wb status) skips reading the decision log
+        when state.md is as wb wrote it: the history's size then costs nothing."""
         p = self.paths
         try:
-            state_raw = p.state.read_bytes()
             board_raw = p.board.read_bytes()
+            state_cached = read_state_cache(p)
+            state_raw = b"" if (state_cached and state_cached["fresh"] and not need_body) else p.state.read_bytes()
         except FileNotFoundError as err:
             raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: restore it with git "
                            "(`git checkout -- .workbench`) or run `wb doctor`") from None
-        state_cached = read_state_cache(p, state_raw)
+        if state_raw and state_cached and not state_cached["fresh"]:
+            state_cached["fresh"] = state_cached.get("sha") == _sha(state_raw)
         node = None
         if not need_node and state_cached and state_cached["fresh"]:
-            state, body = state_cached["state"], state_cached["body"]
+            state = state_cached["state"]
+            body = _cached_body(p) if need_body else ""
+            if body is None:
+                node, state, body = self._parse_state(state_raw or p.state.read_bytes())
         else:
+            if state_cached is not None and "body" not in state_cached:
+                state_cached["body"] = _cached_body(p)
+                if state_cached["body"] is None:
+                    state_cached = None
             node, state, body = self._parse_state(state_raw)
         board = _parse_board(board_raw)
         _check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
@@ -332,23 +342,22 @@ def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str) ->
     atomic_write(p.state_cache, json.dumps(blob, ensure_ascii=False).encode("utf-8"), durable=False)
 
 
-def read_state_cache(p: Paths, raw: bytes) -> dict[str, Any] | None:
-    """The cache with `fresh` (does state.md hold what wb last wrote?) and the lazily read `body`."""
+def read_state_cache(p: Paths) -> dict[str, Any] | None:
+    """The cache with `fresh`: does state.md hold what wb last wrote? Decided by stat (size and mtime, as git
+    does for its index); the caller compares the hash when the stat differs. The body is read separately."""
     cached = _read_json(p.state_cache)
     if not cached or not isinstance(cached.get("state"), dict):
         return None
-    try:
-        st = p.state.stat()
-        same_stat = cached.get("size") == st.st_size and cached.get("mtime_ns") == st.st_mtime_ns
-    except FileNotFoundError:
-        same_stat = False
-    cached["fresh"] = same_stat or cached.get("sha") == _sha(raw)
-    if "body" not in cached:
-        try:
-            cached["body"] = (p.cache / "state.body").read_text(encoding="utf-8")
-        except (FileNotFoundError, UnicodeDecodeError):
-            return None
+    st = p.state.stat()  # FileNotFoundError: the caller says state.md is missing
+    cached["fresh"] = cached.get("size") == st.st_size and cached.get("mtime_ns") == st.st_mtime_ns
     return cached
+
+
+def _cached_body(p: Paths) -> str | None:
+    try:
+        return (p.cache / "state.body").read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
 
 
 def _int(value: Any) -> int:
