@@ -18,6 +18,7 @@ import json
 import re
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,8 +212,8 @@ class Bench:
     def validate(self) -> list[str]:
         return validate_workbench(self.wb)
 
-    def replay(self) -> ReplayReport:
-        return replay(self.wb)
+    def replay(self, progress: Callable[[int, int], None] | None = None) -> ReplayReport:
+        return replay(self.wb, progress)
 
 
 def _short(text: str, width: int = 60) -> str:
@@ -373,12 +374,16 @@ class ReplayReport:
     docs: reducer.Docs | None = None
 
 
-def replay(wb: Workbench) -> ReplayReport:
-    """Fold the whole event log from empty and compare with the snapshots (as loaded)."""
+def replay(wb: Workbench, progress: Callable[[int, int], None] | None = None) -> ReplayReport:
+    """Fold the whole event log from empty and compare with the snapshots (as loaded). `progress(done, total)`
+    is called every 5,000 events (total = the last seq)."""
     start = time.perf_counter()
     docs: reducer.Docs | None = None
     n = 0
+    total = wb.log.tail().seq if progress else 0
     for _line, event in wb.log.iter_all():
+        if progress and n % 5000 == 0:
+            progress(n, total)
         if docs is None:
             docs = reducer.empty_docs(event["ts"])
         try:

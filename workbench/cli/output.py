@@ -38,6 +38,33 @@ def report_write(bench: Any) -> None:
         warn(w)
 
 
+class Progress:
+    """A progress bar on a terminal (stderr); nothing at all without one, or with NO_COLOR/TERM=dumb."""
+
+    def __init__(self, description: str) -> None:
+        self.description = description
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> Progress:
+        if sys.stderr.isatty() and os.environ.get("TERM") != "dumb" and not os.environ.get("CI"):
+            from rich.console import Console
+            from rich.progress import Progress as Bar
+
+            self._bar = Bar(console=Console(stderr=True), transient=True)
+            self._bar.__enter__()
+            self._task = self._bar.add_task(self.description, total=None)
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, total=total or None)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+
 def table(headers: list[str], rows: list[list[str]]) -> None:
     if color_enabled():
         from rich.console import Console

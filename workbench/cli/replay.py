@@ -15,7 +15,8 @@ def replay_command(
     """Fold the whole event log from empty and compare the result with state.md and board.json."""
     from workbench.api import Bench
 
-    report = Bench.open(start_dir()).replay()
+    with output.Progress("replaying the event log") as progress:
+        report = Bench.open(start_dir()).replay(progress)
     rate = report.events / report.seconds if report.seconds > 0 else float(report.events)
     if json_:
         data = {"events": report.events, "seconds": round(report.seconds, 6), "events_per_second": round(rate),

@@ -32,6 +32,17 @@ def render(data: dict[str, Any]) -> None:
     session = data["session"]
     if session:
         lines.append(("session", f"{session['id']} {session.get('harness_state', '')} — {session.get('goal', '')}"))
+        budget = session.get("budget") or {}
+        limits, used = budget.get("limits") or {}, budget.get("used") or {}
+        gauges = []
+        for label, key, lim in (("turns", "turns", "max_turns"), ("tool calls", "tool_calls", "max_tool_calls"),
+                                ("seconds", "seconds", "max_wall_seconds")):
+            if key in used:
+                value = round(used[key]) if key == "seconds" else used[key]
+                cap = limits.get(lim)
+                gauges.append(f"{label} {value}/{cap:g}" if isinstance(cap, int | float) else f"{label} {value}")
+        if gauges:
+            lines.append(("budget", " · ".join(gauges)))
     pending = data["pending"]
     if pending:
         lines.append(("waiting for", f"{pending.get('reason', '')}: {pending.get('command', 'wb resume')}"))
