@@ -136,7 +136,10 @@ def examine(wb: Workbench, fix: bool = False) -> Report:
             finding = Finding("uncommitted", f"{count} workbench file(s) changed since the last commit", True)
             if fix:
                 outcome = wb.checkpoint("wb: doctor: commit pending workbench changes")
-                finding.fixed = outcome.sha is not None
+                # no new commit when a crash came after the ref moved: only the index was behind, and
+                # the checkpoint synced it — fixed if .workbench/ is clean now
+                finding.fixed = outcome.sha is not None or not run_git(
+                    wb.root, "status", "--porcelain", "--", ".workbench", check=False).stdout.strip()
                 if outcome.skipped:
                     finding.message += f" — {outcome.skipped}"
             add(finding)

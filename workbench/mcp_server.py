@@ -36,22 +36,20 @@ ReadOnly = ToolAnnotations(read_only_hint=True)
 
 
 class Tools:
-    """The tool bodies. One call at a time: the SDK runs sync tools in worker threads, and a Bench (with its
-    caches) is not meant to be shared between threads; the workbench lock serializes other processes."""
+    """The tool bodies, one call at a time: the SDK runs sync tools in worker threads, and an agent's calls
+    should land in the order they run (a harness run is never interleaved with its own task updates)."""
 
     def __init__(self, start: Path | None) -> None:
         self.start = start
-        self._bench: Any = None
         self._mutex = threading.Lock()
 
     def bench(self) -> Any:
-        # Found on first use, not at start-up: a server started before `wb init` still answers each call
-        # with the one-line error (`no workbench in …: run wb init first`) instead of failing to connect.
-        if self._bench is None:
-            from workbench.api import Bench
+        # Opened afresh for each call, as each CLI process does: a server lives as long as the agent's session,
+        # and config.yaml (tools, hooks, budgets) may change meanwhile. Opening is cheap (a walk up to .git).
+        # A server started before `wb init` answers each call with the one-line error instead of failing.
+        from workbench.api import Bench
 
-            self._bench = Bench.open(self.start)
-        return self._bench
+        return Bench.open(self.start)
 
     def call(self, fn: Callable[[], Any]) -> Any:
         with self._mutex:
@@ -137,14 +135,19 @@ class Tools:
 
             bench = self.bench()
             if (plan is None) == (steps is None):
-                raise _usage("run needs plan (a file) or steps (inline), not both")
-            limits = {"max_turns": max_turns, "max_tool_calls": max_tool_calls, "max_seconds": max_seconds}
+                raise _usage("run needs one of plan (a plan file) or steps (an inline plan)")
+
+            def go(path: Path) -> Any:
+                return _outcome(bound.run(bench.wb, goal, plan=path, max_turns=max_turns,
+                                          max_tool_calls=max_tool_calls, max_seconds=max_seconds))
+
             if plan is not None:
-                return _outcome(bound.run(bench.wb, goal, plan=bench.root / plan, **limits))
+                return go(bench.root / plan)
+            # inline steps go through the plan-file path, so they are validated by the same schema and code
             with tempfile.TemporaryDirectory(prefix="wb-mcp-") as tmp:
                 inline = Path(tmp) / "inline-plan.json"
                 inline.write_text(json.dumps({"steps": steps}), encoding="utf-8")
-                return _outcome(bound.run(bench.wb, goal, plan=inline, **limits))
+                return go(inline)
 
         return self.call(start)
 
@@ -181,7 +184,8 @@ def build_server(start: Path | None = None) -> MCPServer:
                                   annotations=ReadOnly if name in READ_ONLY else None)
         tool.parameters = _lean(tool.parameters)
         made.append(tool)
-    return MCPServer("wb", version=__version__, instructions=INSTRUCTIONS, tools=made)
+    # WARNING: the SDK logs each refused call at INFO on stderr, which clients keep in their server logs
+    return MCPServer("wb", version=__version__, instructions=INSTRUCTIONS, tools=made, log_level="WARNING")
 
 
 def serve(start: Path | None = None) -> None:

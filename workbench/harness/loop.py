@@ -189,6 +189,16 @@ class HarnessLoop:
         if session is None:
             raise RuntimeError("no session to resume: start one with run(goal)")
         pending = session.get("pending")
+        if pending is None and self.state is State.IDLE:
+            # a crash cut a pause short: the session went IDLE, but the session.pause that records its yield
+            # never reached the log. Record it now, so this resume continues the pause (with its --extend)
+            # instead of answering "paused" for ever.
+            reason = session.get("reason") or "paused"
+            self._emit("session.pause", {"reason": reason,
+                                         "yield": self._yield("pause", reason, {"reason": reason}, "wb resume")})
+            session = self.session
+            assert session is not None
+            pending = session.get("pending")
         if pending is None:
             if yield_id is not None:
                 raise StaleYield(f"yield {yield_id} is not pending: the session is not waiting")
