@@ -423,8 +423,9 @@ def _compare(file: str, rebuilt: Any, snapshot: Any, path: str = "") -> list[str
     return []
 
 
-def init(path: str | Path | None = None) -> tuple[Bench, bool, LastWrite]:
-    """Create `.workbench/` (idempotent). Returns (bench, created, what was committed)."""
+def init(path: str | Path | None = None, ref: str | None = None) -> tuple[Bench, bool, LastWrite]:
+    """Create `.workbench/` (idempotent). `ref` records state on that branch instead of the checked-out one.
+    Returns (bench, created, what was committed)."""
     from workbench import initcmd
 
-    return initcmd.init(Path(path) if path is not None else Path.cwd())
+    return initcmd.init(Path(path) if path is not None else Path.cwd(), ref)

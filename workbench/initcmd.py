@@ -40,7 +40,14 @@ GITIGNORE = """\
 NEXT_ACTION = "Add the first task: wb task add TITLE"
 
 
-def init(start: Path) -> tuple[Bench, bool, LastWrite]:
+GITIGNORE_REF = """\
+# wb: this workbench is recorded on the branch named by git.ref in config.yaml, never on yours:
+# nothing here is tracked on the checked-out branch, so `git status` stays clean.
+*
+"""
+
+
+def init(start: Path, ref: str | None = None) -> tuple[Bench, bool, LastWrite]:
     from workbench.api import Bench, LastWrite
 
     root = find_worktree(start)
@@ -52,9 +59,12 @@ def init(start: Path) -> tuple[Bench, bool, LastWrite]:
     created = False
     with wb.lock():
         if not (p.wb / ".gitignore").exists():
-            atomic_write(p.wb / ".gitignore", GITIGNORE.encode())
+            atomic_write(p.wb / ".gitignore", (GITIGNORE_REF if ref else GITIGNORE).encode())
         if not p.config.exists():
-            atomic_write(p.config, CONFIG_TEMPLATE.encode())
+            template = CONFIG_TEMPLATE
+            if ref:
+                template = template.replace("  ref: null", f"  ref: {ref}", 1)
+            atomic_write(p.config, template.encode())
         if not (p.artifacts / ".gitkeep").exists():
             atomic_write(p.artifacts / ".gitkeep", b"")
         if not p.calls.exists():
@@ -94,6 +104,7 @@ def init(start: Path) -> tuple[Bench, bool, LastWrite]:
                 write_state_cache(p, state_raw, docs.state, docs.body)
             created = True
         registered = register_drivers(root, wb_command())
+        wb._config = None  # read again: the lock read it before config.yaml existed
         config = wb.config
         last = LastWrite()
         if config["git"].get("commit") != "off":

@@ -10,6 +10,9 @@ from workbench.cli.app import start_dir
 
 def init_command(
     json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ref: str = typer.Option(None, "--ref", metavar="BRANCH",
+                            help="Record state on BRANCH (config git.ref) instead of the checked-out branch; "
+                                 "your branches never track .workbench/."),
     agents_md: bool = typer.Option(False, "--agents-md", help="Also add (or update) the wb section of AGENTS.md "
                                                               "at the repository root; it is not committed."),
 ) -> int:
@@ -18,7 +21,14 @@ def init_command(
 
     from workbench.api import init
 
-    bench, created, last = init(start_dir() or Path.cwd())
+    if ref is not None:
+        import re
+
+        from workbench.errors import UsageError
+
+        if not re.match(r"^[A-Za-z0-9._/-]+$", ref) or ref.startswith(("-", "/")) or ".." in ref:
+            raise UsageError(f"--ref: {ref!r} is not a branch name")
+    bench, created, last = init(start_dir() or Path.cwd(), ref)
     agents = None
     if agents_md:  # the one file outside .workbench/ wb writes, and only when asked
         from workbench.agenthooks import write_agents_md
