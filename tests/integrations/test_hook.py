@@ -1,0 +1,184 @@
+"""`wb hook claude-code`: Claude Code hook payloads on stdin become agent.* events; the hook never blocks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import WB_ARGV, hash_workbench, head_count, run_git
+
+SESSION = "8c35adc1-2f4e-4d2a-9a51-0c8f5b3e7d21"
+
+
+def payloads(cwd: Path) -> dict[str, dict[str, Any]]:
+    """The shapes Claude Code sends (hooks reference: the common fields, then each event's own)."""
+    common = {"session_id": SESSION, "transcript_path": f"/home/dev/.claude/projects/x/{SESSION}.jsonl",
+              "cwd": str(cwd), "permission_mode": "default"}
+    return {
+        "SessionStart": {**common, "hook_event_name": "SessionStart", "source": "startup"},
+        "PreToolUse": {**common, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "pytest -q", "description": "Run the tests", "timeout": 120000},
+                       "tool_use_id": "toolu_01ABC123"},
+        "PostToolUse": {**common, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                        "tool_input": {"command": "pytest -q", "description": "Run the tests"},
+                        "tool_response": {"stdout": "3 passed in 0.01s\n", "stderr": "", "interrupted": False,
+                                          "isImage": False},
+                        "tool_use_id": "toolu_01ABC123"},
+        "Stop": {**common, "hook_event_name": "Stop", "stop_hook_active": False},
+    }
+
+
+def hook(repo: Path, payload: Any, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run([*WB_ARGV, *args, "hook", "claude-code"], cwd=cwd or repo, input=data,
+                          capture_output=True, text=True, timeout=60)
+
+
+def events(repo: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+
+
+def wb_ok(repo: Path, *args: str) -> str:
+    proc = subprocess.run([*WB_ARGV, *args], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_the_four_events_land_in_the_log_and_the_workbench_stays_valid(bench, repo: Path) -> None:
+    bench.add_task("Parse the config")
+    shapes = payloads(repo)
+    commits = head_count(repo)
+
+    start = hook(repo, shapes["SessionStart"])
+    assert start.returncode == 0 and start.stderr == ""
+    assert "next action" in start.stdout and "1 todo" in start.stdout  # the `wb status` summary, as context
+    assert "last event   #2 task.add" in start.stdout  # read before this session's own event
+    assert head_count(repo) == commits + 1
+
+    for name in ("PreToolUse", "PostToolUse"):
+        proc = hook(repo, shapes[name])
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert head_count(repo) == commits + 1  # tool events wait for the end of the turn to be committed
+
+    stop = hook(repo, shapes["Stop"])
+    assert (stop.returncode, stop.stdout, stop.stderr) == (0, "", "")
+    assert head_count(repo) == commits + 2
+    assert run_git(repo, "log", "-1", "--format=%s").strip() == "wb: claude-code turn ends"
+    assert run_git(repo, "status", "--porcelain", "--", ".workbench") == ""
+
+    logged = events(repo)[-4:]
+    assert [e["type"] for e in logged] == ["agent.session_start", "agent.tool_call", "agent.tool_result",
+                                           "agent.stop"]
+    assert all(e["actor"] == "agent" and e["session"] is None for e in logged)
+    assert all(e["payload"]["agent"] == "claude-code" and e["payload"]["agent_session"] == SESSION for e in logged)
+    assert logged[0]["payload"]["source"] == "startup"
+    assert logged[1]["payload"]["tool"] == "Bash" and logged[1]["payload"]["args"]["command"] == "pytest -q"
+    assert logged[2]["payload"]["result"]["stdout"] == "3 passed in 0.01s\n"
+    assert logged[2]["payload"]["tool_use_id"] == "toolu_01ABC123"
+    assert logged[3]["payload"]["stop_hook_active"] is False
+    assert all("transcript_path" not in json.dumps(e["payload"]) for e in logged)  # machine paths stay out
+
+    wb_ok(repo, "validate")
+    assert "snapshots match" in wb_ok(repo, "replay", "--verify")
+    assert "agent.tool_call" in wb_ok(repo, "log", "--type", "agent")
+
+
+def test_long_tool_output_is_clipped_with_its_size_and_sha256(bench, repo: Path) -> None:
+    output = "".join(f"line {i}: {'x' * 70}\n" for i in range(2000))  # ~160 KB of test output
+    payload = payloads(repo)["PostToolUse"]
+    payload["tool_response"] = {"stdout": output, "stderr": "", "interrupted": False, "isImage": False}
+    payload["tool_input"] = {"command": "pytest -q -vv"}
+    assert hook(repo, payload).returncode == 0
+    event = events(repo)[-1]
+    clipped = event["payload"]["result"]["stdout"]
+    assert clipped["truncated"] is True and clipped["text"] == output[:2048]
+    assert clipped["bytes"] == len(output.encode())
+    assert clipped["sha256"] == hashlib.sha256(output.encode()).hexdigest()
+    line = (repo / ".workbench" / "events.jsonl").read_bytes().splitlines()[-1]
+    assert len(line) < 8192
+    wb_ok(repo, "validate")
+
+
+def test_a_hook_never_blocks_the_agent(bench, repo: Path, tmp_path: Path) -> None:
+    files = hash_workbench(repo)
+    for bad in ("not json", "[1, 2]", '{"session_id": "x"}', ""):
+        proc = hook(repo, bad)
+        assert proc.returncode == 0 and proc.stdout == ""
+        assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("wb: hook claude-code: hook payload")
+    ignored = hook(repo, {**payloads(repo)["Stop"], "hook_event_name": "UserPromptSubmit", "prompt": "hi"})
+    assert ignored.returncode == 0 and "ignoring UserPromptSubmit" in ignored.stderr
+    assert hash_workbench(repo) == files
+
+    elsewhere = tmp_path / "plain"
+    elsewhere.mkdir()
+    run_git(elsewhere, "init", "-q")
+    for name, shape in payloads(elsewhere).items():  # a repo without a workbench: one line, exit 0
+        proc = hook(elsewhere, shape)
+        assert proc.returncode == 0 and proc.stdout == "", name
+        assert proc.stderr.splitlines() == [f"wb: hook claude-code: no workbench in {elsewhere.resolve()}: "
+                                            "run `wb init` first"]
+
+
+def test_the_payload_cwd_finds_the_workbench(bench, repo: Path, tmp_path: Path) -> None:
+    proc = hook(repo, payloads(repo)["PreToolUse"], cwd=tmp_path)  # started elsewhere, as a global hook may be
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert events(repo)[-1]["type"] == "agent.tool_call"
+
+
+def test_agent_events_leave_a_live_harness_session_alone(bench, repo: Path) -> None:
+    (repo / "plan.json").write_text(json.dumps({"steps": [
+        {"description": "Deploy", "tool": "deploy", "args": {"env": "staging"}}]}))
+    proc = subprocess.run([*WB_ARGV, "run", "Ship it", "--plan", "plan.json"], cwd=repo, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL, env=_ci_env())
+    assert proc.returncode == 3, proc.stderr
+    before = json.loads(wb_ok(repo, "status", "--json"))["session"]
+    for shape in payloads(repo).values():
+        assert hook(repo, shape).returncode == 0
+    after = json.loads(wb_ok(repo, "status", "--json"))["session"]
+    assert after == before
+    resumed = subprocess.run([*WB_ARGV, "resume", "--result", '{"ok": true}'], cwd=repo, capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL, env=_ci_env())
+    assert resumed.returncode == 0, resumed.stderr
+    wb_ok(repo, "validate")
+    assert "snapshots match" in wb_ok(repo, "replay", "--verify")
+
+
+def test_record_event_refuses_types_wb_folds(bench) -> None:
+    from workbench.agenthooks import record_event
+    from workbench.errors import Refused, UsageError
+
+    for folded in ("tool.call", "tool.result", "session.start", "task.add", "note.add"):
+        with pytest.raises(Refused, match="choose a type of your own"):
+            record_event(bench, folded, {})
+    with pytest.raises(UsageError):
+        record_event(bench, "Agent Thing", {})
+    event = record_event(bench, "agent.note", {"text": "hello"})
+    assert event["type"] == "agent.note" and bench.last.commit is not None
+    assert bench.log(type="agent")[-1]["payload"] == {"text": "hello"}
+
+
+def test_redacted_values_never_reach_the_log(bench, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.agenthooks import record_claude_code
+
+    config = repo / ".workbench" / "config.yaml"
+    config.write_text(config.read_text().replace("redact: []", "redact: [DEPLOY_TOKEN]"))
+    monkeypatch.setenv("DEPLOY_TOKEN", "s3cr3t-value")
+    from workbench.api import Bench
+
+    fresh = Bench.open(repo)
+    shape = payloads(repo)["PreToolUse"]
+    shape["tool_input"] = {"command": "curl -H 'Authorization: s3cr3t-value' https://example.invalid"}
+    record_claude_code(fresh, shape)
+    text = (repo / ".workbench" / "events.jsonl").read_text()
+    assert "s3cr3t-value" not in text and "[redacted]" in text
+
+
+def _ci_env() -> dict[str, str]:
+    import os
+
+    return dict(os.environ, CI="1")
