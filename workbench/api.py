@@ -277,7 +277,7 @@ def status_of(wb: Workbench) -> dict[str, Any]:
         events = wb.log.read_after(loaded.tail.seq - 1)
         if events:
             e = events[-1]
-            last = {"seq": e["seq"], "type": e["type"], "ts": e["ts"], "actor": e["actor"]}
+            last = {"seq": e["seq"], "type": e.get("type"), "ts": e.get("ts"), "actor": e.get("actor")}
     return {
         "workbench": str(wb.root),
         "status": state.get("status"),
@@ -331,7 +331,7 @@ def validate_workbench(wb: Workbench) -> list[str]:
             seen: set[str] = set()
             for i, task in enumerate(board.get("tasks", []) if isinstance(board.get("tasks"), list) else []):
                 tid = task.get("id") if isinstance(task, dict) else None
-                if tid in seen:
+                if isinstance(tid, str) and tid in seen:
                     problems.append(f"board.json: tasks[{i}].id: duplicate id {tid}")
                 if isinstance(tid, str):
                     seen.add(tid)
@@ -359,10 +359,12 @@ def validate_workbench(wb: Workbench) -> list[str]:
         for number, line in enumerate(p.calls.read_bytes().splitlines(), start=1):
             try:
                 call = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 problems.append(f"calls.jsonl:{number}: damaged line (not JSON)")
                 continue
             problems.extend(str(e) for e in schemas.iter_errors("call", call, f"calls.jsonl:{number}"))
+    if not problems:  # every file is valid on its own: the events after the snapshots must also fold into them
+        attempt(lambda: wb.load(detect_human=False))
     return problems
 
 
@@ -388,7 +390,7 @@ def replay(wb: Workbench, progress: Callable[[int, int], None] | None = None) ->
             docs = reducer.empty_docs(event["ts"])
         try:
             reducer.apply(docs, event)
-        except (KeyError, TypeError) as err:
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
             raise Refused(f"events.jsonl: seq {event['seq']} cannot be replayed ({err})") from None
         n += 1
     elapsed = time.perf_counter() - start

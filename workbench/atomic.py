@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -55,7 +56,7 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
 def append_lines(path: Path, lines: list[str]) -> None:
     """Append whole lines in one write and fsync them; a torn last line left by a crash is dropped first."""
     blob = "".join(line + "\n" for line in lines).encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         size = os.fstat(fd).st_size
         if size:
@@ -65,7 +66,12 @@ def append_lines(path: Path, lines: list[str]) -> None:
                 os.ftruncate(fd, size - len(tail) + cut + 1 if cut >= 0 else (0 if size <= 1 << 16 else size))
                 size = os.fstat(fd).st_size
         os.lseek(fd, size, os.SEEK_SET)
-        os.write(fd, blob)
-        os.fsync(fd)
+        try:
+            if os.write(fd, blob) != len(blob):  # a disk that fills up mid-write writes short, silently
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+            os.fsync(fd)
+        except OSError:
+            os.ftruncate(fd, size)  # lines not wholly durable were never acknowledged: take them back
+            raise
     finally:
         os.close(fd)

@@ -7,9 +7,11 @@ carry `more` (how many follow), so a batch cut short by a crash is recognised an
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,8 +85,9 @@ class EventLog:
     def _parse(self, line: bytes, where: str) -> dict[str, Any]:
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise Refused(f"events.jsonl: {where}: damaged line (not JSON); run `wb doctor`") from None
+        check_unicode(line, event, f"events.jsonl: {where}")
         if not isinstance(event, dict) or not isinstance(event.get("seq"), int):
             raise Refused(f"events.jsonl: {where}: damaged line (no seq); run `wb doctor`")
         return event
@@ -165,13 +168,18 @@ class EventLog:
     def append(self, events: list[dict[str, Any]], tail: Tail) -> None:
         """Append a batch in one write and fsync it. Drops a torn tail first (it was never acknowledged)."""
         blob = b"".join(encode(e) + b"\n" for e in events)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             if tail.torn:
                 os.ftruncate(fd, tail.good_size)
             os.lseek(fd, tail.good_size, os.SEEK_SET)
-            os.write(fd, blob)
-            os.fsync(fd)
+            try:
+                if os.write(fd, blob) != len(blob):  # a disk that fills up mid-write writes short, silently
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+                os.fsync(fd)
+            except OSError:
+                os.ftruncate(fd, tail.good_size)  # a batch not wholly durable was never acknowledged: take it back
+                raise
         finally:
             os.close(fd)
 
@@ -183,6 +191,21 @@ class EventLog:
                 fh.flush()
                 os.fsync(fh.fileno())
         return tail.torn
+
+
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def check_unicode(raw: bytes, data: Any, where: str) -> None:
+    """json.loads turns a lone `\\udXXX` escape into a lone surrogate, which no UTF-8 file can hold and no
+    terminal can print: refuse it on read. A scan of the bytes first, so the usual document costs nothing;
+    escaped surrogate pairs (an emoji) are valid and pass."""
+    if _ESCAPED_SURROGATE.search(raw):
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise Refused(f"{where}: a \\u escape that encodes no character (a lone surrogate); "
+                          "fix the file or restore it with git") from None
 
 
 def chain(events: list[dict[str, Any]], tail: Tail) -> list[dict[str, Any]]:

@@ -289,6 +289,9 @@ class GitRepo:
             proc = run_git(self.worktree, "update-ref", "-m", message.splitlines()[0], ref, commit,
                            parent or zero, check=False)
             if proc.returncode != 0:
+                why = proc.stderr.decode(errors="replace").strip()
+                if any(m in why for m in ("No space left", "Read-only file system", "Permission denied")):
+                    raise GitError(f"git update-ref failed: {why.splitlines()[-1]}")  # retrying cannot help
                 self._last = None
                 continue  # the branch moved under us (a user's commit): rebuild on its new tip
             faults.point("after_git_ref")

@@ -21,7 +21,7 @@ class WorkbenchLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         deadline = time.monotonic() + self.timeout
         delay = 0.002
         while True:

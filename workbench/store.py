@@ -16,8 +16,8 @@ from typing import Any
 
 from workbench import faults, ids, reducer, schemas
 from workbench.atomic import append_lines, atomic_write
-from workbench.errors import Busy, GitError, NotFound, Refused, SchemaRefused
-from workbench.eventlog import EventLog, Tail, chain
+from workbench.errors import Busy, GitError, NotFound, Refused, SchemaRefused, WorkbenchError
+from workbench.eventlog import EventLog, Tail, chain, check_unicode
 from workbench.gitstore import WB_DIR, CommitOutcome, GitRepo, find_worktree
 from workbench.lock import WorkbenchLock
 from workbench.reducer import Docs
@@ -98,6 +98,7 @@ class Workbench:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.paths = Paths(root)
+        check_no_links(self.paths)
         self.log = EventLog(self.paths.events)
         self.git = GitRepo(root)
         self._config: dict[str, Any] | None = None
@@ -154,6 +155,15 @@ class Workbench:
         board = _parse_board(board_raw)
         _check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
         _check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
+        if node is not None:  # read from the file, not from wb's own cache: a hand edit or a clone, validated
+            schemas.check("state", state, "state.md")
+        _check_board_shape(board)
+        try:
+            board_was = p.board_cache.read_bytes()  # what wb last wrote
+        except FileNotFoundError:
+            board_was = None
+        if board_was != board_raw:  # a hand edit (or a clone): validated whole
+            schemas.check("board", board, "board.json")
         file_state = copy.deepcopy(state)
         docs = Docs(state, body, board)
         human: list[dict[str, Any]] = []
@@ -171,9 +181,10 @@ class Workbench:
             raise Refused(f"state.md: last_event {last} is beyond the event log's last seq {tail.seq}; "
                           "run `wb doctor`")
         for event in after:
+            schemas.check("event", event, f"events.jsonl (seq {event['seq']})")  # unvalidated until folded
             try:
                 reducer.apply(docs, event, board_from=board_from)
-            except (KeyError, TypeError) as err:
+            except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
                 raise Refused(f"events.jsonl: seq {event['seq']} cannot be applied ({err}); "
                               "run `wb doctor`") from None
         return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after))
@@ -270,12 +281,13 @@ class Workbench:
         git_cfg = self.config["git"]
         if git_cfg.get("commit") == "off":
             return CommitOutcome()
+        summary = redact(summary, secret_values(self.config))  # a step's description may quote a secret
         with self.lock():
             trailers = [f"Wb-Event: {self.log.tail().seq}"] + ([f"Wb-Session: {session}"] if session else [])
             try:
                 return self.git.commit_workbench(f"{summary}\n\n" + "\n".join(trailers) + "\n", git_cfg.get("ref"))
-            except GitError as err:
-                return CommitOutcome(skipped=f"written but not committed: {err}")
+            except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
+                return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
 
     def recorded_call(self, key: str) -> dict[str, Any] | None:
         """The last journal record of a tool call (calls.jsonl), or None."""
@@ -289,11 +301,68 @@ class Workbench:
                 continue
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
-            if record.get("key") == key:
+            if isinstance(record, dict) and record.get("key") == key:
                 found = record
         return found
+
+
+REDACTED = "[redacted]"
+# Entries of .workbench/ that wb reads or writes: none may be a symbolic link (a clone can carry one).
+LINK_CHECKED = ("config.yaml", "state.md", "board.json", "events.jsonl", "calls.jsonl", "artifacts", ".cache",
+                ".lock", ".gitignore", ".gitattributes", ".migrate.json")
+
+
+class SnapshotsBehind(WorkbenchError):
+    """The events were appended (the change is recorded) but a snapshot could not be written."""
+
+    def __init__(self, err: OSError) -> None:
+        self.err = err
+        name = Path(str(err.filename)).name if err.filename else "state.md/board.json"
+        if name.startswith(".tmp-"):  # atomic_write's temp file: name its target
+            name = name.split("-", 2)[-1]
+        super().__init__(f"recorded in events.jsonl, but writing {name} failed: {err.strerror or err}; the next "
+                         "wb command brings state.md and board.json up to date (`wb doctor --fix` does it now)")
+
+
+def check_writable(p: Paths) -> None:
+    """Raise PermissionError when the workbench cannot take a write (checked before anything is written)."""
+    import errno
+
+    for path in (p.wb, p.events, p.calls):
+        if path.exists() and not os.access(path, os.W_OK | (os.X_OK if path == p.wb else 0)):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+
+def check_no_links(p: Paths) -> None:
+    """Refuse a `.workbench` (or a file wb writes in it) that is a symbolic link: wb would write through it to
+    anywhere, and commit what it points at."""
+    for path in (p.wb, *(p.wb / name for name in LINK_CHECKED)):
+        if path.is_symlink():
+            raise Refused(f"{path.relative_to(p.root).as_posix()} is a symbolic link: wb reads and writes only "
+                          "inside .workbench/ (replace the link with the real file or directory)")
+
+
+def secret_values(config: dict[str, Any]) -> list[str]:
+    """The values of the environment variables that config.yaml `redact` names, longest first."""
+    names = config.get("redact") or []
+    return sorted({os.environ[n] for n in names if isinstance(n, str) and os.environ.get(n)}, key=len, reverse=True)
+
+
+def redact(value: Any, secrets: list[str]) -> Any:
+    """`value` with every secret in its strings (keys too) replaced by [redacted]; the same object when none."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {redact(k, secrets): redact(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, secrets) for v in value]
+    return value
 
 
 def board_edit(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -373,20 +442,32 @@ def _sha(raw: bytes) -> str:
 def _read_json(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_bytes())
-    except (FileNotFoundError, ValueError):
+    except (FileNotFoundError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def _check_board_shape(board: dict[str, Any]) -> None:
+    """What every reader relies on, checked on each load (cheap): `tasks` is a list of objects with string ids.
+    The full schema check of a hand-edited board happens in _human_edits and in the write path."""
+    tasks = board.get("tasks")
+    if not isinstance(tasks, list) or not all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in tasks):
+        schemas.check("board", board, "board.json")  # names the first problem
+        raise SchemaRefused("board.json", "tasks", "every task must be an object with a string id")
 
 
 def _parse_board(raw: bytes) -> dict[str, Any]:
     try:
         data = json.loads(raw)
+    except RecursionError:
+        raise Refused("board.json: nested too deeply to read (fix the file, or restore it with git)") from None
     except ValueError as err:
         line = getattr(err, "lineno", "?")
         raise Refused(f"board.json:{line}: broken JSON: {getattr(err, 'msg', err)} "
                       "(fix the file, or restore it with git)") from None
     if not isinstance(data, dict):
         raise Refused("board.json: (top level): must be a JSON object with schema_version and tasks")
+    check_unicode(raw, data, "board.json")
     return data
 
 
@@ -452,6 +533,7 @@ class Transaction:
         self.outcome: CommitOutcome | None = None
         self._lock = wb.lock()
         self._loaded: Loaded | None = None
+        self._secrets = secret_values(wb.config)
 
     @property
     def docs(self) -> Docs:
@@ -482,6 +564,7 @@ class Transaction:
              session: str | None = None, ts: str | None = None) -> dict[str, Any]:
         loaded = self._loaded
         assert loaded is not None
+        payload = redact(payload, self._secrets)  # the one door to events, state.md and board.json
         event = {
             "schema_version": 1,
             "seq": loaded.tail.seq + len(self.events) + 1,
@@ -501,7 +584,7 @@ class Transaction:
 
     def journal(self, record: dict[str, Any]) -> None:
         """A calls.jsonl record, made durable before this transaction's events."""
-        self.calls.append(record)
+        self.calls.append(redact(record, self._secrets))
 
     def commit(self) -> None:
         loaded = self._loaded
@@ -510,7 +593,11 @@ class Transaction:
             if loaded.replayed:
                 self._write_snapshots(loaded)  # a crash left the snapshots behind the log: catch them up
             return
-        chain(self.events, loaded.tail)
+        try:
+            chain(self.events, loaded.tail)
+        except UnicodeEncodeError:
+            raise Refused("refused: the change holds text that is not valid Unicode (a lone surrogate, such as "
+                          "bytes that are not UTF-8 in a command-line argument)") from None
         for event in self.events:
             schemas.check("event", event, f"events.jsonl (seq {event['seq']})")
         schemas.check("state", self.docs.state, "state.md")
@@ -523,12 +610,16 @@ class Transaction:
             if self.agent_board_changed:  # recording the human's own edit is not an agent write
                 self.wb.check_human_guard("board.json")
         faults.point("before_event_append")
+        check_writable(self.wb.paths)  # a read-only workbench refuses before the log, not half-way through
         if self.calls:
             append_lines(self.wb.paths.calls, [json.dumps(r, ensure_ascii=False, separators=(",", ":"))
                                                for r in self.calls])
         self.wb.log.append(self.events, loaded.tail)
         faults.point("after_event_append")
-        self._write_snapshots(loaded)
+        try:
+            self._write_snapshots(loaded)
+        except OSError as err:  # disk full after the append: the change is in the log, the snapshots catch up
+            raise SnapshotsBehind(err) from None
         self.outcome = self._git_commit() if self.git_commit else CommitOutcome()
 
     def _write_snapshots(self, loaded: Loaded) -> None:
@@ -569,12 +660,12 @@ class Transaction:
         session = last.get("session")
         if session:
             trailers.append(f"Wb-Session: {session}")
-        message = f"{message}\n\n" + "\n".join(trailers) + "\n"
+        message = redact(f"{message}\n\n" + "\n".join(trailers) + "\n", self._secrets)
         try:
             outcome = self.wb.git.commit_workbench(message, git_cfg.get("ref"))
-        except GitError as err:
+        except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
             # The mutation is durable (log + snapshots); only its commit failed. The next write commits it.
-            return CommitOutcome(skipped=f"written but not committed: {err}")
+            return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
         faults.point("after_git_commit")
         return outcome
 

@@ -7,6 +7,7 @@ write) and safe (config.yaml, plan files: plain data, never Python objects).
 from __future__ import annotations
 
 import io
+import re
 from datetime import date, datetime
 from typing import Any
 
@@ -37,15 +38,18 @@ _SAFE = YAML(typ="safe", pure=True)
 def _problem(err: YAMLError, file: str, line_offset: int) -> Refused:
     if isinstance(err, MarkedYAMLError) and err.problem_mark is not None:
         line = err.problem_mark.line + 1 + line_offset
-        return Refused(f"{file}:{line}: broken YAML: {err.problem} (fix the file, or restore it with git)")
+        problem = " ".join(str(err.problem).split())  # a quoted value may hold newlines: one line
+        return Refused(f"{file}:{line}: broken YAML: {problem} (fix the file, or restore it with git)")
     return Refused(f"{file}: broken YAML: {str(err).splitlines()[0]} (fix the file, or restore it with git)")
 
 
 def load_round_trip(text: str, file: str, line_offset: int = 0) -> Any:
     try:
-        return _RT.load(text)
+        return check_plain(_RT.load(_flow_depth_ok(text, file)), file)
     except YAMLError as err:
         raise _problem(err, file, line_offset) from None
+    except (ValueError, TypeError, RecursionError) as err:  # hostile input (deep nesting) breaks ruamel itself
+        raise Refused(f"{file}: unreadable YAML: {type(err).__name__}: {str(err)[:200]}") from None
 
 
 def dump_round_trip(data: Any) -> str:
@@ -56,11 +60,58 @@ def dump_round_trip(data: Any) -> str:
 
 def load_safe(text: str, file: str) -> Any:
     try:
-        return _SAFE.load(text)
+        return check_plain(_SAFE.load(_flow_depth_ok(text, file)), file)
     except YAMLError as err:
         raise _problem(err, file, 0) from None
     except (ValueError, TypeError, RecursionError) as err:  # ruamel raises these on some hostile input
         raise Refused(f"{file}: unreadable YAML: {err}") from None
+
+
+MAX_DEPTH = 64  # no wb document nests deeper; a self-referencing alias (`&a [*a]`) is caught here too
+MAX_VALUES = 200_000  # values once aliases are expanded: a "billion laughs" file is refused, not expanded
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTAINER_TAGS = (None, "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:omap")
+
+
+def _flow_depth_ok(text: str, file: str) -> str:
+    """Refuse flow collections nested deeper than MAX_DEPTH before ruamel sees them: its scanner is quadratic
+    in their depth (a 6 kB `[[[[…` line costs seconds). Brackets inside quoted strings count too; a value
+    with more than MAX_DEPTH unbalanced ones is refused with the same message."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return text
+    depth = 0
+    for m in re.finditer(r"[\[\]{}]", text):
+        depth = depth + 1 if m.group() in "[{" else max(0, depth - 1)
+        if depth > MAX_DEPTH:
+            raise Refused(f"{file}: nested more than {MAX_DEPTH} levels deep; refused")
+    return text
+
+
+def check_plain(data: Any, file: str) -> Any:
+    """Refuse what is not plain data (tagged or binary values, sets), nesting deeper than MAX_DEPTH and more
+    than MAX_VALUES values counted through aliases. Returns `data` unchanged."""
+    budget = [MAX_VALUES]
+
+    def walk(value: Any, depth: int) -> None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise Refused(f"{file}: more than {MAX_VALUES} values once YAML aliases are expanded; refused")
+        if depth > MAX_DEPTH:
+            raise Refused(f"{file}: nested more than {MAX_DEPTH} levels deep (or a YAML alias contains itself)")
+        if isinstance(value, dict | list):
+            tag = getattr(getattr(value, "tag", None), "value", None)
+            if tag not in _CONTAINER_TAGS:
+                raise Refused(f"{file}: YAML tag {tag} is not allowed: wb files hold plain data only")
+            for item in [*value.keys(), *value.values()] if isinstance(value, dict) else value:
+                walk(item, depth + 1)
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            raise Refused(f"{file}: a \\u escape that encodes no character (a lone surrogate); fix the file")
+        elif not isinstance(value, str | int | float | date | type(None)):
+            tag = getattr(getattr(value, "tag", None), "value", None) or type(value).__name__
+            raise Refused(f"{file}: YAML value of type {tag} is not allowed: wb files hold plain data only")
+
+    walk(data, 0)
+    return data
 
 
 def to_plain(value: Any) -> Any:

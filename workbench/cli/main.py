@@ -42,6 +42,24 @@ def _fast_path(argv: list[str]) -> int | None:
     return None
 
 
+def os_problem(err: OSError) -> str:
+    """`cannot write .workbench/state.md: No space left on device` — one line naming the file, not the temp file."""
+    import errno
+    import re
+
+    writing = err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG)
+    where = "the workbench"
+    if err.filename:
+        name = re.sub(r"\.tmp-[^/]*?-(?=[^/]+$)", "", str(err.filename))  # atomic_write's temp file: its target
+        try:
+            relative = os.path.relpath(name)
+        except ValueError:
+            relative = name
+        where = name if relative.startswith("..") else relative
+    what = err.strerror or str(err)
+    return f"cannot {'write' if writing else 'access'} {where}: {what} (afterwards `wb doctor` checks the workbench)"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or bool(os.environ.get("WB_DEBUG"))
@@ -58,13 +76,20 @@ def main(argv: list[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        sys.stderr.write(f"wb: {err}\n")
+        sys.stderr.write("wb: " + " ".join(str(err).splitlines()) + "\n")  # one line, whatever it quotes
         code = err.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("wb: interrupted\n")
         code = 130
     except BrokenPipeError:
         code = 0
+    except OSError as err:  # disk full, a read-only or unreadable workbench: the environment, not a bug
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(f"wb: {os_problem(err)}\n")
+        code = 1
     except Exception as err:  # a bug: say so in one line, the traceback only with --debug
         if debug:
             raise

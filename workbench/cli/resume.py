@@ -55,3 +55,5 @@ def _json(text: str, where: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as err:
         raise UsageError(f"{where}: not JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+    except RecursionError:
+        raise UsageError(f"{where}: JSON nested too deeply") from None

@@ -28,7 +28,7 @@ def parse_assignments(pairs: list[str], list_keys: tuple[str, ...]) -> dict[str,
             elif value.startswith("["):
                 try:
                     changes[key] = json.loads(value)
-                except ValueError:
+                except (ValueError, RecursionError):
                     raise UsageError(f"{key}: not a JSON array: {value}") from None
             else:
                 changes[key] = [value] if value else []

@@ -288,6 +288,9 @@ class HarnessLoop:
         while True:
             state = self.state
             if state is State.DONE or self.session is None:
+                if self._final is None and self.session is not None:
+                    # a crash came between the move to DONE and session.complete: complete it now
+                    return self._complete(self.session.get("reason") or "goal_met")
                 assert self._final is not None
                 return self._final
             if state is State.IDLE:
@@ -471,6 +474,11 @@ class HarnessLoop:
         session = self.session
         assert session is not None
         index = session["step_index"]
+        if index >= len(session["plan"]) or session["plan"][index]["status"] == "pending":
+            # the awaited step has ended (its step.end moved step_index on), but the move out of AWAITING_TOOL
+            # did not follow (a crash in between): make it now, rather than take the next step for this one
+            self._transition(State.REFLECTING)
+            return None
         step = session["plan"][index]
         if step["status"] == "awaiting_tool" and not rerun:
             return self._collect(index, step)
@@ -605,7 +613,8 @@ class HarnessLoop:
         session = self.session
         assert session is not None
         steps = copy.deepcopy(session["plan"])
-        self._transition(State.DONE, reason)
+        if self.state is not State.DONE:
+            self._transition(State.DONE, reason)
         self._emit("session.complete", {"reason": reason, "steps": len(steps),
                                         "done": sum(1 for s in steps if s["status"] == "done")})
         self._fire("on_complete", {"reason": reason, "steps": steps})

@@ -12,6 +12,8 @@ from typing import Any
 from workbench.errors import Refused
 from workbench.harness.loop import Event, PlannerError, Step
 
+MAX_STEPS = 1000
+
 
 def steps_from_plan(data: Any, source: str) -> list[Step]:
     from workbench import schemas
@@ -19,6 +21,8 @@ def steps_from_plan(data: Any, source: str) -> list[Step]:
     if isinstance(data, list):
         data = {"steps": data}
     schemas.check("plan", data, source)
+    if len(data["steps"]) > MAX_STEPS:  # every step rewrites the session in state.md: bound the plan
+        raise Refused(f"{source}: steps: {len(data['steps'])} steps; a plan holds at most {MAX_STEPS}")
     steps = []
     for i, item in enumerate(data["steps"], start=1):
         steps.append(Step(item.get("id") or f"s{i}", item["description"], bool(item.get("tool")), item.get("tool"),
@@ -40,7 +44,7 @@ def load_plan_file(path: Path) -> list[Step]:
     if path.suffix == ".json":
         try:
             data = json.loads(text)
-        except ValueError as err:
+        except (ValueError, RecursionError) as err:
             where = f"{path.name}:{getattr(err, 'lineno', '?')}"
             raise Refused(f"{where}: broken JSON: {getattr(err, 'msg', err)}") from None
     else:
@@ -85,7 +89,7 @@ class CommandPlanner:
             raise PlannerError(f"planner `{label}` exited {proc.returncode}" + (f": {tail[-1]}" if tail else ""))
         try:
             answer = json.loads(proc.stdout)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise PlannerError(f"planner `{label}` printed something that is not JSON") from None
         if not isinstance(answer, dict):
             raise PlannerError(f"planner `{label}` printed JSON that is not an object")

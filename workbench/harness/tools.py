@@ -90,6 +90,9 @@ class ToolBox:
 
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key)
         name = f"{safe}.{stream}.txt"
+        if self.artifacts.is_symlink() or not self.artifacts.parent.resolve().is_relative_to(self.root.resolve()):
+            raise ToolError(f"{self.artifacts.name}/ is a symbolic link or lies outside the repository: "
+                            "wb writes artifacts only inside .workbench/ (the output was not kept)")
         self.artifacts.mkdir(exist_ok=True)
         atomic_write(self.artifacts / name, data)
         return {"path": f".workbench/artifacts/{name}", "sha256": hashlib.sha256(data).hexdigest(),

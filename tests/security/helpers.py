@@ -1,0 +1,84 @@
+"""Helpers of the security tests: a repo with a workbench whose config.yaml a test writes, the real `wb`
+command line, and probes that notice when something ran that should not have."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import hash_workbench, run_git
+
+PY = sys.executable
+WB_ARGV = [PY, "-m", "workbench.cli.main"]
+
+
+def wb(repo: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60,
+       prefix: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([*(prefix or []), *WB_ARGV, *args], cwd=repo, capture_output=True, text=True,
+                          env=full_env, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def wb_ok(repo: Path, *args: str, code: int = 0, **kw: Any) -> subprocess.CompletedProcess[str]:
+    proc = wb(repo, *args, **kw)
+    assert proc.returncode == code, f"wb {' '.join(args)}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def one_line(proc: subprocess.CompletedProcess[str], code: int) -> str:
+    """The process ended with `code` and exactly one `wb: ` line on stderr, no traceback; returns the line."""
+    assert proc.returncode == code, f"exit {proc.returncode} (wanted {code})\n{proc.stdout}\n{proc.stderr}"
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wb: "), proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+def init_workbench(repo: Path, config: str | None = None) -> Path:
+    """`wb init` in `repo`, then (optionally) replace config.yaml and commit it so the workbench is clean."""
+    wb_ok(repo, "init")
+    if config is not None:
+        (repo / ".workbench" / "config.yaml").write_text(config, encoding="utf-8")
+        run_git(repo, "add", ".workbench/config.yaml")
+        run_git(repo, "commit", "-q", "-m", "configure wb")
+    return repo
+
+
+def config_yaml(tools: dict[str, Any] | None = None, hooks: dict[str, Any] | None = None,
+                redact: list[str] | None = None, extra: str = "") -> str:
+    """A config.yaml (JSON values are YAML) with a zero human-edit guard, so tests may edit files by hand."""
+    return (f"schema_version: 1\nhuman_guard_seconds: 0\ntools: {json.dumps(tools or {})}\n"
+            f"hooks: {json.dumps(hooks or {})}\nredact: {json.dumps(redact or [])}\n{extra}")
+
+
+def marker() -> Path:
+    """A path in /tmp that nothing may create: a test fails if it exists afterwards."""
+    path = Path("/tmp") / f"owned_{uuid.uuid4().hex[:12]}"
+    assert not path.exists()
+    return path
+
+
+def plan(repo: Path, steps: list[dict[str, Any]], name: str = "plan.json") -> str:
+    (repo / name).write_text(json.dumps({"steps": steps}), encoding="utf-8")
+    return name
+
+
+def events(repo: Path) -> list[dict[str, Any]]:
+    lines = (repo / ".workbench" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def argv_recorder(out: Path) -> list[str]:
+    """An argv prefix for a tool that writes the arguments it received (as JSON) to `out`."""
+    return [PY, "-c", f"import json, sys; open({str(out)!r}, 'w').write(json.dumps(sys.argv[1:]))"]
+
+
+__all__ = ["PY", "WB_ARGV", "argv_recorder", "config_yaml", "events", "hash_workbench", "init_workbench",
+           "marker", "one_line", "plan", "run_git", "wb", "wb_ok"]
