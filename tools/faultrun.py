@@ -433,7 +433,11 @@ class Schedule:
         op = Op("migrate", ["migrate"], "migrate")
         for attempt in range(4):
             self.step += 1
-            kill = self._pick_kill(op, MIGRATE_POINTS, 0.85 if attempt == 0 else 0.35)
+            if attempt == 0 and self.rng.random() < 0.75:  # the points in turn, so that every one is covered
+                point = MIGRATE_POINTS[self.index % len(MIGRATE_POINTS)]
+                kill: tuple[str, dict[str, Any]] = (f"killed at {point} (skip 0)", {"fault": point, "skip": 0})
+            else:
+                kill = self._pick_kill(op, MIGRATE_POINTS, 0.85 if attempt == 0 else 0.35)
             out = self._exec(op, kill)
             if out.hung:
                 self.violate(op, kill[0], "hung")

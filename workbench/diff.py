@@ -191,7 +191,7 @@ def _scalar(text: str, flow: bool = False) -> Any:
     if m:
         try:
             return json.loads(m.group(1))
-        except ValueError:
+        except (ValueError, RecursionError):
             return _NO
     if text.lower() in _RESERVED or not _PLAIN_TEXT.match(text if flow else text[:1]):
         return _NO
@@ -265,10 +265,11 @@ def parse_board(raw: bytes | None) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(raw)
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:
         raise Refused(f"board.json:{getattr(err, 'lineno', '?')}: broken JSON") from None
-    if not isinstance(data, dict) or not isinstance(data.get("tasks", []), list):
-        raise Refused("board.json: not an object with a list of tasks")
+    if not isinstance(data, dict) or not isinstance(data.get("tasks", []), list) or not all(
+            isinstance(t, dict) and isinstance(t.get("id"), str) for t in data.get("tasks", [])):
+        raise Refused("board.json: not an object with a list of tasks with string ids")
     return data
 
 
@@ -310,7 +311,7 @@ def complete_lines(raw: bytes | None) -> bytes:
         start = data.rfind(b"\n", 0, len(data) - 1) + 1
         try:
             last = json.loads(data[start:])
-        except ValueError:
+        except (ValueError, RecursionError):
             break
         if not (isinstance(last, dict) and last.get("more")):
             break
@@ -338,7 +339,7 @@ def _records(lines: list[bytes], file: str, warnings: list[str]) -> list[dict[st
         return []
     try:  # one parse of them all is several times faster than one per line
         batch = json.loads(b"[" + b",".join(lines) + b"]")
-    except ValueError:
+    except (ValueError, RecursionError):
         batch = None
     if isinstance(batch, list) and len(batch) == len(lines) and all(isinstance(r, dict) for r in batch):
         return batch
@@ -346,7 +347,7 @@ def _records(lines: list[bytes], file: str, warnings: list[str]) -> list[dict[st
     for line in lines:
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             record = None
         if isinstance(record, dict):
             out.append(record)
@@ -361,7 +362,7 @@ def _last_seq(log: bytes) -> int:
     start = log.rfind(b"\n", 0, len(log) - 1) + 1
     try:
         seq = json.loads(log[start:]).get("seq", 0)
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return 0
     return seq if isinstance(seq, int) else 0
 
@@ -619,7 +620,7 @@ def _look_back(log: bytes, goals: set[str], plans_for: set[str], sessions: dict[
             end = len(log) if end == -1 else end
             try:
                 e = json.loads(log[start:end])
-            except ValueError:
+            except (ValueError, RecursionError):
                 e = None
             if (isinstance(e, dict) and isinstance(e.get("session"), str) and e["session"] in wanted
                     and isinstance(e.get("payload"), dict)):

@@ -187,6 +187,16 @@ class Workbench:
             except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
                 raise Refused(f"events.jsonl: seq {event['seq']} cannot be applied ({err}); "
                               "run `wb doctor`") from None
+        if after:  # folded on load (after a crash, or a line written by hand): what they rebuild must be valid
+            try:
+                body_ok = isinstance(docs.body, str)
+            except TypeError:
+                body_ok = False
+            if not body_ok:
+                raise Refused("events.jsonl: the events after the snapshots rebuild a decision log that is not "
+                              "text; run `wb doctor`")
+            schemas.check("state", docs.state, "state.md (with the events after it)")
+            schemas.check("board", docs.board, "board.json (with the events after it)")
         return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after))
 
     def _parse_state(self, raw: bytes) -> tuple[Any, dict[str, Any], str]:
@@ -429,6 +439,19 @@ def _cached_body(p: Paths) -> str | None:
         return None
 
 
+def too_deep(value: Any, limit: int) -> bool:
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -601,6 +624,8 @@ class Transaction:
         for event in self.events:
             schemas.check("event", event, f"events.jsonl (seq {event['seq']})")
         schemas.check("state", self.docs.state, "state.md")
+        if too_deep(self.docs.state.get("session"), 56):  # state.md must read back (yamlio.MAX_DEPTH)
+            raise SchemaRefused("state.md", "session", "nested more than 56 levels deep (a step's args?)")
         if self.board_changed:
             check_board(self.docs)
         for record in self.calls:

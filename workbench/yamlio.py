@@ -73,17 +73,28 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTAINER_TAGS = (None, "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:omap")
 
 
+_FLOW_TOKENS = re.compile(r"""'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"|#[^\n]*|[\[\]{}]""")
+
+
 def _flow_depth_ok(text: str, file: str) -> str:
     """Refuse flow collections nested deeper than MAX_DEPTH before ruamel sees them: its scanner is quadratic
-    in their depth (a 6 kB `[[[[…` line costs seconds). Brackets inside quoted strings count too; a value
-    with more than MAX_DEPTH unbalanced ones is refused with the same message."""
+    in their depth (a 6 kB `[[[[…` line costs seconds). Quoted strings and comments are skipped, and outside a
+    flow collection a bracket opens one only where a value starts (so `a[[[b` in a plain scalar is text)."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return text
     depth = 0
-    for m in re.finditer(r"[\[\]{}]", text):
-        depth = depth + 1 if m.group() in "[{" else max(0, depth - 1)
-        if depth > MAX_DEPTH:
-            raise Refused(f"{file}: nested more than {MAX_DEPTH} levels deep; refused")
+    for m in _FLOW_TOKENS.finditer(text):
+        token = m.group()
+        if token in "[{":
+            if depth == 0:
+                before = text[max(0, m.start() - 80):m.start()].rstrip(" \t")
+                if before and before[-1] not in "\n:-,?":
+                    continue
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise Refused(f"{file}: nested more than {MAX_DEPTH} levels deep; refused")
+        elif token in "]}":
+            depth = max(0, depth - 1)
     return text
 
 

@@ -70,10 +70,10 @@ def test_fuzzed_board_json_through_the_cli(sandbox: Sandbox, data: st.DataObject
     sandbox.reset()
     sandbox.write("board.json", data.draw(board_variants(sandbox.original("board.json"))))
     before = sandbox.hashes()
-    for args in (["status", "--json"], ["task", "list"], ["task", "add", "fuzzed"]):
+    for args in (["status", "--json"], ["task", "list"], ["diff"], ["task", "add", "fuzzed"]):
         proc = cli(sandbox.root, *args)
         assert_cli_clean(proc)
-        if proc.returncode == 5 and args[1] == "add":
+        if proc.returncode == 5 and args[:2] == ["task", "add"]:
             assert sandbox.hashes() == before
 
 
@@ -136,7 +136,7 @@ def test_fuzzed_event_lines_through_the_cli(sandbox: Sandbox, data: st.DataObjec
     sandbox.reset()
     sandbox.write("events.jsonl", data.draw(event_lines(sandbox.original("events.jsonl"))))
     before = sandbox.hashes()
-    for args in (["log", "--json"], ["replay", "--verify"], ["note", "fuzzed"]):
+    for args in (["log", "--json"], ["replay", "--verify"], ["diff"], ["note", "fuzzed"]):
         proc = cli(sandbox.root, *args)
         assert_cli_clean(proc, ok=(0, 1) if args[0] == "replay" else (0,))  # replay: 1 = a mismatch
         if proc.returncode == 5 and args[0] == "note":

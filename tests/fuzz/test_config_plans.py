@@ -181,7 +181,7 @@ def test_fuzzed_planner_output_is_steps_or_a_planner_error(tmp_path_factory: Any
 
 
 @FEW
-@given(output=planner_outputs(most_steps=20))
+@given(output=planner_outputs(most_steps=5))
 def test_fuzzed_planner_output_through_the_cli(sandbox: Sandbox, output: bytes) -> None:
     sandbox.reset()
     (sandbox.root / "planner.out").write_bytes(output)
@@ -189,3 +189,29 @@ def test_fuzzed_planner_output_through_the_cli(sandbox: Sandbox, output: bytes) 
     proc = cli(sandbox.root, "run", "a goal", "--planner", f"{sys.executable} planner.py")
     assert_cli_clean(proc, ok=(0, 3, 4))  # 4: a planner that answers garbage pauses the session
     assert_cli_clean(cli(sandbox.root, "validate"))
+
+
+def test_deep_plan_args_are_refused_or_read_back(sandbox: Sandbox) -> None:
+    """Args deep enough to make state.md unreadable are refused with the plan; args within the bound are
+    written to state.md (the live session) and read back from it."""
+    import shutil
+
+    def nested(depth: int) -> dict[str, Any]:
+        value: dict[str, Any] = {"leaf": "x"}
+        for _ in range(depth):
+            value = {"k": value}
+        return value
+
+    sandbox.reset()
+    (sandbox.root / "deep.json").write_text(json.dumps({"steps": [{"description": "d", "tool": "human",
+                                                                   "args": nested(200)}]}))
+    before = sandbox.hashes()
+    assert_cli_clean(cli(sandbox.root, "run", "goal", "--plan", "deep.json"))
+    assert sandbox.hashes() == before
+    (sandbox.root / "ok.json").write_text(json.dumps({"steps": [{"description": "d", "tool": "human",
+                                                                 "args": nested(40)}]}))
+    proc = cli(sandbox.root, "run", "goal", "--plan", "ok.json")
+    assert proc.returncode == 3, proc.stderr  # waits for the human's result, args kept in state.md
+    shutil.rmtree(sandbox.path(".cache"))  # as a fresh clone: state.md must be parsed
+    exercise(sandbox.root)
+    assert_cli_clean(cli(sandbox.root, "status"))

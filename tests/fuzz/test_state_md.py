@@ -108,7 +108,7 @@ def test_fuzzed_state_md_through_the_cli(sandbox: Sandbox, data: st.DataObject) 
     sandbox.reset()
     sandbox.write("state.md", data.draw(state_variants(sandbox.original("state.md"), big=False)))
     before = sandbox.hashes()
-    for args in (["status"], ["validate"], ["note", "fuzzed"]):
+    for args in (["status"], ["validate"], ["diff"], ["note", "fuzzed"]):
         proc = cli(sandbox.root, *args)
         assert_cli_clean(proc)
         if proc.returncode == 5 and args[0] == "note":
@@ -158,3 +158,22 @@ def _laughs() -> str:
     for i in range(1, 9):
         parts.append(f", &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]")
     return "".join(parts) + "]"
+
+
+def test_values_wb_writes_always_read_back(sandbox: Sandbox) -> None:
+    """Brackets, quotes, surrogate-free Unicode and long lines that wb itself writes parse again (the YAML
+    guards never refuse wb's own output)."""
+    import shutil
+
+    from workbench.api import Bench
+    from workbench.store import Workbench
+
+    values = ["x" + "[" * 100, "[" * 100, "{" * 80 + "'\"", "a: b # [[[[", "- [", "é" * 3000, "\u2028\x85\t",
+              "it's [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["]
+    for value in values:
+        sandbox.reset()
+        Bench(Workbench(sandbox.root)).set_state({"next_action": value, "blockers": [value, value]})
+        shutil.rmtree(sandbox.path(".cache"))
+        loaded = Workbench(sandbox.root).load()
+        assert loaded.docs.state["next_action"] == value
+        assert exercise(sandbox.root) is None
