@@ -27,12 +27,12 @@ IDENTITY = {"GIT_AUTHOR_NAME": "Fuzz", "GIT_AUTHOR_EMAIL": "fuzz@example.invalid
             "GIT_COMMITTER_NAME": "Fuzz", "GIT_COMMITTER_EMAIL": "fuzz@example.invalid"}
 
 # Modest example counts: the whole folder runs in well under 90 s. A longer hunt:
-# `WB_FUZZ_EXAMPLES=2000 pytest tests/fuzz` (the command-line cases get an eighth of that).
+# `WB_FUZZ_EXAMPLES=2000 pytest tests/fuzz` (the command-line cases get a tenth of that).
 EXAMPLES = int(os.environ.get("WB_FUZZ_EXAMPLES", "50"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                        HealthCheck.data_too_large, HealthCheck.large_base_example])
-FEW = settings(FUZZ, max_examples=max(6, EXAMPLES // 8))
+FEW = settings(FUZZ, max_examples=max(5, EXAMPLES // 10))
 
 
 class Sandbox:
