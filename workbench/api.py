@@ -53,6 +53,16 @@ class Bench:
     def root(self) -> Path:
         return self.wb.root
 
+    def close(self) -> None:
+        """End the helper git process a Bench keeps between commits (it also ends when this process does)."""
+        self.wb.git.close()
+
+    def __enter__(self) -> Bench:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- the write helper -----------------------------------------------------------------------
     def _tx(self, actor: str = "agent") -> Transaction:
         return self.wb.transaction(actor=actor)
@@ -209,8 +219,8 @@ class Bench:
                   and (session is None or e.get("session") == session)]
         return events[-limit:] if limit else events
 
-    def validate(self) -> list[str]:
-        return validate_workbench(self.wb)
+    def validate(self, progress: Callable[[int, int], None] | None = None) -> list[str]:
+        return validate_workbench(self.wb, progress)
 
     def replay(self, progress: Callable[[int, int], None] | None = None) -> ReplayReport:
         return replay(self.wb, progress)
@@ -295,8 +305,9 @@ def status_of(wb: Workbench) -> dict[str, Any]:
     }
 
 
-def validate_workbench(wb: Workbench) -> list[str]:
-    """Every workbench file against its schema, the log's chain, and the snapshots against the log."""
+def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """Every workbench file against its schema, the log's chain, and the snapshots against the log.
+    `progress(done, total)` is called every 5,000 events of the log (total = the last seq), as replay does."""
     from workbench import statefile
     from workbench.store import load_config
 
@@ -340,7 +351,10 @@ def validate_workbench(wb: Workbench) -> list[str]:
 
     def events() -> int:
         n = 0
+        total = wb.log.tail().seq if progress else 0
         for _line, event in wb.log.iter_all():
+            if progress and n % 5000 == 0:
+                progress(n, total)
             n += 1
             if not schemas.is_valid("event", event):
                 where = f"events.jsonl (seq {event['seq']})"

@@ -27,11 +27,12 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: bool = True) -> None:
     """Write `data` to `path` so that a reader sees the old bytes or the new bytes, never a mix.
 
     Temp file in the same directory, fsync, os.replace, fsync of the directory. `durable=False` skips
-    the fsyncs, for caches that can be rebuilt.
+    the fsyncs, for caches that can be rebuilt. `sync_dir=False` skips only the directory's fsync: after a
+    power cut the file is then whole, old or new — for snapshots the event log can bring up to date.
     """
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + path.name, dir=path.parent)
     try:
@@ -49,7 +50,7 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         except FileNotFoundError:
             pass
         raise
-    if durable:
+    if durable and sync_dir:
         fsync_dir(path.parent)
 
 

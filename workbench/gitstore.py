@@ -2,8 +2,8 @@
 working tree and touching the user's index only at `.workbench/` entries.
 
 Objects (blobs, trees, the commit) are written as loose objects in-process — the same bytes `git
-hash-object -w` would write — and the branch moves with `git update-ref NEW OLD`, a compare-and-swap, so a
-concurrent `git commit` by the user is never overwritten. This module is the only one that runs git.
+hash-object -w` would write — and the branch moves with `git update-ref` (NEW OLD: a compare-and-swap,
+see RefMover), so a concurrent `git commit` by the user is never overwritten. This module is the only one that runs git.
 """
 
 from __future__ import annotations
@@ -49,6 +49,85 @@ def run_git(cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, st
     return proc
 
 
+class RefMover:
+    """Moves branches with one long-lived `git update-ref --stdin`, one transaction per move.
+
+    Starting git costs ~3 ms, which a process making many commits (the Python API, the harness) would pay
+    twice per commit; this pays it once. Git still does all the locking and the compare-and-swap: `prepare`
+    locks the ref and checks its old value, `commit` renames the lock into place. Between moves the process
+    holds no lock. When a move is refused git exits, and the next move starts a new process. The reflog
+    message is fixed ("wb") because `-m` is per process; the commit carries the subject.
+    """
+
+    def __init__(self, worktree: Path) -> None:
+        self.worktree = worktree
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pid = 0
+
+    def move(self, ref: str, new: str, old: str) -> str | None:
+        """Point `ref` at `new` if it is at `old` (all zeros: if it does not exist). None when moved, else
+        git's reason."""
+        proc = self._process()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(f"start\nupdate {ref} {new} {old}\nprepare\ncommit\n".encode())
+            proc.stdin.flush()
+            replies = [proc.stdout.readline() for _ in range(3)]
+        except (BrokenPipeError, OSError):
+            replies = []
+        if replies == [b"start: ok\n", b"prepare: ok\n", b"commit: ok\n"]:
+            return None
+        return self._died()
+
+    def _process(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._pid != os.getpid() or self._proc.poll() is not None:
+            try:
+                self._proc = subprocess.Popen(["git", "update-ref", "-m", "wb", "--stdin"], cwd=self.worktree,
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                              stderr=subprocess.PIPE)
+            except FileNotFoundError:
+                raise GitError("git is not installed or not on PATH") from None
+            self._pid = os.getpid()  # a forked child must not share this process's pipes
+        return self._proc
+
+    def _died(self) -> str:
+        proc, self._proc = self._proc, None
+        assert proc is not None
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+        except OSError:
+            pass
+        assert proc.stderr is not None and proc.stdout is not None
+        why = proc.stderr.read().decode(errors="replace").strip()
+        proc.stdout.close()
+        proc.stderr.close()
+        code = proc.wait()
+        return why or f"git update-ref exited {code}"
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None or self._pid != os.getpid():
+            return
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit; git ends by itself on its closed stdin
+            pass
+
+
 @dataclass
 class CommitOutcome:
     sha: str | None = None  # the new commit, None when nothing was committed
@@ -64,6 +143,11 @@ class GitRepo:
         self._ident_cache: tuple[str, str] | None = None
         # the last commit this process made: (ref, commit sha, root tree entries, .workbench files)
         self._last: tuple[str, str, dict[str, tuple[str, str]], dict[str, tuple[str, str]]] | None = None
+        self._refs = RefMover(worktree)
+
+    def close(self) -> None:
+        """End the helper git process (it also ends by itself when this process exits)."""
+        self._refs.close()
 
     # -- discovery ----------------------------------------------------------------------------
     @property
@@ -285,11 +369,8 @@ class GitRepo:
                 body += "\n"
             commit = self._write_object("commit", body.encode())
             faults.point("before_git_ref")
-            zero = "0" * len(commit)
-            proc = run_git(self.worktree, "update-ref", "-m", message.splitlines()[0], ref, commit,
-                           parent or zero, check=False)
-            if proc.returncode != 0:
-                why = proc.stderr.decode(errors="replace").strip()
+            why = self._refs.move(ref, commit, parent or "0" * len(commit))
+            if why is not None:
                 if any(m in why for m in ("No space left", "Read-only file system", "Permission denied")):
                     raise GitError(f"git update-ref failed: {why.splitlines()[-1]}")  # retrying cannot help
                 self._last = None

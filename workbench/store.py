@@ -654,7 +654,9 @@ class Transaction:
         docs = self.docs
         if self.board_changed or loaded.replayed:
             board_raw = encode_board(docs.board)
-            atomic_write(p.board, board_raw)
+            # No directory fsync: the log append above is durable, and a rename lost to a power cut leaves
+            # the old snapshot, whose last_event is behind the log; the next load folds the rest in.
+            atomic_write(p.board, board_raw, sync_dir=False)
             faults.point("after_board_write")
         else:
             board_raw = None
@@ -666,7 +668,7 @@ class Transaction:
                 node = self.wb._parse_state(loaded.state_raw)[0]
         if state_raw is None:
             state_raw = statefile.render(node, docs.state, docs.body)
-        atomic_write(p.state, state_raw)
+        atomic_write(p.state, state_raw, sync_dir=False)  # as board.json above
         faults.point("after_state_write")
         p.cache.mkdir(exist_ok=True)
         if board_raw is not None or not p.board_cache.exists():
