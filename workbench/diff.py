@@ -22,7 +22,7 @@ from workbench.errors import NotFound, Refused, UsageError
 from workbench.gitstore import WB_DIR, run_git
 
 SCHEMA_VERSION = 1
-FILES = ("state.md", "board.json", "events.jsonl", "calls.jsonl")
+FILES = ("state.md", "board.json", "events.jsonl", "calls.jsonl", "config.yaml")
 NOISY_STATE = ("updated_at", "last_event")  # change on every write: shown only with --all
 NOISY_TASK = ("updated_at",)
 WORKTREE = "working tree"
@@ -490,6 +490,41 @@ def diff_board(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
     return out
 
 
+def parse_config(raw: bytes | None) -> dict[str, Any] | None:
+    """config.yaml as written (not merged over the defaults: the diff shows what someone changed)."""
+    if raw is None:
+        return None
+    from workbench import yamlio
+
+    try:
+        loaded = yamlio.load_safe(raw.decode("utf-8"), "config.yaml")
+    except UnicodeDecodeError:
+        raise Refused("config.yaml: not UTF-8 text") from None
+    data = yamlio.to_plain(loaded) if loaded is not None else {}
+    if not isinstance(data, dict):
+        raise Refused("config.yaml: not a mapping")
+    return data
+
+
+def diff_config(old_raw: bytes | None, new_raw: bytes | None, warnings: list[str],
+                labels: tuple[str, str]) -> dict[str, Any]:
+    """Changed settings, flattened to dotted names (tools.tag.mode). Tools, their modes and hooks decide what
+    an agent may run unasked, so a reviewer must see a change to them."""
+    out: dict[str, Any] = {"fields": []}
+    if old_raw == new_raw:
+        return out
+    parsed = []
+    for raw, label in zip((old_raw, new_raw), labels, strict=True):
+        try:
+            parsed.append(parse_config(raw) or {})
+        except Refused as err:
+            warnings.append(f"{err} (at {label}; compared as absent)")
+            parsed.append({})
+    flat = [{k: v for k, v in _flatten(c).items() if v != {}} for c in parsed]  # `tools: {}` is no tools
+    out["fields"] = field_changes(flat[0], flat[1])
+    return out
+
+
 def diff_events(old_raw: bytes | None, new_raw: bytes | None, warnings: list[str]) -> dict[str, Any]:
     old, new = complete_lines(old_raw), complete_lines(new_raw)
     lines, removed, rewritten = appended_lines(old, new)
@@ -648,10 +683,11 @@ def compare(old: Side, new: Side, *, all_fields: bool = False) -> dict[str, Any]
     board = diff_board(old.files.get("board.json"), new.files.get("board.json"), all_fields, warnings, labels)
     events = diff_events(old.files.get("events.jsonl"), new.files.get("events.jsonl"), warnings)
     calls = diff_calls(old.files.get("calls.jsonl"), new.files.get("calls.jsonl"), warnings)
+    config = diff_config(old.files.get("config.yaml"), new.files.get("config.yaml"), warnings, labels)
     changed = bool(
         state["fields"] or state["session"] or state["decision_log"]["added"] or state["decision_log"]["removed"]
         or board["fields"] or board["added"] or board["removed"] or board["changed"]
-        or events["appended"] or events["removed"] or calls["added"] or calls["removed"]
+        or events["appended"] or events["removed"] or calls["added"] or calls["removed"] or config["fields"]
     )
     return {
         "schema_version": SCHEMA_VERSION,
@@ -662,6 +698,7 @@ def compare(old: Side, new: Side, *, all_fields: bool = False) -> dict[str, Any]
         "board": board,
         "events": events,
         "calls": calls,
+        "config": config,
         "warnings": warnings,
     }
 

@@ -241,3 +241,31 @@ def test_approvals_and_tool_calls_are_listed(bench, repo, wb, git):
     assert "    approval requested: hi (step 1)" in text
     assert "    tool hi (step 1): done — exit 0" in text
     assert "calls.jsonl: 2 added" in text
+
+
+def test_a_hand_edit_of_the_tools_is_shown_to_the_reviewer(bench, repo, wb, git):
+    """config.yaml decides what an agent may run unasked: a new tool, or a tool made safe_readonly, must not
+    slip into a later wb commit unseen."""
+    before = head(repo)
+    config = repo / ".workbench" / "config.yaml"
+    text = config.read_text()
+    assert "tools: {}" in text
+    config.write_text(text.replace("tools: {}", "tools:\n  tag:\n    argv: [git, tag, '{name}']\n"
+                                                "    mode: safe_readonly\n"))
+    bench.note("a note that commits the whole workbench")
+    assert ".workbench/config.yaml" in git(repo, "show", "--stat", "--format=", "HEAD")
+    data = diff_json(wb, repo, before, "HEAD")
+    assert data["changed"] is True
+    assert data["config"]["fields"] == [
+        {"field": "tools.tag.argv", "new": ["git", "tag", "{name}"]},
+        {"field": "tools.tag.mode", "new": "safe_readonly"},
+    ]
+    text_out = wb(repo, "diff", before, "HEAD").stdout
+    assert "config.yaml\n  tools.tag.argv:" in text_out and "safe_readonly" in text_out
+    md = wb(repo, "diff", before, "HEAD", "--format", "markdown").stdout
+    assert "### Configuration" in md and "| `tools.tag.mode` |" in md
+    # only the config changed: the diff is not empty, and says what
+    config.write_text(config.read_text().replace("safe_readonly", "mutating"))
+    data = diff_json(wb, repo, "HEAD")
+    assert data["changed"] is True
+    assert data["config"]["fields"] == [{"field": "tools.tag.mode", "old": "safe_readonly", "new": "mutating"}]

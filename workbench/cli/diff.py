@@ -171,6 +171,9 @@ def render_text(d: dict[str, Any]) -> list[Line]:
         out.append(("bold", f"\ncalls.jsonl: {c['added']} added{extra}"))
         if c["added"]:
             out.append(("", f"  by status: {counts_text(c['by_status'])} · by tool: {counts_text(c['by_tool'])}"))
+    if d["config"]["fields"]:
+        out.append(("bold", "\nconfig.yaml"))
+        out += [("yellow", f"  {change_text(c)}") for c in d["config"]["fields"]]
     return out
 
 
@@ -278,6 +281,10 @@ def render_markdown(d: dict[str, Any]) -> str:
         out += [f"### Tool calls: {c['added']} added" + (f", {c['removed']} removed" if c["removed"] else ""), ""]
         if c["added"]:
             out += [f"- by status: {counts_text(c['by_status'])}", f"- by tool: {counts_text(c['by_tool'])}"]
+        out.append("")
+    if d["config"]["fields"]:
+        out += ["### Configuration", "", "| setting | before | after |", "|---|---|---|"]
+        out += [f"| `{c['field']}` | {_md_value(c, 'old')} | {_md_value(c, 'new')} |" for c in d["config"]["fields"]]
         out.append("")
     return "\n".join(out)
 
