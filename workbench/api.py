@@ -30,6 +30,7 @@ from workbench.store import Transaction, Workbench
 TASK_ID = re.compile(r"^T-\d{3,}$")
 SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews")
 SETTABLE_STATE_KEYS = ("status", "next_action", "active_task_id", "touched_files", "assumptions", "blockers")
+KEPT_STATE_KEYS = ("schema_version", "updated_at", "last_event", "counters", "session")
 
 
 @dataclass
@@ -198,7 +199,12 @@ class Bench:
         self._done(tx)
 
     def set_state(self, changes: dict[str, Any], actor: str = "agent") -> dict[str, Any]:
-        """Set state fields such as next_action; unknown keys are refused by the schema."""
+        """Set state fields such as next_action; unknown keys are refused by the schema, and the fields wb keeps
+        itself (counters, the live session, last_event…) are refused here."""
+        kept = [k for k in changes if k in KEPT_STATE_KEYS]
+        if kept:
+            raise UsageError(f"{', '.join(kept)} is kept by wb and cannot be set; settable: "
+                             f"{', '.join(SETTABLE_STATE_KEYS)}")
         with self._tx(actor) as tx:
             real = {k: v for k, v in changes.items() if tx.docs.state.get(k, object()) != v}
             if not real:

@@ -29,7 +29,7 @@ from workbench.errors import WorkbenchError
 INSTRUCTIONS = (
     "wb keeps this repository's agent state in .workbench/ (task board, decision log, event log), "
     "committed to git on every change. Call status first each session; record work with task_add, "
-    "task_update and note."
+    "task_update, note and set_state (next_action, blockers)."
 )
 
 ReadOnly = ToolAnnotations(read_only_hint=True)
@@ -122,6 +122,19 @@ class Tools:
 
         return self.call(add)
 
+    def set_state(self, changes: Annotated[dict[str, Any], Field(description=(
+            "any of next_action, status, active_task_id, blockers, assumptions, touched_files (lists of "
+            "strings), e.g. {\"next_action\": \"Write the parser\", \"blockers\": []}"))]) -> Any:
+        """Set state fields: what to do next, what blocks the work, the task being worked on."""
+        def set_() -> Any:
+            if not changes:
+                raise _usage("set_state needs changes, e.g. {\"next_action\": \"Write the parser\"}")
+            bench = self.bench()
+            state = bench.set_state(changes)
+            return _written(bench, state={k: state.get(k) for k in changes})
+
+        return self.call(set_)
+
     # -- the harness ----------------------------------------------------------------------------
     def run(self, goal: str,
             plan: Annotated[str | None, Field(description="plan file (YAML/JSON), relative to the repo root")] = None,
@@ -172,7 +185,7 @@ class Tools:
         return self.call(go_on)
 
 
-TOOLS = ("status", "task_list", "task_add", "task_update", "note", "log", "run", "resume")
+TOOLS = ("status", "task_list", "task_add", "task_update", "note", "set_state", "log", "run", "resume")
 READ_ONLY = {"status", "task_list", "log"}
 
 

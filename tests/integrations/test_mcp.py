@@ -20,7 +20,7 @@ pytest.importorskip("mcp")
 from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-TOOLS = {"status", "task_list", "task_add", "task_update", "note", "log", "run", "resume"}
+TOOLS = {"status", "task_list", "task_add", "task_update", "note", "set_state", "log", "run", "resume"}
 TOOLS_LIST_LIMIT = 8192  # bytes of the tools/list answer: what every agent session pays in context
 
 
@@ -206,3 +206,27 @@ def test_other_commands_never_import_the_sdk(bench, repo: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "clean"
+
+
+def test_set_state_records_the_next_action_and_refuses_what_wb_keeps(bench, repo: Path) -> None:
+    async def body(session: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        out["set"] = ok(await session.call_tool("set_state", {"changes": {
+            "next_action": "Write the parser", "blockers": ["waiting for the grammar"]}}))
+        out["files"] = hash_workbench(repo)
+        out["kept"] = await session.call_tool("set_state", {"changes": {"session": None}})
+        out["unknown"] = await session.call_tool("set_state", {"changes": {"mood": "good"}})
+        out["empty"] = await session.call_tool("set_state", {"changes": {}})
+        out["files_after"] = hash_workbench(repo)
+        out["status"] = ok(await session.call_tool("status", {}))
+        return out
+
+    out = with_client(repo, body)
+    assert out["set"]["state"] == {"next_action": "Write the parser", "blockers": ["waiting for the grammar"]}
+    assert out["set"]["commit"] == run_git(repo, "rev-parse", "HEAD").strip()
+    assert "next_action: 'Write the parser'" in (repo / ".workbench" / "state.md").read_text()
+    assert text_of(out["kept"]).startswith("session is kept by wb and cannot be set")
+    assert out["unknown"].is_error and "mood" in text_of(out["unknown"])
+    assert out["empty"].is_error and "set_state needs changes" in text_of(out["empty"])
+    assert out["files_after"] == out["files"]
+    assert out["status"]["next_action"] == "Write the parser"

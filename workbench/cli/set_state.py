@@ -12,7 +12,6 @@ from workbench.cli.app import start_dir
 from workbench.errors import UsageError
 
 LIST_KEYS = ("touched_files", "assumptions", "blockers")
-DERIVED = ("schema_version", "updated_at", "last_event", "counters", "session")
 
 
 def parse_assignments(pairs: list[str], list_keys: tuple[str, ...]) -> dict[str, Any]:
@@ -54,9 +53,6 @@ def set_command(
     from workbench.cli.note import _actor
 
     changes = parse_assignments(assignments, LIST_KEYS)
-    derived = [k for k in changes if k in DERIVED]
-    if derived:
-        raise UsageError(f"{', '.join(derived)} is kept by wb and cannot be set")
     if changes.get("active_task_id") == "":
         changes["active_task_id"] = None
     bench = Bench.open(start_dir())
