@@ -196,7 +196,8 @@ def test_without_the_sdk_wb_mcp_says_how_to_install_it(repo: Path, tmp_path: Pat
                           stdin=subprocess.DEVNULL)
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == ["wb: `wb mcp` needs the MCP SDK, which is not installed: "
-                                        "pip install 'workbench[mcp]'"]
+                                        "pip install 'mcp>=2,<3' (or, in wb's clone, "
+                                        "pip install -e '.[mcp]')"]
 
 
 def test_other_commands_never_import_the_sdk(bench, repo: Path) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from workbench.cli.app import start_dir
 from workbench.errors import WorkbenchError
 
-INSTALL_HINT = "`wb mcp` needs the MCP SDK, which is not installed: pip install 'workbench[mcp]'"
+INSTALL_HINT = "`wb mcp` needs the MCP SDK, which is not installed: pip install 'mcp>=2,<3' (or, in wb's clone, pip install -e '.[mcp]')"
 
 
 def mcp_command() -> int:
-    """Serve the workbench over MCP on stdio (tools: status, task_list, task_add, task_update, note, log, run,
-    resume). Started by the agent's client; see docs/integrations.md."""
+    """Serve the workbench over MCP on stdio (tools: status, task_list, task_add, task_update, note, set_state,
+    log, run, resume). Started by the agent's client; see docs/integrations.md."""
     try:  # the SDK costs ~0.6 s to import: only this command pays it
         from workbench import mcp_server
     except ImportError as err:
