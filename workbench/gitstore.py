@@ -362,11 +362,14 @@ class GitRepo:
             tree = self._write_tree(new_root)
             author, committer = self._ident_or_raise()
             body = f"tree {tree}\n"
+            also = _also_changed(files, old_files) if parent else []
             if parent:
                 body += f"parent {parent}\n"
             body += f"author {author}\ncommitter {committer}\n\n{message}"
             if not body.endswith("\n"):
                 body += "\n"
+            if also:  # a hand edit of config.yaml (tools, modes, hooks) rides along: say so where a reviewer looks
+                body += f"Wb-Also-Changed: {', '.join(also)}\n"
             commit = self._write_object("commit", body.encode())
             faults.point("before_git_ref")
             why = self._refs.move(ref, commit, parent or "0" * len(commit))
@@ -407,6 +410,16 @@ class GitRepo:
             "committed, but git's index is locked by another git process; run `git reset -q -- .workbench` "
             "once it finishes so `git status` is clean under .workbench/"
         )
+
+
+WRITTEN_BY_WB = {"state.md", "board.json", "events.jsonl", "calls.jsonl"}
+
+
+def _also_changed(files: dict[str, tuple[str, str]], old: dict[str, tuple[str, str]]) -> list[str]:
+    """The workbench files a commit changes besides the four wb writes on every mutation and the tools'
+    artifacts: config.yaml and .gitattributes edited by hand, most of all."""
+    return sorted(rel for rel in set(files) | set(old)
+                  if rel not in WRITTEN_BY_WB and not rel.startswith("artifacts/") and files.get(rel) != old.get(rel))
 
 
 # .workbench/.gitattributes: inside the workbench, so it is committed with it and travels with every clone,

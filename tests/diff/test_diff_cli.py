@@ -254,6 +254,11 @@ def test_a_hand_edit_of_the_tools_is_shown_to_the_reviewer(bench, repo, wb, git)
                                                 "    mode: safe_readonly\n"))
     bench.note("a note that commits the whole workbench")
     assert ".workbench/config.yaml" in git(repo, "show", "--stat", "--format=", "HEAD")
+    assert git(repo, "log", "-1", "--format=%(trailers:key=Wb-Also-Changed,valueonly)").strip() == "config.yaml"
+    bench.note("a second note")
+    assert "Wb-Also-Changed" not in git(repo, "log", "-1", "--format=%B")
+    data = diff_json(wb, repo, "HEAD~1", "HEAD")
+    assert data["config"]["fields"] == []
     data = diff_json(wb, repo, before, "HEAD")
     assert data["changed"] is True
     assert data["config"]["fields"] == [
