@@ -10,11 +10,14 @@ seq and never "fixed": the log is the audit trail, and rewriting it would hide w
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.store import Workbench
+
+PROGRESS_EVERY = 5000  # events between two progress(done, total) calls, as `wb replay` does
 
 
 @dataclass
@@ -47,16 +50,20 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def examine(wb: Workbench, fix: bool = False) -> Report:
+def examine(wb: Workbench, fix: bool = False, progress: Callable[[int, int], None] | None = None) -> Report:
+    """What needs repair, repaired with `fix`. The log is read twice (its chain, then its schemas):
+    `progress(done, total)` counts both passes, every 5,000 events (total = twice the last seq)."""
     report = Report()
     p = wb.paths
     add = report.findings.append
 
     # 1. the event log: chain, then a torn tail
     chain_ok = True
+    seqs = wb.log.tail().seq if progress else 0
     try:
-        for _line, _event in wb.log.iter_all():
-            pass
+        for n, _ in enumerate(wb.log.iter_all()):
+            if progress and n % PROGRESS_EVERY == 0:
+                progress(n, 2 * seqs)
     except WorkbenchError as err:
         chain_ok = False
         add(Finding("log_damaged", f"{err} — not repaired: the log is the audit trail; restore it from git "
@@ -93,7 +100,8 @@ def examine(wb: Workbench, fix: bool = False) -> Report:
     # 4. schema problems
     from workbench.api import validate_workbench
 
-    for problem in validate_workbench(wb):
+    second = (lambda done, _total: progress(seqs + done, 2 * seqs)) if progress else None
+    for problem in validate_workbench(wb, second):
         if "torn last line" in problem and any(f.code == "torn_tail" for f in report.findings):
             continue
         if "hash chain" in problem or "seq" in problem and not chain_ok:

@@ -19,7 +19,7 @@ import copy
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +53,24 @@ INTENT = ".migrate.json"
 INTENT_VERSION = 1
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 TASK_ID = re.compile(r"^T-\d{3,}$")
+PROGRESS_EVERY = 5000  # log lines between two progress(done, total) calls, as `wb replay` does
+Progress = Callable[[int, int], None]
+# A plan passes over an old log four times; their weights are their measured costs (upcasting a line costs
+# about six readings of it), so the bar of a migration moves at an even pace rather than in jumps.
+READ, UPCAST, CHECK, ENCODE = 1, 6, 1, 2
+PASSES = READ + UPCAST + CHECK + ENCODE
+
+
+def _share(progress: Progress | None, before: int, weight: int, whole: int) -> Progress | None:
+    """A progress callback for one pass, reporting to `progress` as its share of all the passes: `before` and
+    `weight` are the units of the passes before it and of itself, out of `whole`."""
+    if progress is None:
+        return None
+    outer = progress
+
+    def report(done: int, total: int) -> None:
+        outer(before * total + weight * done, whole * total)
+    return report
 
 
 # -- reading what is there ---------------------------------------------------------------------------------
@@ -111,9 +129,9 @@ def _read_config(path: Path) -> Found:
     return Found(_version("config.yaml", data), data, raw)
 
 
-def _read_log(path: Path, file: str, whole: bool) -> Found:
+def _read_log(path: Path, file: str, whole: bool, progress: Progress | None = None) -> Found:
     """The version of a JSON-lines file from its first and last complete lines (never the whole history);
-    with `whole`, an old-version file is parsed line by line for its migration."""
+    with `whole`, an old-version file is parsed line by line for its migration (`progress(line, lines)`)."""
     edges = _edge_lines(path)
     if edges is None:  # absent, or no line yet: an empty log is valid at any version
         return Found(KINDS["events" if file == "events.jsonl" else "calls"].current if path.exists() else None)
@@ -127,8 +145,13 @@ def _read_log(path: Path, file: str, whole: bool) -> Found:
     if not whole or v_first == KINDS["events"].current:
         return Found(v_first)
     raw = path.read_bytes()
-    records = [_record(file, line, f"line {n}") for n, line in enumerate(raw.split(b"\n")[:-1], start=1)
-               if line.strip()]
+    lines = raw.split(b"\n")[:-1]
+    records: list[dict[str, Any]] = []
+    for n, line in enumerate(lines):
+        if progress and n % PROGRESS_EVERY == 0:
+            progress(n, len(lines))
+        if line.strip():
+            records.append(_record(file, line, f"line {n + 1}"))
     return Found(v_first, records, raw)
 
 
@@ -188,14 +211,15 @@ class Plan:
     intent: dict[str, Any] | None = None  # None: nothing to do
 
 
-def make_plan(wb: Workbench, now: str | None = None) -> Plan:
+def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None = None) -> Plan:
     """Read every file, refuse unknown versions, and compute — without writing anything — the files and events
-    a migration writes, validated against the schemas."""
+    a migration writes, validated against the schemas. An old event log takes three passes (read, upcast,
+    validate): `progress(done, total)` counts them, every 5,000 lines; a current log needs none."""
     from workbench import initcmd, statefile
 
     p = wb.paths
     found = {"config": _read_config(p.config), "state": _read_state(p.state), "board": _read_board(p.board),
-             "events": _read_log(p.events, "events.jsonl", whole=True),
+             "events": _read_log(p.events, "events.jsonl", whole=True, progress=_share(progress, 0, READ, PASSES)),
              "calls": _read_log(p.calls, "calls.jsonl", whole=False)}
     _refuse_unknown(found)
     versions = {KINDS[n].file: f.version for n, f in found.items()}
@@ -209,6 +233,10 @@ def make_plan(wb: Workbench, now: str | None = None) -> Plan:
 
     # the documents: migrated, then the events newer than the snapshot folded in
     upcast = upgrade("events", ev.doc, ev.version or 0, ctx) if "events" in stale else None
+    upcasts = len(upcast) if upcast else 0
+    checking = _share(progress, READ + UPCAST, CHECK, PASSES) if upcasts else None
+    if checking:
+        checking(0, upcasts)  # the upcast is one call: its pass is done when it returns
     base = Tail(upcast[-1]["seq"], line_hash(encode(upcast[-1])), 0, 0) if upcast else (
         Tail(0, None, 0, 0) if upcast is not None else wb.log.tail())
     human: list[dict[str, Any]] = []
@@ -262,7 +290,9 @@ def make_plan(wb: Workbench, now: str | None = None) -> Plan:
         schemas.check("config", config, "config.yaml")
     schemas.check("state", docs.state, "state.md")
     schemas.check("board", docs.board, "board.json")
-    for event in [*(upcast or []), *events]:
+    for n, event in enumerate([*(upcast or []), *events]):
+        if checking and n % PROGRESS_EVERY == 0:
+            checking(n, upcasts)
         schemas.check("event", event, f"events.jsonl (seq {event['seq']})")
     writes: list[tuple[str, bytes]] = []
     files: list[dict[str, Any]] = []
@@ -289,7 +319,13 @@ def make_plan(wb: Workbench, now: str | None = None) -> Plan:
         files.append(_file("board.json", bd.version, field_changes(bd.doc, docs.board)))
     log_changes: list[dict[str, Any]] = []
     if upcast:
-        writes.append(("events.jsonl", b"".join(encode(e) + b"\n" for e in upcast)))
+        encoding = _share(progress, READ + UPCAST + CHECK, ENCODE, PASSES)
+        lines: list[bytes] = []
+        for n, event in enumerate(upcast):
+            if encoding and n % PROGRESS_EVERY == 0:
+                encoding(n, upcasts)
+            lines.append(encode(event) + b"\n")
+        writes.append(("events.jsonl", b"".join(lines)))
         log_changes.append({"op": "change", "path": "lines", "old": f"{len(upcast)} pre-release lines",
                             "new": f"{len(upcast)} legacy.event events (seq 1-{len(upcast)}, hash-chained)"})
     log_changes.append({"op": "append", "path": "events", "new": [e["type"] for e in events]})
@@ -409,14 +445,18 @@ class Report:
                 "events": self.events, "commit": self.commit, "warnings": self.warnings}
 
 
-def migrate(start: Path | None = None, *, dry_run: bool = False, now: str | None = None) -> Report:
+def migrate(start: Path | None = None, *, dry_run: bool = False, now: str | None = None,
+            progress: Progress | None = None) -> Report:
     """Migrate the workbench containing `start` (default: the current directory). Idempotent; finishes an
-    interrupted migration; `dry_run` computes the same plan and writes nothing."""
+    interrupted migration; `dry_run` computes the same plan and writes nothing. `progress(done, total)`
+    follows the passes over an old event log; a migration that writes plans twice (before taking the lock and
+    under it), each plan half of the total."""
     wb = Workbench.discover(start)
     path = wb.paths.wb / INTENT
     pending = _read_intent(path)
     if pending is None:
-        plan = make_plan(wb, now)  # refusals (a newer file) happen before the lock: nothing is touched
+        # refusals (a newer file) happen before the lock: nothing is touched
+        plan = make_plan(wb, now, _share(progress, 0, 1, 1 if dry_run else 2))
         if dry_run or plan.intent is None:
             return _report(wb, plan.intent, plan.versions, plan.files, dry_run=dry_run)
     elif dry_run:
@@ -426,7 +466,8 @@ def migrate(start: Path | None = None, *, dry_run: bool = False, now: str | None
         resumed = intent is not None
         versions: dict[str, int | None] = {}
         if intent is None:
-            plan = make_plan(wb, now)  # again, under the lock: another wb may have written meanwhile
+            # again, under the lock: another wb may have written meanwhile
+            plan = make_plan(wb, now, _share(progress, 1, 1, 2) if pending is None else None)
             if plan.intent is None:
                 return _report(wb, None, plan.versions, [])
             intent, versions = plan.intent, plan.versions

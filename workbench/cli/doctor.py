@@ -21,7 +21,8 @@ def doctor_command(
     if fix:
         with wb.lock():
             pass  # wait for a running wb to finish first
-    report = examine(wb, fix=fix)
+    with output.Progress("checking the event log") as progress:
+        report = examine(wb, fix=fix, progress=progress)
     if json_:
         output.emit_json({"healthy": report.healthy, "findings": [f.as_dict() for f in report.findings]})
     else:

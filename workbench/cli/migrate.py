@@ -19,7 +19,8 @@ def migrate_command(
     it to finish a migration that was interrupted. A file newer than this wb is refused (exit 5)."""
     from workbench import migrate
 
-    report = migrate.migrate(start_dir(), dry_run=dry_run)
+    with output.Progress("planning the migration" if dry_run else "migrating .workbench/") as progress:
+        report = migrate.migrate(start_dir(), dry_run=dry_run, progress=progress)
     if json_:
         output.emit_json(report.to_json())
         return 0

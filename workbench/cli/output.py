@@ -39,12 +39,16 @@ def report_write(bench: Any) -> None:
 
 
 class Progress:
-    """A progress bar on a terminal (stderr); nothing at all without one, or with NO_COLOR/TERM=dumb."""
+    """A progress bar for long work, on stderr, as a context manager that is also the `progress(done, total)`
+    callback the core takes. Drawn only when stderr is a terminal, TERM is not `dumb` and CI is unset;
+    otherwise nothing at all is written. NO_COLOR keeps the bar and drops its colours (rich honours it).
+    Work that ends without an error ends with a full bar: the core reports only every few thousand events."""
 
     def __init__(self, description: str) -> None:
         self.description = description
         self._bar: Any = None
         self._task: Any = None
+        self._total = 0
 
     def __enter__(self) -> Progress:
         if sys.stderr.isatty() and os.environ.get("TERM") != "dumb" and not os.environ.get("CI"):
@@ -58,11 +62,14 @@ class Progress:
 
     def __call__(self, done: int, total: int) -> None:
         if self._bar is not None:
+            self._total = total
             self._bar.update(self._task, completed=done, total=total or None)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         if self._bar is not None:
-            self._bar.__exit__(*exc)
+            if exc_type is None and self._total:
+                self._bar.update(self._task, completed=self._total)
+            self._bar.__exit__(exc_type, *exc)
 
 
 def table(headers: list[str], rows: list[list[str]]) -> None:

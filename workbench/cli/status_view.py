@@ -20,9 +20,16 @@ def run(chdir: Path | None, as_json: bool) -> int:
     return 0
 
 
+# On a terminal with colour, what needs a human stands out: a status to act on, blockers, the pending yield.
+STATUS_STYLE = {"running": "green", "completed": "green", "paused": "yellow", "awaiting_tool": "yellow",
+                "failed": "red"}
+
+
 def render(data: dict[str, Any]) -> None:
     active = data["active_task"]
     counts = data["board"]["by_status"]
+    styles = {"status": STATUS_STYLE.get(str(data["status"]), ""), "blockers": "red" if data["blockers"] else "",
+              "waiting for": "yellow", "hand edit": "yellow"}
     lines = [
         ("status", data["status"]),
         ("active task", f"{active['id']} {active['title']} ({active['status']})" if active else "none"),
@@ -60,7 +67,10 @@ def render(data: dict[str, Any]) -> None:
 
         console = Console(highlight=False)
         for key, value in lines:
-            console.print(f"[bold]{key.ljust(width)}[/bold]  {escape(str(value))}")
+            style = styles.get(key)
+            text = f"[{style}]{escape(str(value))}[/{style}]" if style else escape(str(value))
+            # soft_wrap: a long line is folded by the terminal, not split by rich, so commands copy whole
+            console.print(f"[bold]{key.ljust(width)}[/bold]  {text}", soft_wrap=True)
         return
     for key, value in lines:
         output.say(f"{key.ljust(width)}  {value}")

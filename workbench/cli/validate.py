@@ -12,7 +12,8 @@ def validate_command(json_: bool = typer.Option(False, "--json", help="{ok, prob
     """Check every workbench file against its schema and the event log's hash chain. Exit 5 on a problem."""
     from workbench.api import Bench
 
-    problems = Bench.open(start_dir()).validate()
+    with output.Progress("validating the event log") as progress:
+        problems = Bench.open(start_dir()).validate(progress)
     if json_:
         output.emit_json({"ok": not problems, "problems": problems})
     else:
