@@ -71,3 +71,30 @@ def test_output_has_no_colour_codes(bench, repo, wb):
         r = wb(repo, *args)
         assert r.returncode == 0
         assert "\x1b[" not in r.stdout
+
+
+def test_completion_for_a_named_shell_whatever_runs_wb(tmp_path, wb):
+    for shell, marker in (("bash", "complete -o default -F _wb_completion wb"), ("zsh", "#compdef wb"),
+                          ("fish", "complete --command wb")):
+        r = wb(tmp_path, "--show-completion", shell)
+        assert r.returncode == 0, r.stderr
+        assert marker in r.stdout, (shell, r.stdout[:200])
+
+
+def test_completion_without_a_shell_name_falls_back_to_shell_and_says_when_it_cannot(monkeypatch):
+    import sys
+
+    import pytest
+
+    from workbench.cli import app
+    from workbench.errors import UsageError
+
+    monkeypatch.setitem(sys.modules, "shellingham", None)  # as where no parent process is a shell
+    monkeypatch.delenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", raising=False)
+    monkeypatch.setenv("SHELL", "/usr/bin/fish")
+    assert app._completion_shell(["--show-completion"]) == ["--show-completion", "fish"]
+    assert app._completion_shell(["--install-completion", "zsh"]) == ["--install-completion", "zsh"]
+    assert app._completion_shell(["status"]) == ["status"]
+    monkeypatch.setenv("SHELL", "/bin/tcsh")
+    with pytest.raises(UsageError, match="name it, e.g. `wb --show-completion bash`"):
+        app._completion_shell(["--show-completion"])

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from workbench import __version__
+from workbench.errors import UsageError
 
 app = typer.Typer(
     name="wb",
@@ -83,9 +84,48 @@ def _register() -> None:
 _register()
 
 
+SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+
+
+def _completion_shell(args: list[str]) -> list[str]:
+    """`--show-completion [SHELL]` / `--install-completion [SHELL]`. Typer guesses the shell from the parent
+    processes only, and fails ("Shell  not supported.") where none is a shell: CI, an editor, `env`. Here a
+    named shell is taken as given, else the guess, else $SHELL; nothing usable is a usage error."""
+    import os
+
+    flag = next((a for a in args if a in ("--show-completion", "--install-completion")), None)
+    if flag is None:
+        return args
+    at = args.index(flag)
+    if at + 1 < len(args) and args[at + 1] in SHELLS:
+        shell = None
+    else:
+        shell = _detect_shell()
+        if shell is None:
+            raise UsageError(f"cannot tell which shell you use: name it, e.g. `wb {flag} bash` "
+                             f"(one of {', '.join(SHELLS)})")
+    os.environ["_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"] = "1"  # typer then takes the shell as a value
+    return args if shell is None else [*args[:at + 1], shell, *args[at + 1:]]
+
+
+def _detect_shell() -> str | None:
+    import os
+
+    try:
+        import shellingham
+
+        name = str(shellingham.detect_shell()[0]).lower()
+    except Exception:  # noqa: BLE001 - not installed, or no shell among the parents
+        name = ""
+    if name not in SHELLS:
+        name = Path(os.environ.get("SHELL", "")).name.lower()
+    return name if name in SHELLS else None
+
+
 def run_app(args: list[str]) -> int:
     import click
 
+    args = _completion_shell(args)
     command = typer.main.get_command(app)
     try:
         result = command.main(args=args, prog_name="wb", standalone_mode=False)

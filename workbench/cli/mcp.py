@@ -5,7 +5,8 @@ from __future__ import annotations
 from workbench.cli.app import start_dir
 from workbench.errors import WorkbenchError
 
-INSTALL_HINT = "`wb mcp` needs the MCP SDK, which is not installed: pip install 'mcp>=2,<3' (or, in wb's clone, pip install -e '.[mcp]')"
+INSTALL_HINT = ("`wb mcp` needs the MCP SDK, which is not installed: pip install 'mcp>=2,<3' "
+                "(or, in wb's clone, pip install -e '.[mcp]')")
 
 
 def mcp_command() -> int:

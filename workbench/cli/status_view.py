@@ -53,8 +53,9 @@ def render(data: dict[str, Any]) -> None:
     pending = data["pending"]
     if pending:
         lines.append(("waiting for", f"{pending.get('reason', '')}: {pending.get('command', 'wb resume')}"))
-    lines.append(("board", f"{counts['todo']} todo · {counts['in_progress']} in progress · "
-                           f"{counts['blocked']} blocked · {counts['done']} done ({data['board']['total']} tasks)"))
+    total = data["board"]["total"]
+    lines.append(("board", f"{counts['todo']} todo · {counts['in_progress']} in progress · {counts['blocked']} "
+                           f"blocked · {counts['done']} done ({total} task{'' if total == 1 else 's'})"))
     last = data["last_event"]
     if last:
         lines.append(("last event", f"#{last['seq']} {last['type']} by {last['actor']} at {last['ts']}"))
