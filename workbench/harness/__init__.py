@@ -2,18 +2,9 @@
 approvals, idempotent tool calls and two yield points. `from workbench.harness import HarnessLoop`."""
 
 from workbench.harness.hooks import SKIP, HookAbort, HookRegistry, Pause
-from workbench.harness.loop import (
-    Budget,
-    Event,
-    HarnessLoop,
-    Pending,
-    PlannerError,
-    Result,
-    StaleYield,
-    Step,
-    ToolError,
-)
+from workbench.harness.loop import HarnessLoop
 from workbench.harness.machine import TRANSITIONS, IllegalTransition, State
+from workbench.harness.types import Budget, Event, Pending, PlannerError, Result, StaleYield, Step, ToolError
 
 __all__ = [
     "SKIP", "TRANSITIONS", "Budget", "Event", "HarnessLoop", "HookAbort", "HookRegistry", "IllegalTransition",

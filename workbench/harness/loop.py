@@ -9,122 +9,27 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from workbench import faults, ids
 from workbench.harness import session as sess
 from workbench.harness.hooks import FireOutcome, HookAbort, HookRegistry
 from workbench.harness.machine import State, check
-
-
-@dataclass
-class Step:
-    id: str
-    description: str
-    requires_tool: bool = False
-    tool_name: str | None = None
-    tool_args: dict[str, Any] = field(default_factory=dict)
-    mode: str | None = None
-
-    def to_item(self, ordinal: int) -> dict[str, Any]:
-        return {"id": self.id, "ordinal": ordinal, "description": self.description,
-                "tool": self.tool_name if (self.requires_tool or self.tool_name) else None,
-                "args": dict(self.tool_args), "mode": self.mode}
-
-    @classmethod
-    def from_item(cls, item: dict[str, Any]) -> Step:
-        return cls(item["id"], item.get("description", ""), bool(item.get("tool")), item.get("tool"),
-                   dict(item.get("args") or {}), item.get("mode"))
-
-
-@dataclass(frozen=True)
-class Event:
-    type: str
-    payload: dict[str, Any]
-    ts: str
-    seq: int | None = None
-
-
-@dataclass
-class Budget:
-    max_turns: int | None = None
-    max_tool_calls: int | None = None
-    max_wall_seconds: float | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"max_turns": self.max_turns, "max_tool_calls": self.max_tool_calls,
-                "max_wall_seconds": self.max_wall_seconds}
-
-
-@dataclass
-class Pending:
-    """What a yield returns: the loop waits for a tool result, an approval, or a decision after a pause."""
-
-    reason: str
-    state: State
-    payload: dict[str, Any]
-    yield_id: str
-    kind: str  # approval | tool_result | in_doubt | pause
-    command: str = ""
-    done = False
-
-
-@dataclass
-class Result:
-    state: State
-    reason: str
-    steps: list[dict[str, Any]]
-    events: list[Event]
-    done = True
-
-
-class StaleYield(ValueError):
-    pass
-
-
-class PlannerError(Exception):
-    pass
-
-
-class ToolError(Exception):
-    pass
-
-
-Planner = Callable[[str, list[Event]], list[Step]]
-Reflector = Callable[[str, list[Event], dict[str, Any]], Any]
-
-
-class Sink(Protocol):
-    def emit(self, event: dict[str, Any], journal: dict[str, Any] | None) -> dict[str, Any] | None: ...
-    def checkpoint(self, summary: str, session_id: str | None) -> None: ...
-    def recorded_call(self, key: str) -> dict[str, Any] | None: ...
-
-
-class MemorySink:
-    """Events and the call journal kept in memory: the loop as a plain library."""
-
-    def __init__(self) -> None:
-        self.log: list[dict[str, Any]] = []
-        self.calls: dict[str, dict[str, Any]] = {}
-
-    def emit(self, event: dict[str, Any], journal: dict[str, Any] | None) -> dict[str, Any] | None:
-        if journal:
-            self.calls[journal["key"]] = journal
-        event["seq"] = len(self.log) + 1
-        self.log.append(event)
-        return None
-
-    def checkpoint(self, summary: str, session_id: str | None) -> None:
-        return None
-
-    def recorded_call(self, key: str) -> dict[str, Any] | None:
-        return self.calls.get(key)
-
-
-class Tools(Protocol):
-    def spec(self, name: str) -> Any: ...
-    def run(self, spec: Any, args: dict[str, Any], key: str) -> dict[str, Any]: ...
+from workbench.harness.types import (  # noqa: F401 - re-exported: the loop's vocabulary, importable from here
+    Budget,
+    Event,
+    MemorySink,
+    Pending,
+    Planner,
+    PlannerError,
+    Reflector,
+    Result,
+    Sink,
+    StaleYield,
+    Step,
+    ToolError,
+    Tools,
+)
 
 
 def _blank_state() -> dict[str, Any]:

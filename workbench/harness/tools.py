@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.harness.loop import ToolError
+from workbench.harness.types import ToolError
 
 INLINE_LIMIT = 4096  # bytes of output kept in the event; more goes to artifacts/
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
