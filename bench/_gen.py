@@ -27,8 +27,9 @@ def main(argv: list[str]) -> int:
     from workbench import ids, reducer, statefile
     from workbench.api import Bench
     from workbench.atomic import atomic_write
+    from workbench.boardfile import encode_board
     from workbench.eventlog import encode, line_hash
-    from workbench.store import Workbench, encode_board
+    from workbench.store import Workbench
 
     wb = Workbench(root)
     loaded = wb.load(detect_human=False, need_node=True)

@@ -49,8 +49,9 @@ def generate_tasks(root: Path, count: int) -> None:
     """`count` task.add events appended in one write and folded into the snapshots, as wb would."""
     from workbench import ids, reducer, statefile
     from workbench.atomic import atomic_write
+    from workbench.boardfile import encode_board
     from workbench.eventlog import encode, line_hash
-    from workbench.store import Workbench, encode_board
+    from workbench.store import Workbench
 
     wb = Workbench(root)
     loaded = wb.load(detect_human=False, need_node=True)

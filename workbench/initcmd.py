@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import ids, reducer, schemas, statefile
 from workbench.atomic import atomic_write
+from workbench.boardfile import encode_board
+from workbench.caches import write_board_cache, write_state_cache
 from workbench.errors import Refused
 from workbench.eventlog import chain
 from workbench.gitstore import WB_DIR, find_worktree, register_drivers
-from workbench.store import Workbench, encode_board, write_state_cache
+from workbench.store import Workbench
 
 if TYPE_CHECKING:
     from workbench.api import Bench, LastWrite
@@ -97,7 +99,7 @@ def init(start: Path, ref: str | None = None) -> tuple[Bench, bool, LastWrite]:
             if not p.board.exists() or created:
                 board_raw = encode_board(docs.board)
                 atomic_write(p.board, board_raw)
-                atomic_write(p.board_cache, board_raw, durable=False)
+                write_board_cache(p, board_raw)
             if not p.state.exists() or created:
                 state_raw = statefile.render(None, docs.state, docs.body)
                 atomic_write(p.state, state_raw)

@@ -1,4 +1,5 @@
-"""JSON Schemas: where they live, the compiled validators of the write path, and one-line error messages.
+"""JSON Schemas: where they live, the compiled validators of the write path, one-line error messages, and
+the schema_version gate (which versions of a file this wb reads).
 
 Only this module touches jsonschema. The write path calls `check()`, which runs validators compiled ahead
 of time (workbench/_validators, see tools/gen_validators.py); when one refuses, jsonschema — the authority —
@@ -14,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import SchemaRefused
+from workbench.errors import Refused, SchemaRefused
 
 KINDS = ("state", "board", "event", "call", "config", "plan")
 
@@ -44,6 +45,19 @@ def _validator(kind: str) -> Any:
     schema = load_schema(kind)
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
+
+
+def check_version(file: str, found: Any, known: int) -> None:
+    """Refuse a file whose schema_version this wb does not read: older ones `wb migrate` upgrades first."""
+    if found is None:  # no schema_version at all: a file from wb 0.0.x, which `wb migrate` reads as version 0
+        raise Refused(f"{file}: no schema_version (a wb 0.0.x file, version 0; this wb reads {known}); "
+                      "run `wb migrate`")
+    if not isinstance(found, int) or isinstance(found, bool):
+        return  # the schema check names the problem
+    if found > known:
+        raise Refused(f"{file}: schema_version {found} is newer than this wb understands ({known}); upgrade wb")
+    if found < known:
+        raise Refused(f"{file}: schema_version {found} is older than this wb's {known}; run `wb migrate`")
 
 
 def is_valid(kind: str, doc: Any) -> bool:

@@ -169,3 +169,17 @@ def render_fast(raw: bytes, old: dict[str, Any], new: dict[str, Any], body: str)
         if not _replace_line(lines, 0, len(lines), "", key, before, after):
             return None
     return ("---\n" + "\n".join(lines) + "---\n" + body).encode("utf-8")
+
+
+def too_deep(value: Any, limit: int) -> bool:
+    """Whether `value` nests more than `limit` levels: state.md must read back (yamlio.MAX_DEPTH)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False

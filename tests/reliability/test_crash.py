@@ -80,9 +80,10 @@ def test_every_write_path_fault_point_is_covered() -> None:
     """A fault point added to the transaction or the git recording later must join POINTS (and so the matrix)."""
     import workbench.gitstore
     import workbench.store
+    import workbench.transaction
 
     named = set()
-    for module in (workbench.store, workbench.gitstore):
+    for module in (workbench.store, workbench.transaction, workbench.gitstore):
         named |= set(re.findall(r'faults\.point\("([^"]+)"\)', Path(module.__file__).read_text()))
     assert named <= {p.name for p in POINTS}, f"fault points without a crash test: {named - {p.name for p in POINTS}}"
 

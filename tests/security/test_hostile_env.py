@@ -154,19 +154,19 @@ def test_disk_full_on_a_snapshot_keeps_the_logged_change(acked: Path, monkeypatc
                                                          failing: str) -> None:
     """The events are in the log (fsync'd) when a snapshot write fails: the change is recorded, the error says
     so in one line, and the next load brings the snapshots up to date."""
-    from workbench import store
+    from workbench import transaction
     from workbench.api import Bench, replay, validate_workbench
     from workbench.errors import WorkbenchError
     from workbench.store import Workbench
 
-    real = store.atomic_write
+    real = transaction.atomic_write
 
-    def full(path: Path, data: bytes, *, durable: bool = True) -> None:
+    def full(path: Path, data: bytes, **kwargs: bool) -> None:
         if path.name == failing:
             raise _enospc(path.parent / f".tmp-x1y2-{failing}")
-        real(path, data, durable=durable)
+        real(path, data, **kwargs)
 
-    monkeypatch.setattr(store, "atomic_write", full)
+    monkeypatch.setattr(transaction, "atomic_write", full)
     with pytest.raises(WorkbenchError) as caught:
         Bench.open(acked).add_task("recorded despite the full disk")
     monkeypatch.undo()

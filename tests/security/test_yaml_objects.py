@@ -36,8 +36,8 @@ def test_loaders_return_plain_data_or_refuse(tag: str) -> None:
 
 @pytest.mark.parametrize("tag", TAGS)
 def test_config_yaml_tag_is_refused_in_process(tmp_path: Path, tag: str) -> None:
+    from workbench.config import load_config
     from workbench.errors import Refused
-    from workbench.store import load_config
 
     owned = marker()
     path = tmp_path / "config.yaml"

@@ -54,8 +54,8 @@ def _default_base(root: Path) -> str:
     config = root / ".workbench" / "config.yaml"
     if not config.exists():
         return "HEAD"
+    from workbench.config import load_config
     from workbench.errors import WorkbenchError
-    from workbench.store import load_config
 
     try:
         ref = load_config(config)["git"].get("ref")

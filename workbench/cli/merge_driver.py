@@ -90,8 +90,8 @@ def _versions_at(root: Path, commits: tuple[str, str, str]) -> dict[str, dict[st
 
 def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, list[str]]:
     from workbench import merge, statefile
+    from workbench.boardfile import encode_board
     from workbench.eventlog import encode
-    from workbench.store import encode_board
 
     own_name = {"board": "board.json", "events": "events.jsonl", "state": "state.md"}[kind]
     commits = _merge_commits(root)

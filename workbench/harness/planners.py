@@ -23,7 +23,7 @@ def steps_from_plan(data: Any, source: str) -> list[Step]:
     schemas.check("plan", data, source)
     if len(data["steps"]) > MAX_STEPS:  # every step rewrites the session in state.md: bound the plan
         raise Refused(f"{source}: steps: {len(data['steps'])} steps; a plan holds at most {MAX_STEPS}")
-    from workbench.store import too_deep
+    from workbench.statefile import too_deep
 
     for i, item in enumerate(data["steps"]):
         if too_deep(item.get("args"), 48):  # state.md, where the session keeps them, must read back
