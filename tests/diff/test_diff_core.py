@@ -1,11 +1,11 @@
-"""The core of `wb diff` (workbench.diff) on bytes: logs, decision-log entries, sides, the schema."""
+"""The core of `wb diff` (workbench.diff and its diff_* modules) on bytes: logs, log entries, sides, the schema."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from workbench import diff
+from workbench import diff, diff_parse, diff_sides, frontmatter
 
 from .helpers import schema_problems
 
@@ -17,18 +17,18 @@ def _line(seq: int, type_: str = "note.add", **extra: object) -> bytes:
 
 def test_complete_lines_drop_a_torn_line_and_a_batch_cut_short():
     good = _line(1) + _line(2)
-    assert diff.complete_lines(good + b'{"seq":3,"ty') == good
-    assert diff.complete_lines(good + _line(3, more=1)) == good  # its last line never arrived
-    assert diff.complete_lines(good + _line(3, more=1) + _line(4)) == good + _line(3, more=1) + _line(4)
-    assert diff.complete_lines(None) == b"" and diff.complete_lines(b"no newline") == b""
+    assert diff_parse.complete_lines(good + b'{"seq":3,"ty') == good
+    assert diff_parse.complete_lines(good + _line(3, more=1)) == good  # its last line never arrived
+    assert diff_parse.complete_lines(good + _line(3, more=1) + _line(4)) == good + _line(3, more=1) + _line(4)
+    assert diff_parse.complete_lines(None) == b"" and diff_parse.complete_lines(b"no newline") == b""
 
 
 def test_appended_lines_prefix_backwards_and_rewritten():
     a, b, c, x = _line(1), _line(2), _line(3), _line(2, "task.add")
-    assert diff.appended_lines(a, a + b + c) == ([b[:-1], c[:-1]], 0, False)
-    assert diff.appended_lines(a + b + c, a) == ([], 2, False)
-    assert diff.appended_lines(a + b + c, a + x) == ([x[:-1]], 2, True)
-    assert diff.appended_lines(b"", b"") == ([], 0, False)
+    assert diff_parse.appended_lines(a, a + b + c) == ([b[:-1], c[:-1]], 0, False)
+    assert diff_parse.appended_lines(a + b + c, a) == ([], 2, False)
+    assert diff_parse.appended_lines(a + b + c, a + x) == ([x[:-1]], 2, True)
+    assert diff_parse.appended_lines(b"", b"") == ([], 0, False)
 
 
 def test_rewritten_log_is_reported():
@@ -42,15 +42,15 @@ def test_rewritten_log_is_reported():
 def test_decision_log_entries():
     body = ("\n# Decision log\n\n### 2026-01-01T00:00:00Z · agent\n\nFirst.\nTwo lines.\n\n"
             "### a heading of my own\n\nmine\n")
-    assert diff.log_entries(body) == [
+    assert diff_parse.log_entries(body) == [
         {"ts": "2026-01-01T00:00:00Z", "actor": "agent", "text": "\nFirst.\nTwo lines.\n".strip("\n")},
         {"ts": None, "actor": None, "heading": "a heading of my own", "text": "mine"},
     ]
-    assert diff.log_entries("# Decision log\n") == []
+    assert diff_parse.log_entries("# Decision log\n") == []
 
 
-def _side(label: str, **files: bytes | None) -> diff.Side:
-    return diff.Side(label, None, {name: files.get(name.split(".")[0]) for name in diff.FILES})
+def _side(label: str, **files: bytes | None) -> diff_sides.Side:
+    return diff_sides.Side(label, None, {name: files.get(name.split(".")[0]) for name in diff_sides.FILES})
 
 
 STATE = b"""---
@@ -129,21 +129,21 @@ def test_fast_frontmatter_reads_what_wb_writes():
              "touched_files": ["a.py", "it's here"], "assumptions": [], "blockers": ["T-001: waiting"],
              "counters": {"tasks_completed": 1, "turns": 0}, "last_event": 7, "session": None}
     yaml_text, _ = statefile.split(statefile.render(None, state, "\n# Decision log\n").decode())
-    assert diff.fast_frontmatter(yaml_text) == _ruamel(yaml_text) == state
+    assert frontmatter.fast_frontmatter(yaml_text) == _ruamel(yaml_text) == state
 
 
 def test_fast_frontmatter_steps_aside_outside_its_subset():
     for text in ("a: 1.5\n", "a: 2026-01-01\n", "a: yes\n", "a: True\n", "a: &x 1\nb: *x\n", "a: |\n  x\n",
                  "a:\n  - id: s1\n    tool: null\n", "a:\n  b:\n    c: 1\n", "a: [1, 2]\n", "a: 0x1F\n",
                  "a: 'open\n", "a: 1\na: 2\n", "a: b: c\n", "'a': 1\n", "a:\n  - x\n   - y\n", "a: \"\\x41\"\n"):
-        assert diff.fast_frontmatter(text) is None, text
+        assert frontmatter.fast_frontmatter(text) is None, text
 
 
 def test_fast_frontmatter_comments_and_hand_formatting():
     text = ("# a comment\nstatus: idle   # idle | running\nnext_action: 'it''s # not a comment'\n"
             "blockers:\n- one\n- \"two \\u00e9\"\ncounters:\n    turns: 3   # three\n    tool_calls: 0\n"
             "session:\nempty: {}\n")
-    assert diff.fast_frontmatter(text) == _ruamel(text) == {
+    assert frontmatter.fast_frontmatter(text) == _ruamel(text) == {
         "status": "idle", "next_action": "it's # not a comment", "blockers": ["one", "two é"],
         "counters": {"turns": 3, "tool_calls": 0}, "session": None, "empty": {}}
 
@@ -164,7 +164,7 @@ def test_fast_frontmatter_agrees_with_ruamel_on_generated_states():
     @given(docs)
     def check(state: dict) -> None:
         yaml_text, _ = statefile.split(statefile.render(None, state, "").decode())
-        fast = diff.fast_frontmatter(yaml_text)
+        fast = frontmatter.fast_frontmatter(yaml_text)
         if fast is not None:
             assert fast == _ruamel(yaml_text)
 

@@ -132,7 +132,7 @@ def calls_lines(raw: bytes) -> list[str]:
 def state_lines(raw: bytes) -> list[str]:
     if not raw.strip():
         return ["(empty state.md)"]
-    from workbench.diff import parse_state, session_summary
+    from workbench.diff_parse import parse_state, session_summary
     from workbench.errors import WorkbenchError
 
     try:

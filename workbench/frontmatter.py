@@ -1,0 +1,109 @@
+"""state.md's frontmatter read without ruamel, when it is in the subset of YAML that wb writes.
+
+ruamel's pure-Python loader takes ~25 ms for a frontmatter with a hundred blockers, twice per diff. wb writes
+a small subset of YAML (`key: scalar`, `key: []`, flow maps of plain scalars, block lists of scalars, one
+level of block mapping), read here line by line. Anything outside it — a live session's nested plan, a
+float, an unquoted timestamp, an anchor, `yes` — returns None and ruamel reads the whole thing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_KEY = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z_][A-Za-z0-9_]*):(?: +(?P<value>.*?))?\s*$")
+_ITEM = re.compile(r"^(?P<indent> *)- +(?P<value>.*?)\s*$")
+_PLAIN_TEXT = re.compile(r"^[A-Za-z_/][A-Za-z0-9 _/.,()+-]*$")
+_SQUOTED = re.compile(r"^'((?:[^']|'')*)'(?:\s+#.*)?$")
+_DQUOTED = re.compile(r'^("(?:[^"\\]|\\.)*")(?:\s+#.*)?$')
+_FLOW_MAP = re.compile(r"^\{\s*(?P<body>[^{}\[\]'\"#]*?)\s*\}(?:\s+#.*)?$")
+_RESERVED = {"y", "n", "yes", "no", "on", "off", "nan", "inf", "none", "null", "true", "false"}
+_NO = object()
+
+
+def _scalar(text: str, flow: bool = False) -> Any:
+    if not text.startswith(("'", '"')) and " #" in text:
+        text = text.split(" #", 1)[0].rstrip()
+    if text in ("null", "~"):
+        return None
+    if text in ("true", "false"):
+        return text == "true"
+    if re.fullmatch(r"-?(0|[1-9][0-9]*)", text):
+        return int(text)
+    if text in ("[]", "{}"):
+        return [] if text == "[]" else {}
+    m = _SQUOTED.match(text)
+    if m:
+        return m.group(1).replace("''", "'")
+    m = _DQUOTED.match(text)
+    if m:
+        try:
+            return json.loads(m.group(1))
+        except (ValueError, RecursionError):
+            return _NO
+    if text.lower() in _RESERVED or not _PLAIN_TEXT.match(text if flow else text[:1]):
+        return _NO
+    if flow or (text.isprintable() and ": " not in text and not text.endswith((":", " "))):
+        return text
+    return _NO
+
+
+def fast_frontmatter(yaml_text: str) -> dict[str, Any] | None:
+    """The frontmatter as plain data when it is in wb's subset of YAML, else None (then use ruamel)."""
+    if not yaml_text.replace("\n", "").isprintable():
+        return None  # tabs, control characters, and the line breaks YAML knows beyond \n (NEL, LS, PS)
+    out: dict[str, Any] = {}
+    owner: str | None = None  # the top-level key whose indented block the next lines fill
+    indent: str | None = None
+    for line in yaml_text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped[0] in "&*!?|>%@`" or stripped.startswith("---"):
+            return None
+        key = _KEY.match(line)
+        if key and not key["indent"]:
+            name, text = key["key"], key["value"] or ""
+            if name in out:
+                return None
+            owner, indent = (name, None) if not text or text.startswith("#") else (None, None)
+            value = None if owner else _flow_or_scalar(text)
+            if value is _NO:
+                return None
+            out[name] = value
+            continue
+        if owner is None:
+            return None
+        item = _ITEM.match(line)
+        entry = item or key
+        if entry is None or (indent is not None and entry["indent"] != indent) or (key and not key["value"]):
+            return None
+        indent = entry["indent"]
+        value = _scalar(entry["value"])
+        if value is _NO or isinstance(value, dict) and value:
+            return None
+        container = out[owner]
+        if container is None:
+            container = out[owner] = [] if item else {}
+        if item and isinstance(container, list):
+            container.append(value)
+        elif key and isinstance(container, dict) and key["key"] not in container:
+            container[key["key"]] = value
+        else:
+            return None
+    return out or None
+
+
+def _flow_or_scalar(text: str) -> Any:
+    flow = _FLOW_MAP.match(text)
+    if not flow:
+        return _scalar(text)
+    value: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in flow["body"].split(","))):
+        k, sep, v = part.partition(": ")
+        item = _scalar(v.strip(), flow=True)
+        if not sep or not re.fullmatch(r"[A-Za-z_]\w*", k) or item is _NO or k in value:
+            return _NO
+        value[k] = item
+    return value
