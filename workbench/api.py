@@ -315,7 +315,7 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
     """Every workbench file against its schema, the log's chain, and the snapshots against the log.
     `progress(done, total)` is called every 5,000 events of the log (total = the last seq), as replay does."""
     from workbench import statefile
-    from workbench.store import load_config
+    from workbench.config import load_config
 
     problems: list[str] = []
     p = wb.paths
@@ -340,7 +340,7 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
         problems.append("state.md: missing (restore it with `git checkout -- .workbench/state.md`)")
     board = None
     if p.board.exists():
-        from workbench.store import _parse_board
+        from workbench.boardfile import parse_board as _parse_board
 
         board = attempt(lambda: _parse_board(p.board.read_bytes()))
         if board is not None:

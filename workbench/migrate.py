@@ -27,6 +27,10 @@ from typing import Any
 
 from workbench import faults, ids, reducer, schemas
 from workbench.atomic import atomic_write, fsync_dir
+from workbench.boardfile import encode_board
+from workbench.boardfile import parse_board as _parse_board
+from workbench.caches import sha as _sha
+from workbench.config import CONFIG_DEFAULTS
 from workbench.errors import GitError, NotFound, Refused
 from workbench.eventlog import Tail, chain, encode, line_hash
 from workbench.gitstore import ATTRIBUTES, WB_DIR, CommitOutcome, register_drivers
@@ -47,7 +51,7 @@ from workbench.migrations import (  # noqa: F401 - the registry and migrations, 
     state_0_to_1,
     upgrade,
 )
-from workbench.store import CONFIG_DEFAULTS, Workbench, _parse_board, _sha, encode_board
+from workbench.store import Workbench
 
 INTENT = ".migrate.json"
 INTENT_VERSION = 1

@@ -16,10 +16,6 @@ from typing import Any
 
 from workbench import caches, humanedit, reducer, schemas
 from workbench.boardfile import check_board_shape, parse_board
-from workbench.boardfile import encode_board as encode_board  # re-exported: migrate.py imports it from here
-from workbench.boardfile import parse_board as _parse_board  # noqa: F401  re-exported: api.py, migrate.py
-from workbench.caches import sha as _sha  # noqa: F401  re-exported: migrate.py imports it from here
-from workbench.config import CONFIG_DEFAULTS as CONFIG_DEFAULTS  # re-exported: migrate.py imports it from here
 from workbench.config import load_config
 from workbench.errors import GitError, NotFound, Refused
 from workbench.eventlog import EventLog, Tail
