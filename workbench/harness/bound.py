@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import shlex
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -73,8 +72,7 @@ def resolve_planner(wb: Workbench, plan: Path | None, planner: str | None) -> An
     if configured:
         if "run" in configured:
             return CommandPlanner(list(configured["run"]), wb.root, context, float(configured.get("timeout", 120)))
-        _importable(wb)
-        return callable_planner(configured["python"])
+        return callable_planner(configured["python"], str(wb.root))
     return None
 
 
@@ -87,16 +85,9 @@ def _context(wb: Workbench) -> Callable[[], dict[str, Any]]:
     return context
 
 
-def _importable(wb: Workbench) -> None:
-    root = str(wb.root)
-    if root not in sys.path:
-        sys.path.insert(0, root)  # `python: mypkg.hooks:fn` in config.yaml names code of this repository
-
-
 def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
                approver: Callable[[dict[str, Any]], bool] | None = None) -> HarnessLoop:
     config = wb.config
-    _importable(wb)
     try:
         hooks = registry_from_config(config.get("hooks") or {}, str(wb.root))
     except ValueError as err:

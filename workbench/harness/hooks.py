@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,12 +157,29 @@ def command_hook(topic: str, argv: list[str], timeout: float, cwd: str, env: dic
     return run
 
 
-def python_hook(spec: str) -> Subscriber:
-    """`module:function` → the callable (imported from the repo root or the environment)."""
+def import_from_repo(spec: str, root: str | None) -> Any:
+    """`module:attr` from config.yaml → the attribute, the module looked up in the repository first.
+
+    The repository's root is first on sys.path only while the named module is imported; afterwards it stays
+    last, for the module's own late imports. So a file in the repository that happens to be named like a
+    module (json.py, a stray typing.py) never replaces one wb itself imports later in the process."""
     module_name, _, attr = spec.partition(":")
+    if root is None:
+        return getattr(importlib.import_module(module_name), attr)
+    sys.path.insert(0, root)
     try:
-        fn = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as err:
+        return getattr(importlib.import_module(module_name), attr)
+    finally:
+        sys.path.remove(root)  # the first occurrence: the one inserted above
+        if root not in sys.path:
+            sys.path.append(root)
+
+
+def python_hook(spec: str, root: str | None = None) -> Subscriber:
+    """`module:function` → the callable (imported from the repo root `root`, or the environment)."""
+    try:
+        fn = import_from_repo(spec, root)
+    except (ImportError, AttributeError, ValueError) as err:
         raise ValueError(f"cannot load hook {spec}: {err}") from None
     if not callable(fn):
         raise ValueError(f"hook {spec} is not callable")
@@ -178,5 +196,5 @@ def registry_from_config(hooks: dict[str, list[dict[str, Any]]], cwd: str, env: 
                 registry.on(topic, command_hook(topic, list(entry["run"]), float(entry.get("timeout", 30)), cwd, env),
                             name=" ".join(entry["run"]))
             else:
-                registry.on(topic, python_hook(entry["python"]), name=entry["python"])
+                registry.on(topic, python_hook(entry["python"], cwd), name=entry["python"])
     return registry

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 from collections.abc import Callable
@@ -119,10 +118,11 @@ class CommandPlanner:
         return decision
 
 
-def callable_planner(spec: str) -> Callable[[str, list[Event]], list[Step]]:
-    module_name, _, attr = spec.partition(":")
+def callable_planner(spec: str, root: str | None = None) -> Callable[[str, list[Event]], list[Step]]:
+    from workbench.harness.hooks import import_from_repo
+
     try:
-        fn = getattr(importlib.import_module(module_name), attr)
+        fn = import_from_repo(spec, root)
     except (ImportError, AttributeError, ValueError) as err:
         raise Refused(f"cannot load planner {spec}: {err}") from None
     return fn
