@@ -25,15 +25,21 @@ def run_demo(directory: Path | None, say: Callable[[str], None]) -> Path:
            "GIT_AUTHOR_EMAIL": "demo@example.invalid", "GIT_COMMITTER_NAME": "wb demo",
            "GIT_COMMITTER_EMAIL": "demo@example.invalid"}
 
-    def sh(*argv: str, show: bool = True) -> int:
+    def sh(*argv: str, show: bool = True, expect: int = 0) -> int:
+        """Run one command of the story; one that ends otherwise than the story says stops the demo."""
         if show:
             say(f"\n$ {shlex.join(argv)}")
         cmd = [sys.executable, "-m", "workbench.cli.main", *argv[1:]] if argv[0] == "wb" else list(argv)
-        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         for line in (proc.stdout + proc.stderr).rstrip("\n").splitlines():
             say(line)
         if show and proc.returncode:
             say(f"(exit {proc.returncode})")
+        if proc.returncode != expect:
+            from workbench.errors import WorkbenchError
+
+            raise WorkbenchError(f"demo: `{shlex.join(argv)}` exited {proc.returncode}, not {expect}; "
+                                 f"the demo repository stays at {root} to look into")
         return proc.returncode
 
     say(f"A throwaway repository: {root}")
@@ -48,16 +54,15 @@ def run_demo(directory: Path | None, say: Callable[[str], None]) -> Path:
     say("# plan.yaml has four steps; step 4 uses `deploy`, which wb does not know: a human runs it.")
     sh("wb", "task", "add", "Ship the greeting change", "--accept", "python3 greet.py")
     sh("wb", "task", "start", "T-001")
-    code = sh("wb", "run", "Ship the greeting change", "--plan", "plan.yaml")
+    sh("wb", "run", "Ship the greeting change", "--plan", "plan.yaml", expect=3)
     say("\n# exit 3: the session yielded. `wb status` says what it waits for and how to resume:")
     sh("wb", "status")
     say("\n# a person approves the mutating tool:")
-    code = sh("wb", "resume", "--approve")
+    sh("wb", "resume", "--approve", expect=3)
     say("\n# exit 3 again: `deploy` must be run by a person, who reports its result:")
-    code = sh("wb", "resume", "--result", '{"url": "https://staging.example.invalid", "ok": true}')
-    if code == 0:
-        sh("wb", "task", "done", "T-001")
-        sh("wb", "note", "Shipped to staging; release notes in NOTES.md.")
+    sh("wb", "resume", "--result", '{"url": "https://staging.example.invalid", "ok": true}')
+    sh("wb", "task", "done", "T-001")
+    sh("wb", "note", "Shipped to staging; release notes in NOTES.md.")
     say("\n# what the session recorded, step by step:")
     sh("wb", "log", "--type", "step")
     sh("git", "log", "--oneline")
