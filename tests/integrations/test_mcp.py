@@ -27,7 +27,7 @@ TOOLS_LIST_LIMIT = 8192  # bytes of the tools/list answer: what every agent sess
 def server_env() -> dict[str, str]:
     keep = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_NOSYSTEM",
             "HOME", "NO_COLOR", "PYTHONPATH")
-    return {k: os.environ[k] for k in keep if k in os.environ}
+    return {k: v for k, v in os.environ.items() if k in keep or k.startswith("COVERAGE_")}  # tools/coverage.sh
 
 
 def with_client(repo: Path, body: Any) -> Any:
