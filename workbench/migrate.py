@@ -19,7 +19,7 @@ import copy
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,12 +28,22 @@ from typing import Any
 from workbench import faults, ids, reducer, schemas
 from workbench.atomic import atomic_write, fsync_dir
 from workbench.boardfile import encode_board
-from workbench.boardfile import parse_board as _parse_board
 from workbench.caches import sha as _sha
 from workbench.config import CONFIG_DEFAULTS
-from workbench.errors import GitError, NotFound, Refused
+from workbench.errors import GitError, Refused
 from workbench.eventlog import Tail, chain, encode, line_hash
 from workbench.gitstore import ATTRIBUTES, WB_DIR, CommitOutcome, register_drivers
+from workbench.migrate_read import (  # noqa: F401 - _edge_lines, _read_config: read by the tests as migrate.X
+    PROGRESS_EVERY,
+    Found,
+    Progress,
+    _edge_lines,
+    _read_board,
+    _read_config,
+    _read_log,
+    _read_state,
+    _refuse_unknown,
+)
 from workbench.migrations import (  # noqa: F401 - the registry and migrations, re-exported
     FAILED_REASON,
     KINDS,
@@ -57,8 +67,6 @@ INTENT = ".migrate.json"
 INTENT_VERSION = 1
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 TASK_ID = re.compile(r"^T-\d{3,}$")
-PROGRESS_EVERY = 5000  # log lines between two progress(done, total) calls, as `wb replay` does
-Progress = Callable[[int, int], None]
 # A plan passes over an old log four times; their weights are their measured costs (upcasting a line costs
 # about six readings of it), so the bar of a migration moves at an even pace rather than in jumps.
 READ, UPCAST, CHECK, ENCODE = 1, 6, 1, 2
@@ -75,136 +83,6 @@ def _share(progress: Progress | None, before: int, weight: int, whole: int) -> P
     def report(done: int, total: int) -> None:
         outer(before * total + weight * done, whole * total)
     return report
-
-
-# -- reading what is there ---------------------------------------------------------------------------------
-@dataclass
-class Found:
-    version: int | None  # None: absent (or a log without a line yet)
-    doc: Any = None
-    raw: bytes | None = None
-    node: Any = None  # state.md: the round-trip node (comments survive the rewrite of a v1+ file)
-
-
-def _version(file: str, data: dict[str, Any], where: str = "") -> int:
-    found = data.get("schema_version", 0)
-    if not isinstance(found, int) or isinstance(found, bool) or found < 0:
-        raise Refused(f"{file}: {where}schema_version {_j(found)} is not a version number; fix it by hand")
-    return found
-
-
-def _read_state(path: Path) -> Found:
-    from workbench import statefile
-
-    raw = _read_required(path)
-    parsed = statefile.parse(raw)
-    return Found(_version("state.md", parsed.data), {"frontmatter": parsed.data, "body": parsed.body}, raw,
-                 parsed.node)
-
-
-def _read_board(path: Path) -> Found:
-    raw = _read_required(path)
-    board = _parse_board(raw)
-    return Found(_version("board.json", board), board, raw)
-
-
-def _read_required(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise NotFound(f"{WB_DIR}/{path.name} is missing: restore it with git (`git checkout -- {WB_DIR}`)") from None
-
-
-def _read_config(path: Path) -> Found:
-    from workbench import yamlio
-
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return Found(None)  # optional: wb runs on its defaults
-    try:
-        data = yamlio.to_plain(yamlio.load_safe(raw.decode("utf-8"), "config.yaml"))
-    except UnicodeDecodeError:
-        raise Refused("config.yaml: not UTF-8 text") from None
-    if data is None:  # empty or only comments: the defaults, at any version
-        return Found(KINDS["config"].current, None, raw)
-    if not isinstance(data, dict):
-        raise Refused("config.yaml: the top level must be a mapping of settings")
-    return Found(_version("config.yaml", data), data, raw)
-
-
-def _read_log(path: Path, file: str, whole: bool, progress: Progress | None = None) -> Found:
-    """The version of a JSON-lines file from its first and last complete lines (never the whole history);
-    with `whole`, an old-version file is parsed line by line for its migration (`progress(line, lines)`)."""
-    edges = _edge_lines(path)
-    if edges is None:  # absent, or no line yet: an empty log is valid at any version
-        return Found(KINDS["events" if file == "events.jsonl" else "calls"].current if path.exists() else None)
-    first, last = (_record(file, line, where) for line, where in zip(edges, ("line 1", "its last line"), strict=True))
-    v_first = _version(file, first, "line 1: ")
-    v_last = _version(file, last, "last line: ")
-    if v_last > KINDS["events" if file == "events.jsonl" else "calls"].current:
-        return Found(v_last)  # a newer line: refused by the caller, which names it
-    if v_first != v_last:
-        raise Refused(f"{file}: line 1 has schema_version {v_first} but the last line {v_last}; fix it by hand")
-    if not whole or v_first == KINDS["events"].current:
-        return Found(v_first)
-    raw = path.read_bytes()
-    lines = raw.split(b"\n")[:-1]
-    records: list[dict[str, Any]] = []
-    for n, line in enumerate(lines):
-        if progress and n % PROGRESS_EVERY == 0:
-            progress(n, len(lines))
-        if line.strip():
-            records.append(_record(file, line, f"line {n + 1}"))
-    return Found(v_first, records, raw)
-
-
-def _record(file: str, line: bytes, where: str) -> dict[str, Any]:
-    try:
-        record = json.loads(line)
-    except ValueError:
-        raise Refused(f"{file}: {where} is damaged (not JSON); run `wb doctor`") from None
-    if not isinstance(record, dict):
-        raise Refused(f"{file}: {where} is not a JSON object")
-    return record
-
-
-def _edge_lines(path: Path) -> tuple[bytes, bytes] | None:
-    """(first, last) complete lines of a file, or None when it is absent or has no complete line."""
-    try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed by the with below
-    except FileNotFoundError:
-        return None
-    with fh:
-        first = fh.readline()
-        if not first.endswith(b"\n"):
-            return None  # empty, or a single torn line
-        pos = fh.seek(0, os.SEEK_END)
-        buf = b""
-        while True:
-            step = min(1 << 16, pos)
-            pos -= step
-            fh.seek(pos)
-            buf = fh.read(step) + buf
-            end = buf.rfind(b"\n")  # the end of the last complete line (a torn tail follows it)
-            if end == -1:
-                continue  # a torn tail longer than a block (the first line's newline lies further back)
-            start = buf.rfind(b"\n", 0, end)
-            if start != -1 or pos == 0:
-                return first[:-1], buf[start + 1:end]
-
-
-def _refuse_unknown(found: dict[str, Found]) -> None:
-    for name, f in found.items():
-        kind = KINDS[name]
-        if f.version is None:
-            continue
-        if f.version > kind.current:
-            raise Refused(f"{kind.file}: schema_version {f.version} is newer than this wb understands "
-                          f"({kind.current}); upgrade wb. Nothing was changed")
-        if f.version < kind.oldest:
-            raise Refused(f"{kind.file}: schema_version {f.version} is older than this wb can migrate (oldest: "
-                          f"{kind.oldest}); migrate it with an older wb first. Nothing was changed")
 
 
 # -- the plan ----------------------------------------------------------------------------------------------
