@@ -68,3 +68,18 @@ def test_the_helper_ends_when_the_bench_closes(repo):
     assert proc is not None
     bench.wb.git.close()
     assert proc.poll() == 0
+
+
+def test_a_bench_left_in_a_global_ends_its_git_cleanly_at_exit(repo, tmp_path):
+    """Python tears a module's objects down in no particular order; wb ends its helper git first."""
+    import subprocess
+    import sys
+
+    init(repo)
+    script = ("from workbench.api import Bench\n"
+              f"bench = Bench.open({str(repo)!r})\n"
+              "bench.note('kept in a global, never closed')\n")
+    proc = subprocess.run([sys.executable, "-X", "dev", "-W", "ignore::DeprecationWarning", "-c", script],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "ResourceWarning" not in proc.stderr and "still running" not in proc.stderr, proc.stderr

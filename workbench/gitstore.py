@@ -8,11 +8,13 @@ see RefMover), so a concurrent `git commit` by the user is never overwritten. Th
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import re
 import subprocess
 import time
+import weakref
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +83,7 @@ class RefMover:
 
     def _process(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._pid != os.getpid() or self._proc.poll() is not None:
+            _close_at_exit(self)
             try:
                 self._proc = subprocess.Popen(["git", "update-ref", "-m", "wb", "--stdin"], cwd=self.worktree,
                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -126,6 +129,25 @@ class RefMover:
             self.close()
         except Exception:  # noqa: BLE001 - at interpreter exit; git ends by itself on its closed stdin
             pass
+
+
+_LIVE: weakref.WeakSet[RefMover] = weakref.WeakSet()
+_REGISTERED = False
+
+
+def _close_at_exit(mover: RefMover) -> None:
+    """End every helper git at interpreter exit, before the objects are torn down in no particular order
+    (a Bench kept in a module global would otherwise leave Python warning about a running subprocess)."""
+    global _REGISTERED
+    if not _REGISTERED:
+        atexit.register(_close_all)
+        _REGISTERED = True
+    _LIVE.add(mover)
+
+
+def _close_all() -> None:
+    for mover in list(_LIVE):
+        mover.close()
 
 
 @dataclass
