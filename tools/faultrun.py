@@ -152,18 +152,12 @@ def run(repo: Path, env: dict[str, str], args: list[str], *, fault: str | None =
     start = time.monotonic()
     proc = subprocess.Popen([*WB, *args], cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    hung = False
     if kill_after is not None:
         try:
             proc.wait(timeout=kill_after)
         except subprocess.TimeoutExpired:
             os.kill(proc.pid, signal.SIGKILL)  # the wb process only, as a crash would
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        hung = True
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
+    out, err, hung = _communicate(proc, timeout)
     hung = _drain_group(proc.pid, timeout) or hung
     return Outcome(list(args), proc.returncode, out, err, time.monotonic() - start, proc.returncode == -9, hung)
 
@@ -175,15 +169,20 @@ def run_many(repo: Path, env: dict[str, str], commands: list[list[str]], timeout
                               stderr=subprocess.PIPE, text=True, start_new_session=True) for args in commands]
     outcomes = []
     for args, proc in zip(commands, procs, strict=True):
-        hung = False
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            hung = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
+        out, err, hung = _communicate(proc, timeout)
         outcomes.append(Outcome(list(args), proc.returncode, out, err, time.monotonic() - start, False, hung))
     return outcomes
+
+
+def _communicate(proc: subprocess.Popen[str], timeout: float) -> tuple[str, str, bool]:
+    """(stdout, stderr, hung): a wb that outlives `timeout` is killed with its whole process group."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return out, err, False
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        return out, err, True
 
 
 def _drain_group(pgid: int, timeout: float) -> bool:

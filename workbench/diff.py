@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,16 +70,22 @@ def field_changes(old: dict[str, Any], new: dict[str, Any], skip: tuple[str, ...
     return changes
 
 
-def diff_state(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
-               warnings: list[str], labels: tuple[str, str]) -> dict[str, Any]:
+def _both_sides(parse: Callable[[bytes | None], Any], raws: tuple[bytes | None, bytes | None], absent: Any,
+                warnings: list[str], labels: tuple[str, str]) -> list[Any]:
+    """Each side parsed; a side that cannot be read is compared as `absent`, with a warning naming it."""
     parsed = []
-    for raw, label in zip((old_raw, new_raw), labels, strict=True):
+    for raw, label in zip(raws, labels, strict=True):
         try:
-            parsed.append(parse_state(raw))
+            parsed.append(parse(raw))
         except Refused as err:
             warnings.append(f"{err} (at {label}; compared as absent)")
-            parsed.append((None, ""))
-    (old, old_body), (new, new_body) = parsed
+            parsed.append(absent)
+    return parsed
+
+
+def diff_state(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
+               warnings: list[str], labels: tuple[str, str]) -> dict[str, Any]:
+    (old, old_body), (new, new_body) = _both_sides(parse_state, (old_raw, new_raw), (None, ""), warnings, labels)
     out: dict[str, Any] = {"fields": [], "session": None, "decision_log": {"added": [], "removed": []}}
     if old_raw == new_raw:
         return out
@@ -113,14 +120,7 @@ def diff_board(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
     out: dict[str, Any] = {"fields": [], "added": [], "removed": [], "changed": []}
     if old_raw == new_raw:
         return out
-    boards = []
-    for raw, label in zip((old_raw, new_raw), labels, strict=True):
-        try:
-            boards.append(parse_board(raw) or {})
-        except Refused as err:
-            warnings.append(f"{err} (at {label}; compared as absent)")
-            boards.append({})
-    old, new = boards
+    old, new = _both_sides(lambda raw: parse_board(raw) or {}, (old_raw, new_raw), {}, warnings, labels)
     skip = () if all_fields else ("last_event",)
     out["fields"] = field_changes({k: v for k, v in old.items() if k != "tasks"},
                                   {k: v for k, v in new.items() if k != "tasks"}, skip)
@@ -146,13 +146,7 @@ def diff_config(old_raw: bytes | None, new_raw: bytes | None, warnings: list[str
     out: dict[str, Any] = {"fields": []}
     if old_raw == new_raw:
         return out
-    parsed = []
-    for raw, label in zip((old_raw, new_raw), labels, strict=True):
-        try:
-            parsed.append(parse_config(raw) or {})
-        except Refused as err:
-            warnings.append(f"{err} (at {label}; compared as absent)")
-            parsed.append({})
+    parsed = _both_sides(lambda raw: parse_config(raw) or {}, (old_raw, new_raw), {}, warnings, labels)
     flat = [{k: v for k, v in _flatten(c).items() if v != {}} for c in parsed]  # `tools: {}` is no tools
     out["fields"] = field_changes(flat[0], flat[1])
     return out
