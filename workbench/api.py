@@ -25,6 +25,7 @@ from typing import Any
 
 from workbench import ids, reducer, schemas
 from workbench.errors import NotFound, Refused, UsageError
+from workbench.progress import tick
 from workbench.store import Transaction, Workbench
 
 TASK_ID = re.compile(r"^T-\d{3,}$")
@@ -359,8 +360,7 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
         n = 0
         total = wb.log.tail().seq if progress else 0
         for _line, event in wb.log.iter_all():
-            if progress and n % 5000 == 0:
-                progress(n, total)
+            tick(progress, n, total)
             n += 1
             if not schemas.is_valid("event", event):
                 where = f"events.jsonl (seq {event['seq']})"
@@ -404,8 +404,7 @@ def replay(wb: Workbench, progress: Callable[[int, int], None] | None = None) ->
     n = 0
     total = wb.log.tail().seq if progress else 0
     for _line, event in wb.log.iter_all():
-        if progress and n % 5000 == 0:
-            progress(n, total)
+        tick(progress, n, total)
         if docs is None:
             docs = reducer.empty_docs(event["ts"])
         try:

@@ -10,14 +10,12 @@ seq and never "fixed": the log is the audit trail, and rewriting it would hide w
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.progress import Progress, share, tick
 from workbench.store import Workbench
-
-PROGRESS_EVERY = 5000  # events between two progress(done, total) calls, as `wb replay` does
 
 
 @dataclass
@@ -50,7 +48,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def examine(wb: Workbench, fix: bool = False, progress: Callable[[int, int], None] | None = None) -> Report:
+def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) -> Report:
     """What needs repair, repaired with `fix`. The log is read twice (its chain, then its schemas):
     `progress(done, total)` counts both passes, every 5,000 events (total = twice the last seq)."""
     report = Report()
@@ -60,10 +58,10 @@ def examine(wb: Workbench, fix: bool = False, progress: Callable[[int, int], Non
     # 1. the event log: chain, then a torn tail
     chain_ok = True
     seqs = wb.log.tail().seq if progress else 0
+    first = share(progress, 0, 1, 2)
     try:
         for n, _ in enumerate(wb.log.iter_all()):
-            if progress and n % PROGRESS_EVERY == 0:
-                progress(n, 2 * seqs)
+            tick(first, n, seqs)
     except WorkbenchError as err:
         chain_ok = False
         add(Finding("log_damaged", f"{err} — not repaired: the log is the audit trail; restore it from git "
@@ -100,8 +98,7 @@ def examine(wb: Workbench, fix: bool = False, progress: Callable[[int, int], Non
     # 4. schema problems
     from workbench.api import validate_workbench
 
-    second = (lambda done, _total: progress(seqs + done, 2 * seqs)) if progress else None
-    for problem in validate_workbench(wb, second):
+    for problem in validate_workbench(wb, share(progress, 1, 1, 2)):
         if "torn last line" in problem and any(f.code == "torn_tail" for f in report.findings):
             continue
         if "hash chain" in problem or "seq" in problem and not chain_ok:

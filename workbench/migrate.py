@@ -34,9 +34,7 @@ from workbench.errors import GitError, Refused
 from workbench.eventlog import Tail, chain, encode, line_hash
 from workbench.gitstore import ATTRIBUTES, WB_DIR, CommitOutcome, register_drivers
 from workbench.migrate_read import (  # noqa: F401 - _edge_lines, _read_config: read by the tests as migrate.X
-    PROGRESS_EVERY,
     Found,
-    Progress,
     _edge_lines,
     _read_board,
     _read_config,
@@ -61,6 +59,7 @@ from workbench.migrations import (  # noqa: F401 - the registry and migrations, 
     state_0_to_1,
     upgrade,
 )
+from workbench.progress import Progress, share, tick
 from workbench.store import Workbench
 
 INTENT = ".migrate.json"
@@ -71,18 +70,6 @@ TASK_ID = re.compile(r"^T-\d{3,}$")
 # about six readings of it), so the bar of a migration moves at an even pace rather than in jumps.
 READ, UPCAST, CHECK, ENCODE = 1, 6, 1, 2
 PASSES = READ + UPCAST + CHECK + ENCODE
-
-
-def _share(progress: Progress | None, before: int, weight: int, whole: int) -> Progress | None:
-    """A progress callback for one pass, reporting to `progress` as its share of all the passes: `before` and
-    `weight` are the units of the passes before it and of itself, out of `whole`."""
-    if progress is None:
-        return None
-    outer = progress
-
-    def report(done: int, total: int) -> None:
-        outer(before * total + weight * done, whole * total)
-    return report
 
 
 # -- the plan ----------------------------------------------------------------------------------------------
@@ -101,7 +88,7 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
 
     p = wb.paths
     found = {"config": _read_config(p.config), "state": _read_state(p.state), "board": _read_board(p.board),
-             "events": _read_log(p.events, "events.jsonl", whole=True, progress=_share(progress, 0, READ, PASSES)),
+             "events": _read_log(p.events, "events.jsonl", whole=True, progress=share(progress, 0, READ, PASSES)),
              "calls": _read_log(p.calls, "calls.jsonl", whole=False)}
     _refuse_unknown(found)
     versions = {KINDS[n].file: f.version for n, f in found.items()}
@@ -116,7 +103,7 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
     # the documents: migrated, then the events newer than the snapshot folded in
     upcast = upgrade("events", ev.doc, ev.version or 0, ctx) if "events" in stale else None
     upcasts = len(upcast) if upcast else 0
-    checking = _share(progress, READ + UPCAST, CHECK, PASSES) if upcasts else None
+    checking = share(progress, READ + UPCAST, CHECK, PASSES) if upcasts else None
     if checking:
         checking(0, upcasts)  # the upcast is one call: its pass is done when it returns
     base = Tail(upcast[-1]["seq"], line_hash(encode(upcast[-1])), 0, 0) if upcast else (
@@ -173,8 +160,7 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
     schemas.check("state", docs.state, "state.md")
     schemas.check("board", docs.board, "board.json")
     for n, event in enumerate([*(upcast or []), *events]):
-        if checking and n % PROGRESS_EVERY == 0:
-            checking(n, upcasts)
+        tick(checking, n, upcasts)
         schemas.check("event", event, f"events.jsonl (seq {event['seq']})")
     writes: list[tuple[str, bytes]] = []
     files: list[dict[str, Any]] = []
@@ -201,11 +187,10 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
         files.append(_file("board.json", bd.version, field_changes(bd.doc, docs.board)))
     log_changes: list[dict[str, Any]] = []
     if upcast:
-        encoding = _share(progress, READ + UPCAST + CHECK, ENCODE, PASSES)
+        encoding = share(progress, READ + UPCAST + CHECK, ENCODE, PASSES)
         lines: list[bytes] = []
         for n, event in enumerate(upcast):
-            if encoding and n % PROGRESS_EVERY == 0:
-                encoding(n, upcasts)
+            tick(encoding, n, upcasts)
             lines.append(encode(event) + b"\n")
         writes.append(("events.jsonl", b"".join(lines)))
         log_changes.append({"op": "change", "path": "lines", "old": f"{len(upcast)} pre-release lines",
@@ -338,7 +323,7 @@ def migrate(start: Path | None = None, *, dry_run: bool = False, now: str | None
     pending = _read_intent(path)
     if pending is None:
         # refusals (a newer file) happen before the lock: nothing is touched
-        plan = make_plan(wb, now, _share(progress, 0, 1, 1 if dry_run else 2))
+        plan = make_plan(wb, now, share(progress, 0, 1, 1 if dry_run else 2))
         if dry_run or plan.intent is None:
             return _report(wb, plan.intent, plan.versions, plan.files, dry_run=dry_run)
     elif dry_run:
@@ -349,7 +334,7 @@ def migrate(start: Path | None = None, *, dry_run: bool = False, now: str | None
         versions: dict[str, int | None] = {}
         if intent is None:
             # again, under the lock: another wb may have written meanwhile
-            plan = make_plan(wb, now, _share(progress, 1, 1, 2) if pending is None else None)
+            plan = make_plan(wb, now, share(progress, 1, 1, 2) if pending is None else None)
             if plan.intent is None:
                 return _report(wb, None, plan.versions, [])
             intent, versions = plan.intent, plan.versions

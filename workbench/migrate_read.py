@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,9 +14,7 @@ from workbench.boardfile import parse_board
 from workbench.errors import NotFound, Refused
 from workbench.gitstore import WB_DIR
 from workbench.migrations import KINDS, _j
-
-PROGRESS_EVERY = 5000  # log lines between two progress(done, total) calls, as `wb replay` does
-Progress = Callable[[int, int], None]
+from workbench.progress import Progress, tick
 
 
 # -- reading what is there ---------------------------------------------------------------------------------
@@ -95,8 +92,7 @@ def _read_log(path: Path, file: str, whole: bool, progress: Progress | None = No
     lines = raw.split(b"\n")[:-1]
     records: list[dict[str, Any]] = []
     for n, line in enumerate(lines):
-        if progress and n % PROGRESS_EVERY == 0:
-            progress(n, len(lines))
+        tick(progress, n, len(lines))
         if line.strip():
             records.append(_record(file, line, f"line {n + 1}"))
     return Found(v_first, records, raw)
