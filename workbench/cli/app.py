@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +92,6 @@ def _completion_shell(args: list[str]) -> list[str]:
     """`--show-completion [SHELL]` / `--install-completion [SHELL]`. Typer guesses the shell from the parent
     processes only, and fails ("Shell  not supported.") where none is a shell: CI, an editor, `env`. Here a
     named shell is taken as given, else the guess, else $SHELL; nothing usable is a usage error."""
-    import os
-
     flag = next((a for a in args if a in ("--show-completion", "--install-completion")), None)
     if flag is None:
         return args
@@ -109,8 +108,6 @@ def _completion_shell(args: list[str]) -> list[str]:
 
 
 def _detect_shell() -> str | None:
-    import os
-
     try:
         import shellingham
 
