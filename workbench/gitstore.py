@@ -94,35 +94,26 @@ class RefMover:
         return self._proc
 
     def _died(self) -> str:
-        proc, self._proc = self._proc, None
-        assert proc is not None
-        try:
-            if proc.stdin is not None:
-                proc.stdin.close()
-        except OSError:
-            pass
-        assert proc.stderr is not None and proc.stdout is not None
-        why = proc.stderr.read().decode(errors="replace").strip()
-        proc.stdout.close()
-        proc.stderr.close()
-        code = proc.wait()
+        code, why = self._end()
         return why or f"git update-ref exited {code}"
 
     def close(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None or self._pid != os.getpid():
+        if self._pid != os.getpid():  # a forked child: the process is its parent's to end
+            self._proc = None
             return
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        self._end()
+
+    def _end(self) -> tuple[int | None, str]:
+        """Close git's stdin (it ends on that), reap it, and return its exit status and what it said."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None, ""
         try:
-            proc.wait(timeout=5)
+            _out, err = proc.communicate(timeout=5)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            _out, err = proc.communicate()
+        return proc.returncode, err.decode(errors="replace").strip()
 
     def __del__(self) -> None:
         try:
