@@ -24,12 +24,12 @@ def main(argv: list[str]) -> int:
     if kind not in ("note", "state", "task"):
         raise SystemExit(f"unknown kind {kind!r}")
 
-    from workbench import ids, reducer, statefile
     from workbench.api import Bench
-    from workbench.atomic import atomic_write
-    from workbench.boardfile import encode_board
-    from workbench.eventlog import encode, line_hash
-    from workbench.store import Workbench
+    from workbench.model import ids, reducer, statefile
+    from workbench.model.boardfile import encode_board
+    from workbench.model.jsonl import encode, line_hash
+    from workbench.store.atomic import atomic_write
+    from workbench.store.workbench import Workbench
 
     wb = Workbench(root)
     loaded = wb.load(detect_human=False, need_node=True)

@@ -47,11 +47,11 @@ def git(root: Path, *args: str) -> str:
 
 def generate_tasks(root: Path, count: int) -> None:
     """`count` task.add events appended in one write and folded into the snapshots, as wb would."""
-    from workbench import ids, reducer, statefile
-    from workbench.atomic import atomic_write
-    from workbench.boardfile import encode_board
-    from workbench.eventlog import encode, line_hash
-    from workbench.store import Workbench
+    from workbench.model import ids, reducer, statefile
+    from workbench.model.boardfile import encode_board
+    from workbench.model.jsonl import encode, line_hash
+    from workbench.store.atomic import atomic_write
+    from workbench.store.workbench import Workbench
 
     wb = Workbench(root)
     loaded = wb.load(detect_human=False, need_node=True)
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(rounds):
             for name in order if i % 2 == 0 else order[::-1]:
                 times[name].append(timed(argvs[name], root, env)[0])
-        from workbench.diff import diff
+        from workbench.review.diff import diff
 
         core = []
         for _ in range(rounds):  # the work itself, in this process: what is left after start-up
@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
             "   (git diff --no-textconv: git comparing the same bytes line by line)")
         say(f"diff.ratio_textconv  wb diff {ms['wb']:.1f} ms / git diff {ms['git_textconv']:.1f} ms = "
             f"{ratio_tc:.2f}×   (git diff through the textconv drivers wb init registers; information)")
-        say(f"diff.parts  python -c pass {ms['python']:.1f} ms · workbench.diff.diff() in-process {ms['core']:.1f} ms "
+        say(f"diff.parts  python -c pass {ms['python']:.1f} ms · workbench.review.diff.diff() in-process "
+            f"{ms['core']:.1f} ms "
             "(the rest of wb diff is start-up: imports, the CLI)")
         summary = {
             "bench": "diff", "quick": args.quick, "tasks": tasks, "commits": history, "rounds": rounds,

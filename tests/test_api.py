@@ -9,7 +9,7 @@ import pytest
 
 from workbench.api import Bench, init
 from workbench.errors import Busy, NotFound, Refused
-from workbench.lock import WorkbenchLock
+from workbench.store.lock import WorkbenchLock
 
 
 def test_init_is_idempotent(repo, commits):

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from workbench import ids
 from workbench.api import Bench
 from workbench.errors import Refused
-from workbench.eventlog import EventLog, chain, encode, line_hash
+from workbench.model import ids
+from workbench.model.jsonl import encode, line_hash
+from workbench.store.eventlog import EventLog, chain
 
 
 def event(type_: str = "note.add", **payload: object) -> dict:

@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 from workbench.api import Bench, init
-from workbench.gitstore import RefMover
+from workbench.git.repo import RefMover
 
 
 def commit(git, repo: Path, message: str) -> str:
@@ -73,7 +73,7 @@ def test_the_helper_ends_when_the_bench_closes(repo):
 def test_every_live_helper_is_ended_by_the_exit_handler(repo):
     """At interpreter exit objects are torn down in no set order, and a Popen freed before its RefMover warns
     about a running subprocess; the atexit handler ends every helper first. Here it is called directly."""
-    from workbench import gitstore
+    from workbench.git import repo as gitstore
 
     init(repo)
     bench = Bench.open(repo)

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench import schemas
 from workbench.errors import SchemaRefused
+from workbench.model import schemas
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("state", "board", "event", "call", "config", "plan")

@@ -7,7 +7,7 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench import statefile, yamlio
+from workbench.model import statefile, yamlio
 
 TEXT = st.text(alphabet=string.ascii_letters + string.digits + " _-:#'\"/.,()+!?é\\\t", max_size=30)
 SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**9), TEXT)

@@ -92,8 +92,8 @@ def named_points() -> set[str]:
     names: set[str] = set()
     for path in (ROOT / "workbench").rglob("*.py"):
         names |= set(re.findall(r'faults\.point\("([^"]+)"\)', path.read_text(encoding="utf-8")))
-    # migrate.py names its per-file points by concatenation
-    text = (ROOT / "workbench" / "migrate.py").read_text(encoding="utf-8")
+    # migrate/apply.py names its per-file points by concatenation
+    text = (ROOT / "workbench" / "migrate" / "apply.py").read_text(encoding="utf-8")
     if 'faults.point("migrate:after_" + write["path"].split(".")[0])' in text:
         names |= {"migrate:after_state", "migrate:after_board"}
     return names
@@ -270,7 +270,7 @@ View = dict[str, Any]
 def observe(repo: Path, notes: list[str]) -> tuple[View, list[dict[str, Any]], dict[str, Any]]:
     """(the view, the unrecorded hand edits wb sees, the live session) as wb itself loads them (snapshot + the
     events after it), read in-process without the lock and without writing."""
-    from workbench.store import Workbench
+    from workbench.store.workbench import Workbench
 
     loaded = Workbench(repo).load(detect_human=True)
     docs = loaded.docs

@@ -337,7 +337,7 @@ class Soak:
                 a.problem(f"calls.jsonl line {i} is not JSON")
 
         # the board and the decision log against what the clients were told
-        from workbench.store import Workbench
+        from workbench.store.workbench import Workbench
 
         loaded = Workbench(self.repo).load(detect_human=True)
         if loaded.human_edits:

@@ -14,32 +14,26 @@ raises a WorkbenchError subclass when refused. `bench.last` describes the last c
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench import ids, reducer, schemas
 from workbench.errors import NotFound, Refused, UsageError
-from workbench.progress import tick
-from workbench.store import Transaction, Workbench
+from workbench.model import ids, reducer
+from workbench.ops.acceptance import run_acceptance
+from workbench.ops.replay import ReplayReport, replay
+from workbench.ops.status import status_of
+from workbench.ops.validate import validate_workbench
+from workbench.store.transaction import LastWrite
+from workbench.store.workbench import Transaction, Workbench
+
+__all__ = ["Bench", "LastWrite", "ReplayReport", "init", "replay", "run_acceptance", "status_of", "validate_workbench"]
 
 TASK_ID = re.compile(r"^T-\d{3,}$")
 SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews")
 SETTABLE_STATE_KEYS = ("status", "next_action", "active_task_id", "touched_files", "assumptions", "blockers")
 KEPT_STATE_KEYS = ("schema_version", "updated_at", "last_event", "counters", "session")
-
-
-@dataclass
-class LastWrite:
-    seqs: list[int] = field(default_factory=list)
-    summary: str = ""  # what the write did, as in its commit message: "T-004 in_progress → done"
-    commit: str | None = None
-    warnings: list[str] = field(default_factory=list)
 
 
 class Bench:
@@ -253,200 +247,10 @@ def next_task_id(board: dict[str, Any]) -> str:
     return f"T-{highest + 1:03d}"
 
 
-def run_acceptance(cmd: str, cwd: Path, timeout: float) -> dict[str, Any]:
-    """Run one acceptance command through the shell (they are the user's own shell commands)."""
-    import os
-    import signal
-
-    start = time.monotonic()
-    # its own process group, so a timeout stops everything the command started, not just the shell
-    proc = subprocess.Popen(cmd, shell=True, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        code = proc.returncode
-        outcome = "passed" if code == 0 else f"exited {code}"
-        tail = out.decode(errors="replace")[-400:]
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
-        code, outcome, tail = 124, f"timed out after {timeout:g}s", ""
-    return {"cmd": cmd, "exit": code, "outcome": outcome, "seconds": round(time.monotonic() - start, 3),
-            "output_tail": tail}
-
-
-def status_of(wb: Workbench) -> dict[str, Any]:
-    loaded = wb.load(detect_human=True, need_body=False)
-    docs = loaded.docs
-    state, board = docs.state, docs.board
-    counts = {s: 0 for s in ("todo", "in_progress", "blocked", "done", "cancelled")}
-    active = None
-    for task in board["tasks"]:
-        counts[task.get("status", "todo")] = counts.get(task.get("status", "todo"), 0) + 1
-        if task.get("id") == state.get("active_task_id"):
-            active = task
-    session = state.get("session")
-    last = None
-    if loaded.tail.seq:
-        events = wb.log.read_after(loaded.tail.seq - 1)
-        if events:
-            e = events[-1]
-            last = {"seq": e["seq"], "type": e.get("type"), "ts": e.get("ts"), "actor": e.get("actor")}
-    return {
-        "workbench": str(wb.root),
-        "status": state.get("status"),
-        "active_task": active,
-        "next_action": state.get("next_action", ""),
-        "blockers": state.get("blockers", []),
-        "assumptions": state.get("assumptions", []),
-        "touched_files": state.get("touched_files", []),
-        "counters": state.get("counters", {}),
-        "session": session,
-        "pending": session.get("pending") if isinstance(session, dict) else None,
-        "board": {"total": len(board["tasks"]), "by_status": counts},
-        "last_event": last,
-        "unrecorded_human_edits": [e["file"] for e in loaded.human_edits],
-    }
-
-
-def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | None = None) -> list[str]:
-    """Every workbench file against its schema, the log's chain, and the snapshots against the log.
-    `progress(done, total)` is called every 5,000 events of the log (total = the last seq), as replay does."""
-    from workbench import statefile
-    from workbench.config import load_config
-
-    problems: list[str] = []
-    p = wb.paths
-
-    def attempt(fn: Any) -> Any:
-        try:
-            return fn()
-        except Refused as err:
-            problems.append(str(err))
-        except NotFound as err:
-            problems.append(str(err))
-        return None
-
-    attempt(lambda: load_config(p.config))
-    state = None
-    if p.state.exists():
-        parsed = attempt(lambda: statefile.parse(p.state.read_bytes()))
-        if parsed is not None:
-            state = parsed.data
-            problems.extend(str(e) for e in schemas.iter_errors("state", state, "state.md"))
-    else:
-        problems.append("state.md: missing (restore it with `git checkout -- .workbench/state.md`)")
-    board = None
-    if p.board.exists():
-        from workbench.boardfile import parse_board as _parse_board
-
-        board = attempt(lambda: _parse_board(p.board.read_bytes()))
-        if board is not None:
-            problems.extend(str(e) for e in schemas.iter_errors("board", board, "board.json"))
-            seen: set[str] = set()
-            for i, task in enumerate(board.get("tasks", []) if isinstance(board.get("tasks"), list) else []):
-                tid = task.get("id") if isinstance(task, dict) else None
-                if isinstance(tid, str) and tid in seen:
-                    problems.append(f"board.json: tasks[{i}].id: duplicate id {tid}")
-                if isinstance(tid, str):
-                    seen.add(tid)
-    else:
-        problems.append("board.json: missing (restore it with `git checkout -- .workbench/board.json`)")
-
-    def events() -> int:
-        n = 0
-        total = wb.log.tail().seq if progress else 0
-        for _line, event in wb.log.iter_all():
-            tick(progress, n, total)
-            n += 1
-            if not schemas.is_valid("event", event):
-                where = f"events.jsonl (seq {event['seq']})"
-                problems.extend(str(e) for e in schemas.iter_errors("event", event, where))
-        return n
-
-    count = attempt(events)
-    tail = wb.log.tail() if count is not None else None
-    if tail is not None and tail.torn:
-        problems.append(f"events.jsonl: a torn last line ({tail.torn} bytes, an interrupted write); "
-                        "`wb doctor --fix` removes it")
-    if tail is not None and state is not None and isinstance(state.get("last_event"), int) \
-            and state["last_event"] > tail.seq:
-            problems.append(f"state.md: last_event {state['last_event']} is beyond the log's last seq {tail.seq}")
-    if p.calls.exists():
-        for number, line in enumerate(p.calls.read_bytes().splitlines(), start=1):
-            try:
-                call = json.loads(line)
-            except (ValueError, RecursionError):
-                problems.append(f"calls.jsonl:{number}: damaged line (not JSON)")
-                continue
-            problems.extend(str(e) for e in schemas.iter_errors("call", call, f"calls.jsonl:{number}"))
-    if not problems:  # every file is valid on its own: the events after the snapshots must also fold into them
-        attempt(lambda: wb.load(detect_human=False))
-    return problems
-
-
-@dataclass
-class ReplayReport:
-    events: int
-    seconds: float
-    mismatches: list[str]
-    docs: reducer.Docs | None = None
-
-
-def replay(wb: Workbench, progress: Callable[[int, int], None] | None = None) -> ReplayReport:
-    """Fold the whole event log from empty and compare with the snapshots (as loaded). `progress(done, total)`
-    is called every 5,000 events (total = the last seq)."""
-    start = time.perf_counter()
-    docs: reducer.Docs | None = None
-    n = 0
-    total = wb.log.tail().seq if progress else 0
-    for _line, event in wb.log.iter_all():
-        tick(progress, n, total)
-        if docs is None:
-            docs = reducer.empty_docs(event["ts"])
-        try:
-            reducer.apply(docs, event)
-        except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
-            raise Refused(f"events.jsonl: seq {event['seq']} cannot be replayed ({err})") from None
-        n += 1
-    elapsed = time.perf_counter() - start
-    mismatches: list[str] = []
-    current = wb.load(detect_human=True)
-    if docs is None:
-        return ReplayReport(0, elapsed, ["events.jsonl: empty log; nothing to replay"])
-    for edit in current.human_edits:
-        mismatches.append(f"{edit['file']}: an edit by hand not yet recorded (any wb write records it)")
-    if not current.human_edits:
-        mismatches += _compare("state.md", docs.state, current.docs.state)
-        if docs.body != current.docs.body:
-            mismatches.append("state.md: the decision log differs from the one the events rebuild")
-        mismatches += _compare("board.json", docs.board, current.docs.board)
-    return ReplayReport(n, elapsed, mismatches, docs)
-
-
-def _compare(file: str, rebuilt: Any, snapshot: Any, path: str = "") -> list[str]:
-    if isinstance(rebuilt, dict) and isinstance(snapshot, dict):
-        out = []
-        for key in sorted(set(rebuilt) | set(snapshot)):
-            sub = f"{path}.{key}" if path else key
-            if key not in snapshot:
-                out.append(f"{file}: {sub}: missing from the snapshot")
-            elif key not in rebuilt:
-                out.append(f"{file}: {sub}: in the snapshot but not in the replayed log")
-            else:
-                out += _compare(file, rebuilt[key], snapshot[key], sub)
-        return out
-    if rebuilt != snapshot:
-        return [f"{file}: {path}: snapshot has {json.dumps(snapshot)[:80]}, the log gives {json.dumps(rebuilt)[:80]}"]
-    return []
-
-
 def init(path: str | Path | None = None, ref: str | None = None) -> tuple[Bench, bool, LastWrite]:
     """Create `.workbench/` (idempotent). `ref` records state on that branch instead of the checked-out one.
     Returns (bench, created, what was committed)."""
-    from workbench import initcmd
+    from workbench.ops import init as initcmd
 
-    return initcmd.init(Path(path) if path is not None else Path.cwd(), ref)
+    wb, created, last = initcmd.init(Path(path) if path is not None else Path.cwd(), ref)
+    return Bench(wb), created, last

@@ -250,10 +250,10 @@ def forward_only(calls: list[tuple[int, int]]) -> None:
 
 
 def test_the_core_reports_progress_throttled_and_forward_only(big_repo: Path, tmp_path: Path) -> None:
-    from workbench import migrate
     from workbench.api import validate_workbench
-    from workbench.doctor import examine
-    from workbench.store import Workbench
+    from workbench.migrate import apply as migrate
+    from workbench.ops.doctor import examine
+    from workbench.store.workbench import Workbench
 
     calls: list[tuple[int, int]] = []
     assert validate_workbench(Workbench(big_repo), lambda *c: calls.append(c)) == []

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from workbench import schemas
+from workbench.model import schemas
 
 
 def head(repo: Path, rev: str = "HEAD") -> str:

@@ -1,11 +1,14 @@
-"""The core of `wb diff` (workbench.diff and its diff_* modules) on bytes: logs, log entries, sides, the schema."""
+"""The core of `wb diff` (workbench/review/) on bytes: logs, log entries, sides, the schema."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from workbench import diff, diff_parse, diff_sides, frontmatter
+from workbench.model import frontmatter
+from workbench.review import diff
+from workbench.review import parse as diff_parse
+from workbench.review import sides as diff_sides
 
 from .helpers import schema_problems
 
@@ -116,13 +119,13 @@ def test_the_diff_schema_is_a_valid_draft_2020_12_schema():
 
 # -- the fast frontmatter reader agrees with ruamel, or steps aside ------------------------------------------
 def _ruamel(yaml_text: str) -> object:
-    from workbench import yamlio
+    from workbench.model import yamlio
 
     return yamlio.to_plain(yamlio.load_safe(yaml_text, "state.md"))
 
 
 def test_fast_frontmatter_reads_what_wb_writes():
-    from workbench import statefile
+    from workbench.model import statefile
 
     state = {"schema_version": 1, "status": "idle", "updated_at": "2026-01-01T00:00:00.000Z",
              "active_task_id": None, "next_action": "Add the first task: wb task add TITLE",
@@ -152,7 +155,7 @@ def test_fast_frontmatter_agrees_with_ruamel_on_generated_states():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from workbench import statefile
+    from workbench.model import statefile
 
     scalar = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
                        st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30))

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from workbench.cli.textconv import convert
+from workbench.review.textconv import convert
 
 WB = shlex.join([sys.executable, "-m", "workbench.cli.main"])
 

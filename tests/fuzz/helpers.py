@@ -97,7 +97,7 @@ def exercise(root: Path, *, write: bool = True) -> Exception | None:
     """Load, validate, show and (with `write`) write to the workbench at `root`, as a fresh process would.
     Returns the refusal of the load (None when it loads)."""
     from workbench.api import Bench, replay, status_of, validate_workbench
-    from workbench.store import Workbench
+    from workbench.store.workbench import Workbench
 
     before = hash_workbench(root)
     _loaded, refusal = refused_or_ok(lambda: Workbench(root).load())

@@ -52,9 +52,9 @@ def config_variants(draw: st.DrawFn, base: bytes) -> bytes:
 @FUZZ
 @given(data=st.data())
 def test_fuzzed_config_yaml_is_refused_or_read(sandbox: Sandbox, data: st.DataObject) -> None:
-    from workbench.config import load_config
     from workbench.harness import bound
-    from workbench.store import Workbench
+    from workbench.store.config import load_config
+    from workbench.store.workbench import Workbench
 
     sandbox.reset()
     sandbox.write("config.yaml", data.draw(config_variants(sandbox.original("config.yaml"))))

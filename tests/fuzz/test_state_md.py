@@ -166,7 +166,7 @@ def test_values_wb_writes_always_read_back(sandbox: Sandbox) -> None:
     import shutil
 
     from workbench.api import Bench
-    from workbench.store import Workbench
+    from workbench.store.workbench import Workbench
 
     values = ["x" + "[" * 100, "[" * 100, "{" * 80 + "'\"", "a: b # [[[[", "- [", "é" * 3000, "\u2028\x85\t",
               "it's [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["]

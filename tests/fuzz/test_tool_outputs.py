@@ -34,8 +34,8 @@ outputs = st.one_of(
 @FUZZ
 @given(data=outputs, code=st.sampled_from([0, 1, 2, 127, 255]))
 def test_tool_output_becomes_a_clean_result(tmp_path_factory: Any, data: bytes, code: int) -> None:
-    from workbench import schemas
     from workbench.harness.tools import ToolBox
+    from workbench.model import schemas
 
     root = tmp_path_factory.mktemp("tool")
     artifacts = root / ".workbench" / "artifacts"

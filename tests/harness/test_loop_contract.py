@@ -316,8 +316,8 @@ def test_two_identical_runs_give_identical_event_sequences() -> None:
 
 
 def test_same_event_log_same_state() -> None:
-    from workbench.harness import session as sess
     from workbench.harness.loop import MemorySink
+    from workbench.model import session as sess
 
     sink = MemorySink()
     loop = HarnessLoop(planner=planner_of(*with_tools()), sink=sink)

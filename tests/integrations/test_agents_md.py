@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_git, run_wb
-from workbench.agenthooks import AGENTS_BEGIN, AGENTS_END, AGENTS_SECTION
+from workbench.integrations.agents_md import AGENTS_BEGIN, AGENTS_END, AGENTS_SECTION
 
 
 def test_twice_gives_one_section_and_it_is_not_committed(repo: Path) -> None:

@@ -36,7 +36,7 @@ def test_the_mcp_settings_start_wb_mcp() -> None:
 
 def test_the_tool_table_is_the_servers_tool_list() -> None:
     pytest.importorskip("mcp")
-    from workbench.mcp_server import TOOLS
+    from workbench.integrations.mcp import TOOLS
 
     documented = re.findall(r"^\| `(\w+)` \|", DOC.split("## `wb mcp`")[1].split("###")[0], flags=re.M)
     assert documented == list(TOOLS)
@@ -51,7 +51,7 @@ def test_the_pre_commit_snippet_names_the_declared_hook() -> None:
 
 
 def test_the_event_table_is_what_the_hook_records() -> None:
-    from workbench.agenthooks import CLAUDE_CODE_EVENTS
+    from workbench.integrations.agenthooks import CLAUDE_CODE_EVENTS
 
     rows = dict(re.findall(r"^\| `(\w+)` \| `(agent\.\w+)` \|", DOC, flags=re.M))
     assert rows == CLAUDE_CODE_EVENTS

@@ -149,8 +149,8 @@ def test_agent_events_leave_a_live_harness_session_alone(bench, repo: Path) -> N
 
 
 def test_record_event_refuses_types_wb_folds(bench) -> None:
-    from workbench.agenthooks import record_event
     from workbench.errors import Refused, UsageError
+    from workbench.integrations.agenthooks import record_event
 
     for folded in ("tool.call", "tool.result", "session.start", "task.add", "note.add"):
         with pytest.raises(Refused, match="choose a type of your own"):
@@ -163,7 +163,7 @@ def test_record_event_refuses_types_wb_folds(bench) -> None:
 
 
 def test_redacted_values_never_reach_the_log(bench, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.agenthooks import record_claude_code
+    from workbench.integrations.agenthooks import record_claude_code
 
     config = repo / ".workbench" / "config.yaml"
     config.write_text(config.read_text().replace("redact: []", "redact: [DEPLOY_TOKEN]"))

@@ -1,4 +1,4 @@
-"""`workbench.migrate.migrate()` in-process: the paths the version-0 fixture does not take."""
+"""`workbench.migrate.apply.migrate()` in-process: the paths the version-0 fixture does not take."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from tests.conftest import head_count, run_git
 from workbench.api import init, replay, validate_workbench
 from workbench.errors import Refused
-from workbench.migrate import INTENT, migrate
-from workbench.store import Workbench
+from workbench.migrate.apply import INTENT, migrate
+from workbench.store.workbench import Workbench
 
 
 def sound(repo: Path) -> None:

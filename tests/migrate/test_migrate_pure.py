@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from workbench import migrate, reducer, schemas, statefile
-from workbench.eventlog import encode, line_hash
-from workbench.migrate import KINDS, REGISTRY, Context, Kind, Migration, RegistryError, check_registry
+from workbench.migrate import apply as migrate
+from workbench.migrate.apply import KINDS, REGISTRY, Context, Kind, Migration, RegistryError, check_registry
+from workbench.model import reducer, schemas, statefile
+from workbench.model.jsonl import encode, line_hash
 
 from .conftest import FIXTURES
 
@@ -183,7 +184,7 @@ def test_config_0_to_1(commit, expected):
 
 def test_config_render_keeps_every_comment():
     raw = (V0 / "config.yaml").read_bytes()
-    config = migrate.config_0_to_1(migrate._read_config(V0 / "config.yaml").doc, CTX)
+    config = migrate.config_0_to_1(migrate.read_config(V0 / "config.yaml").doc, CTX)
     text = migrate._render_config(raw, config).decode()
     assert text.splitlines()[:4] == ["# wb settings (wb 0.0.x). Edit freely.", "schema_version: 1", "git:",
                                      "  commit: every          # wb 0.0.x: true = one commit per change"]
@@ -252,4 +253,4 @@ def test_field_changes_and_moves():
 def test_edge_lines(tmp_path: Path, content, expected):
     path = tmp_path / "log.jsonl"
     path.write_bytes(content)
-    assert migrate._edge_lines(path) == expected
+    assert migrate.edge_lines(path) == expected

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from workbench import statefile
 from workbench.api import replay
-from workbench.store import Workbench
+from workbench.model import statefile
+from workbench.store.workbench import Workbench
 
 from .wbhelpers import (
     ACKED_NOTE,
@@ -78,12 +78,12 @@ def reached(label: str, after: str) -> bool:
 
 def test_every_write_path_fault_point_is_covered() -> None:
     """A fault point added to the transaction or the git recording later must join POINTS (and so the matrix)."""
-    import workbench.gitstore
-    import workbench.store
-    import workbench.transaction
+    import workbench.git.repo
+    import workbench.store.transaction
+    import workbench.store.workbench
 
     named = set()
-    for module in (workbench.store, workbench.transaction, workbench.gitstore):
+    for module in (workbench.store.workbench, workbench.store.transaction, workbench.git.repo):
         named |= set(re.findall(r'faults\.point\("([^"]+)"\)', Path(module.__file__).read_text()))
     assert named <= {p.name for p in POINTS}, f"fault points without a crash test: {named - {p.name for p in POINTS}}"
 

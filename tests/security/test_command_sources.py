@@ -17,7 +17,7 @@ def _refused_in_process(repo: Path, why: str) -> None:
     """Loading, and writing through the Python API, are refused with the schema's reason."""
     from workbench.api import Bench
     from workbench.errors import Refused
-    from workbench.store import Workbench
+    from workbench.store.workbench import Workbench
 
     with pytest.raises(Refused, match=why):
         Workbench(repo).load()

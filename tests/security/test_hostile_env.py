@@ -128,9 +128,9 @@ def _enospc(path: object = None) -> OSError:
 
 def test_disk_full_on_the_log_append_leaves_nothing(acked: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A short write (the disk filled up mid-append) is taken back: the workbench is byte-identical."""
-    from workbench import eventlog
     from workbench.api import Bench, validate_workbench
-    from workbench.store import Workbench
+    from workbench.store import eventlog
+    from workbench.store.workbench import Workbench
 
     before = hash_workbench(acked)
     real_write = os.write
@@ -154,10 +154,10 @@ def test_disk_full_on_a_snapshot_keeps_the_logged_change(acked: Path, monkeypatc
                                                          failing: str) -> None:
     """The events are in the log (fsync'd) when a snapshot write fails: the change is recorded, the error says
     so in one line, and the next load brings the snapshots up to date."""
-    from workbench import transaction
     from workbench.api import Bench, replay, validate_workbench
     from workbench.errors import WorkbenchError
-    from workbench.store import Workbench
+    from workbench.store import transaction
+    from workbench.store.workbench import Workbench
 
     real = transaction.atomic_write
 

@@ -112,7 +112,7 @@ def test_workbench_files_symlinked_outside_are_refused(repo: Path, tmp_path: Pat
                                   ".cache", "artifacts", ".gitignore", ".gitattributes"])
 def test_every_workbench_entry_is_checked_for_links(tmp_path: Path, name: str) -> None:
     from workbench.errors import Refused
-    from workbench.store import Workbench
+    from workbench.store.workbench import Workbench
 
     root = tmp_path / "repo"
     (root / ".workbench").mkdir(parents=True)

@@ -78,7 +78,7 @@ def test_tool_still_gets_the_secret_from_its_environment(repo: Path) -> None:
 
 
 def test_redact_function() -> None:
-    from workbench.redaction import redact, secret_values
+    from workbench.model.redaction import redact, secret_values
 
     nested = {"a": ["x SECRET y", {"SECRET": "SECRETSECRET"}], "n": 5, "b": None}
     assert redact(nested, ["SECRET"]) == {"a": ["x [redacted] y", {"[redacted]": "[redacted][redacted]"}],

@@ -23,8 +23,8 @@ TAGS = [
 
 @pytest.mark.parametrize("tag", TAGS)
 def test_loaders_return_plain_data_or_refuse(tag: str) -> None:
-    from workbench import yamlio
     from workbench.errors import Refused
+    from workbench.model import yamlio
 
     owned = marker()
     text = f"key: {tag.format(m=owned)}\n"
@@ -36,8 +36,8 @@ def test_loaders_return_plain_data_or_refuse(tag: str) -> None:
 
 @pytest.mark.parametrize("tag", TAGS)
 def test_config_yaml_tag_is_refused_in_process(tmp_path: Path, tag: str) -> None:
-    from workbench.config import load_config
     from workbench.errors import Refused
+    from workbench.store.config import load_config
 
     owned = marker()
     path = tmp_path / "config.yaml"

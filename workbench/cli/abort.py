@@ -11,7 +11,7 @@ from workbench.cli.app import start_dir
 def abort_command(reason: str = typer.Option("aborted by a human", "--reason", help="Recorded on the event.")) -> int:
     """End the live harness session (paused or waiting). Its events stay in the log."""
     from workbench.harness import bound
-    from workbench.store import Workbench
+    from workbench.store.workbench import Workbench
 
     result = bound.abort(Workbench.discover(start_dir()), reason)
     done = sum(1 for s in result.steps if s["status"] == "done")

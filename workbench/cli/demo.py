@@ -15,7 +15,7 @@ def demo_command(
 ) -> int:
     """Run a narrated session in a throwaway repository: init, a plan with a safe tool, an approval and a
     tool only a human can run, then the log of it all."""
-    from workbench.demo import run_demo
+    from workbench.ops.demo import run_demo
 
     run_demo(directory, output.say)
     return 0

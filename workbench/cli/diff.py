@@ -29,9 +29,9 @@ def diff_command(
 ) -> int:
     """Show what changed in the workbench between two revisions, by meaning: state fields, decision-log
     entries, tasks field by field, events and tool calls appended. Exit 0 whether or not anything changed."""
-    from workbench.diff import diff
     from workbench.errors import UsageError
-    from workbench.gitstore import find_worktree
+    from workbench.git.repo import find_worktree
+    from workbench.review.diff import diff
 
     if format_ not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not '{format_}'")
@@ -54,8 +54,8 @@ def _default_base(root: Path) -> str:
     config = root / ".workbench" / "config.yaml"
     if not config.exists():
         return "HEAD"
-    from workbench.config import load_config
     from workbench.errors import WorkbenchError
+    from workbench.store.config import load_config
 
     try:
         ref = load_config(config)["git"].get("ref")

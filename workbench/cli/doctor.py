@@ -14,8 +14,8 @@ def doctor_command(
 ) -> int:
     """Check the workbench: torn log tail, snapshots behind the log, hash chain, schemas, uncommitted
     changes, leftover temp files, stale lock. Exit 0 when healthy (or repaired), 1 otherwise."""
-    from workbench.doctor import examine
-    from workbench.store import Workbench
+    from workbench.ops.doctor import examine
+    from workbench.store.workbench import Workbench
 
     wb = Workbench.discover(start_dir())
     if fix:

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from workbench.cli import output
+from workbench.harness.view import commands, headline
 
 
 def outcome_exit(outcome: Any, as_json: bool) -> int:
@@ -31,35 +32,6 @@ def outcome_exit(outcome: Any, as_json: bool) -> int:
     for line in commands(outcome):
         output.say(f"  {line}")
     return code
-
-
-def headline(p: Any) -> str:
-    payload = p.payload or {}
-    step = payload.get("step", "")
-    if p.kind == "approval":
-        return (f"waiting for approval: step {step} wants to run `{payload.get('tool')}` "
-                f"({payload.get('mode')}) with {json.dumps(payload.get('args', {}))}")
-    if p.kind == "tool_result":
-        return (f"waiting for a tool result: step {step} needs `{payload.get('tool')}` "
-                f"{json.dumps(payload.get('args', {}))}, which wb does not run itself")
-    if p.kind == "in_doubt":
-        return (f"in doubt: `{payload.get('tool')}` of step {step} was started before a crash and its result "
-                "was never recorded; it is not idempotent, so wb will not run it again on its own")
-    return f"paused: {p.reason}"
-
-
-def commands(p: Any) -> list[str]:
-    if p.kind == "approval":
-        return ["wb resume --approve", "wb resume --deny"]
-    if p.kind == "tool_result":
-        return ["wb resume --result '{\"ok\": true}'", "wb resume --result-file RESULT.json",
-                "wb resume --error 'what went wrong'"]
-    if p.kind == "in_doubt":
-        return ["wb resume --result '{...}'   (it did run: here is what it returned)",
-                "wb resume --error MSG        (it failed)", "wb resume --approve         (run it again)"]
-    if p.command:
-        return [c.strip() for c in p.command.split(" | ")] + ["wb abort"]
-    return ["wb resume", "wb abort"]
 
 
 def tty_approver() -> Any:

@@ -19,8 +19,8 @@ def claude_code() -> int:
     """Read a Claude Code hook payload (PreToolUse, PostToolUse, SessionStart, Stop) on stdin and record it as
     agent.* events; on SessionStart print `wb status` as context. Always exits 0: a wb problem is one line on
     stderr and never blocks the agent (exit 2 would block its tool call, or its stop)."""
-    from workbench.agenthooks import parse_hook_payload, record_claude_code
     from workbench.errors import WorkbenchError
+    from workbench.integrations.agenthooks import parse_hook_payload, record_claude_code
 
     # Claude Code reads exit 2 as "block this tool call" (or "do not stop"), and other codes as a failed
     # hook shown to the user: a workbench problem must not stall the agent's work, so every outcome is 0.

@@ -31,7 +31,7 @@ def init_command(
     bench, created, last = init(start_dir() or Path.cwd(), ref)
     agents = None
     if agents_md:  # the one file outside .workbench/ wb writes, and only when asked
-        from workbench.agenthooks import write_agents_md
+        from workbench.integrations.agents_md import write_agents_md
 
         agents = write_agents_md(bench.root)
     if json_:

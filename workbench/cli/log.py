@@ -6,7 +6,7 @@ import typer
 
 from workbench.cli import output
 from workbench.cli.app import start_dir
-from workbench.cli.eventview import summarize
+from workbench.review.eventview import summarize
 
 
 def log_command(

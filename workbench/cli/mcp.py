@@ -13,7 +13,7 @@ def mcp_command() -> int:
     """Serve the workbench over MCP on stdio (tools: status, task_list, task_add, task_update, note, set_state,
     log, run, resume). Started by the agent's client; see docs/integrations.md."""
     try:  # the SDK costs ~0.6 s to import: only this command pays it
-        from workbench import mcp_server
+        from workbench.integrations import mcp as mcp_server
     except ImportError as err:
         if (err.name or "").split(".")[0] in ("mcp", "mcp_types", "pydantic", "anyio"):
             raise WorkbenchError(INSTALL_HINT) from None

@@ -17,7 +17,7 @@ def migrate_command(
 ) -> int:
     """Upgrade .workbench/ to the formats this wb reads, record `migration.apply` and commit. Idempotent; re-run
     it to finish a migration that was interrupted. A file newer than this wb is refused (exit 5)."""
-    from workbench import migrate
+    from workbench.migrate import apply as migrate
 
     with output.Progress("planning the migration" if dry_run else "migrating .workbench/") as progress:
         report = migrate.migrate(start_dir(), dry_run=dry_run, progress=progress)

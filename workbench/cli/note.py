@@ -20,13 +20,13 @@ def note_command(
 
     body = sys.stdin.read() if text == ["-"] else " ".join(text)
     bench = Bench.open(start_dir())
-    bench.note(body, actor=_actor(actor))
+    bench.note(body, actor=actor_of(actor))
     output.say(f"noted (event {bench.last.seqs[-1]})")
     output.report_write(bench)
     return 0
 
 
-def _actor(value: str | None) -> str:
+def actor_of(value: str | None) -> str:
     """--actor, defaulting to `human` when a person types at a terminal and `agent` when a program runs wb."""
     import os
 

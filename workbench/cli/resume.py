@@ -28,7 +28,7 @@ def resume_command(
     """Continue the live session. Exit codes as `wb run`."""
     from workbench.cli.harness_view import outcome_exit, tty_approver
     from workbench.harness import bound
-    from workbench.store import Workbench
+    from workbench.store.workbench import Workbench
 
     if approve and deny:
         raise UsageError("--approve or --deny, not both")

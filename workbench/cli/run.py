@@ -23,7 +23,7 @@ def run_command(
     needed), 4 at a pause (budget or hook). `wb resume` continues."""
     from workbench.cli.harness_view import outcome_exit, tty_approver
     from workbench.harness import bound
-    from workbench.store import Workbench
+    from workbench.store.workbench import Workbench
 
     wb = Workbench.discover(start_dir())
     outcome = bound.run(wb, goal, plan=plan, planner=planner, max_turns=max_turns, max_tool_calls=max_tool_calls,

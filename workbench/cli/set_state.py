@@ -50,13 +50,13 @@ def set_command(
     List fields take a JSON array (assumptions='["a","b"]') or one item; active_task_id=null clears it.
     """
     from workbench.api import Bench
-    from workbench.cli.note import _actor
+    from workbench.cli.note import actor_of
 
     changes = parse_assignments(assignments, LIST_KEYS)
     if changes.get("active_task_id") == "":
         changes["active_task_id"] = None
     bench = Bench.open(start_dir())
-    state = bench.set_state(changes, actor=_actor(actor))
+    state = bench.set_state(changes, actor=actor_of(actor))
     if json_:
         output.emit_json(state)
     elif bench.last.seqs:

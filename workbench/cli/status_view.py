@@ -9,8 +9,8 @@ from workbench.cli import output
 
 
 def run(chdir: Path | None, as_json: bool) -> int:
-    from workbench.api import status_of
-    from workbench.store import Workbench
+    from workbench.ops.status import status_of
+    from workbench.store.workbench import Workbench
 
     data = status_of(Workbench.discover(chdir))
     if as_json:

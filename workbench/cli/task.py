@@ -19,8 +19,8 @@ def _bench() -> Any:
     return Bench.open(start_dir())
 
 
-def _actor(value: str | None) -> str:
-    from workbench.cli.note import _actor as check
+def actor_of(value: str | None) -> str:
+    from workbench.cli.note import actor_of as check
 
     return check(value)
 
@@ -46,7 +46,7 @@ def add(
     """Add a task to the board and print its new id."""
     bench = _bench()
     task = bench.add_task(title, kind=kind, owner=owner, acceptance=accept or [], depends_on=depends_on or [],
-                          description=description, reviews=reviews, actor=_actor(actor))
+                          description=description, reviews=reviews, actor=actor_of(actor))
     if json_:
         output.emit_json(task)
     else:
@@ -91,7 +91,7 @@ def show(task_id: str = typer.Argument(..., metavar="ID"), json_: bool = JSON) -
 def start(task_id: str = typer.Argument(..., metavar="ID"), actor: str = ACTOR) -> int:
     """Mark a task in progress and make it the active task."""
     bench = _bench()
-    bench.start_task(task_id, actor=_actor(actor))
+    bench.start_task(task_id, actor=actor_of(actor))
     output.say(bench.last.summary)
     output.report_write(bench)
     return 0
@@ -106,7 +106,7 @@ def done(
 ) -> int:
     """Run the task's acceptance commands; mark it done only if every one exits 0."""
     bench = _bench()
-    bench.done_task(task_id, force=force, actor=_actor(actor))
+    bench.done_task(task_id, force=force, actor=actor_of(actor))
     output.say(bench.last.summary)
     output.report_write(bench)
     return 0
@@ -120,7 +120,7 @@ def block(
 ) -> int:
     """Mark a task blocked, with the reason; it is listed among the blockers."""
     bench = _bench()
-    bench.block_task(task_id, reason, actor=_actor(actor))
+    bench.block_task(task_id, reason, actor=actor_of(actor))
     output.say(bench.last.summary)
     output.report_write(bench)
     return 0
@@ -138,7 +138,7 @@ def set_(
     """Change fields of a task (the board's schema refuses bad values)."""
     bench = _bench()
     changes = parse_assignments(assignments, ("acceptance", "depends_on"))
-    task = bench.set_task(task_id, changes, actor=_actor(actor))
+    task = bench.set_task(task_id, changes, actor=actor_of(actor))
     if json_:
         output.emit_json(bench.show_task(task_id))
     elif bench.last.seqs:

@@ -15,8 +15,8 @@ from workbench.harness.hooks import registry_from_config
 from workbench.harness.loop import Budget, HarnessLoop, Pending, Result
 from workbench.harness.planners import CommandPlanner, FilePlanner, callable_planner, load_plan_file
 from workbench.harness.tools import ToolBox
-from workbench.humanedit import HumanGuard
-from workbench.store import Workbench
+from workbench.store.humanedit import HumanGuard
+from workbench.store.workbench import Workbench
 
 EXTEND_KEYS = {"turns": "max_turns", "tool_calls": "max_tool_calls", "seconds": "max_wall_seconds"}
 

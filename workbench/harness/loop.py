@@ -11,8 +11,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from workbench import faults, ids
-from workbench.harness import session as sess
+from workbench import faults
 from workbench.harness.hooks import FireOutcome, HookAbort, HookRegistry
 from workbench.harness.machine import State, check
 from workbench.harness.types import (  # noqa: F401 - re-exported: the loop's vocabulary, importable from here
@@ -30,6 +29,8 @@ from workbench.harness.types import (  # noqa: F401 - re-exported: the loop's vo
     ToolError,
     Tools,
 )
+from workbench.model import ids
+from workbench.model import session as sess
 
 
 def _blank_state() -> dict[str, Any]:

@@ -15,14 +15,14 @@ MAX_STEPS = 1000
 
 
 def steps_from_plan(data: Any, source: str) -> list[Step]:
-    from workbench import schemas
+    from workbench.model import schemas
 
     if isinstance(data, list):
         data = {"steps": data}
     schemas.check("plan", data, source)
     if len(data["steps"]) > MAX_STEPS:  # every step rewrites the session in state.md: bound the plan
         raise Refused(f"{source}: steps: {len(data['steps'])} steps; a plan holds at most {MAX_STEPS}")
-    from workbench.statefile import too_deep
+    from workbench.model.statefile import too_deep
 
     for i, item in enumerate(data["steps"]):
         if too_deep(item.get("args"), 48):  # state.md, where the session keeps them, must read back
@@ -37,7 +37,7 @@ def steps_from_plan(data: Any, source: str) -> list[Step]:
 
 
 def load_plan_file(path: Path) -> list[Step]:
-    from workbench import yamlio
+    from workbench.model import yamlio
 
     try:
         text = path.read_text(encoding="utf-8")

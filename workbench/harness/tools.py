@@ -86,7 +86,7 @@ class ToolBox:
         return result
 
     def _artifact(self, key: str, stream: str, data: bytes) -> dict[str, Any]:
-        from workbench.atomic import atomic_write
+        from workbench.store.atomic import atomic_write
 
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key)
         name = f"{safe}.{stream}.txt"

@@ -1,0 +1,439 @@
+"""Git recording: one commit per mutation containing only `.workbench/`, made without touching the user's
+working tree and touching the user's index only at `.workbench/` entries.
+
+Objects (blobs, trees, the commit) are written as loose objects in-process — the same bytes `git
+hash-object -w` would write — and the branch moves with `git update-ref` (NEW OLD: a compare-and-swap,
+see RefMover), so a concurrent `git commit` by the user is never overwritten. This module is the only one that runs git.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import re
+import subprocess
+import time
+import weakref
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench import faults
+from workbench.errors import GitError, NotFound
+from workbench.model.layout import WB_DIR
+
+IGNORED_NAMES = {".lock", ".cache", ".migrate.json"}  # .migrate.json: wb migrate's intent, never committed
+
+
+def find_worktree(start: Path) -> Path:
+    """The git work-tree root containing `start` (walks up like git; no subprocess)."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    raise NotFound(f"not inside a git repository: {start} (run `git init` first, or pass -C PATH)")
+
+
+def run_git(cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
+            check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    full_env = None
+    if env:
+        full_env = dict(os.environ)
+        full_env.update(env)
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, env=full_env)
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH") from None
+    if check and proc.returncode != 0:
+        msg = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise GitError(f"git {args[0]} failed: {msg[-1] if msg else 'exit ' + str(proc.returncode)}")
+    return proc
+
+
+class RefMover:
+    """Moves branches with one long-lived `git update-ref --stdin`, one transaction per move.
+
+    Starting git costs ~3 ms, which a process making many commits (the Python API, the harness) would pay
+    twice per commit; this pays it once. Git still does all the locking and the compare-and-swap: `prepare`
+    locks the ref and checks its old value, `commit` renames the lock into place. Between moves the process
+    holds no lock. When a move is refused git exits, and the next move starts a new process. The reflog
+    message is fixed ("wb") because `-m` is per process; the commit carries the subject.
+    """
+
+    def __init__(self, worktree: Path) -> None:
+        self.worktree = worktree
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pid = 0
+
+    def move(self, ref: str, new: str, old: str) -> str | None:
+        """Point `ref` at `new` if it is at `old` (all zeros: if it does not exist). None when moved, else
+        git's reason."""
+        proc = self._process()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(f"start\nupdate {ref} {new} {old}\nprepare\ncommit\n".encode())
+            proc.stdin.flush()
+            replies = [proc.stdout.readline() for _ in range(3)]
+        except (BrokenPipeError, OSError):
+            replies = []
+        if replies == [b"start: ok\n", b"prepare: ok\n", b"commit: ok\n"]:
+            return None
+        return self._died()
+
+    def _process(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._pid != os.getpid() or self._proc.poll() is not None:
+            _close_at_exit(self)
+            try:
+                self._proc = subprocess.Popen(["git", "update-ref", "-m", "wb", "--stdin"], cwd=self.worktree,
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                              stderr=subprocess.PIPE)
+            except FileNotFoundError:
+                raise GitError("git is not installed or not on PATH") from None
+            self._pid = os.getpid()  # a forked child must not share this process's pipes
+        return self._proc
+
+    def _died(self) -> str:
+        code, why = self._end()
+        return why or f"git update-ref exited {code}"
+
+    def close(self) -> None:
+        if self._pid != os.getpid():  # a forked child: the process is its parent's to end
+            self._proc = None
+            return
+        self._end()
+
+    def _end(self) -> tuple[int | None, str]:
+        """Close git's stdin (it ends on that), reap it, and return its exit status and what it said."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None, ""
+        try:
+            _out, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _out, err = proc.communicate()
+        return proc.returncode, err.decode(errors="replace").strip()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit; git ends by itself on its closed stdin
+            pass
+
+
+_LIVE: weakref.WeakSet[RefMover] = weakref.WeakSet()
+_REGISTERED = False
+
+
+def _close_at_exit(mover: RefMover) -> None:
+    """End every helper git at interpreter exit, before the objects are torn down in no particular order
+    (a Bench kept in a module global would otherwise leave Python warning about a running subprocess)."""
+    global _REGISTERED
+    if not _REGISTERED:
+        atexit.register(_close_all)
+        _REGISTERED = True
+    _LIVE.add(mover)
+
+
+def _close_all() -> None:
+    for mover in list(_LIVE):
+        mover.close()
+
+
+@dataclass
+class CommitOutcome:
+    sha: str | None = None  # the new commit, None when nothing was committed
+    skipped: str | None = None  # why no commit was made (said to the user as a warning)
+    warnings: list[str] = field(default_factory=list)
+
+
+class GitRepo:
+    def __init__(self, worktree: Path) -> None:
+        self.worktree = worktree
+        self._git_dir: Path | None = None
+        self._algo = "sha1"
+        self._ident_cache: tuple[str, str] | None = None
+        # the last commit this process made: (ref, commit sha, root tree entries, .workbench files)
+        self._last: tuple[str, str, dict[str, tuple[str, str]], dict[str, tuple[str, str]]] | None = None
+        self._refs = RefMover(worktree)
+
+    def close(self) -> None:
+        """End the helper git process (it also ends by itself when this process exits)."""
+        self._refs.close()
+
+    # -- discovery ----------------------------------------------------------------------------
+    @property
+    def git_dir(self) -> Path:
+        if self._git_dir is None:
+            dot_git = self.worktree / ".git"
+            if dot_git.is_dir() and not os.environ.get("GIT_DIR"):
+                # the common case, read without a subprocess: a plain repository
+                config = (dot_git / "config").read_text(errors="replace") if (dot_git / "config").exists() else ""
+                self._git_dir = dot_git
+                self._algo = "sha256" if re.search(r"objectformat\s*=\s*sha256", config, re.I) else "sha1"
+            else:  # a worktree, a submodule, GIT_DIR: let git say
+                out = run_git(self.worktree, "rev-parse", "--absolute-git-dir", "--show-object-format").stdout
+                lines = out.decode().splitlines()
+                self._git_dir = Path(lines[0])
+                self._algo = lines[1].strip() if len(lines) > 1 else "sha1"
+        return self._git_dir
+
+    def operation_in_progress(self) -> str | None:
+        g = self.git_dir
+        for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
+                           ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"),
+                           ("BISECT_LOG", "a bisect")):
+            if (g / name).exists():
+                return what
+        return None
+
+    def symbolic_head(self) -> str | None:
+        """The branch HEAD points at (born or unborn), or None when HEAD is detached."""
+        text = (self.git_dir / "HEAD").read_text().strip()
+        return text[5:] if text.startswith("ref: ") else None
+
+    def read_ref(self, ref: str) -> str | None:
+        proc = run_git(self.worktree, "rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
+        return proc.stdout.decode().strip() or None
+
+    def committed_file(self, path: str, ref: str = "HEAD") -> bytes | None:
+        """A file as committed at `ref` (None when absent, or when there is no commit yet)."""
+        found = self._cat([f"{ref}:{path}"])[0]
+        return found[1] if found else None
+
+    def _read_ref_fast(self, ref: str) -> str | None:
+        """The loose ref file, when there is one (what git itself reads first); None means 'ask git'."""
+        try:
+            return (self.git_dir / ref).read_text().strip() or None
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    # -- objects ------------------------------------------------------------------------------
+    def _write_object(self, kind: str, body: bytes) -> str:
+        raw = f"{kind} {len(body)}\0".encode() + body
+        sha = hashlib.new(self._algo, raw).hexdigest()
+        path = self.git_dir / "objects" / sha[:2] / sha[2:]
+        if not path.exists():
+            path.parent.mkdir(exist_ok=True)
+            tmp = path.parent / f"tmp_obj_wb_{os.getpid()}_{sha[:8]}"
+            with open(tmp, "wb") as fh:
+                fh.write(zlib.compress(raw, 1))
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, path)
+        return sha
+
+    def _write_tree(self, entries: dict[str, tuple[str, str]]) -> str:
+        # git orders tree entries by name, comparing a directory's name as if it ended with '/'
+        def key(name: str) -> bytes:
+            return (name + "/" if entries[name][0] == "40000" else name).encode()
+
+        body = b"".join(
+            entries[n][0].encode() + b" " + n.encode() + b"\0" + bytes.fromhex(entries[n][1])
+            for n in sorted(entries, key=key)
+        )
+        return self._write_object("tree", body)
+
+    def _workbench_tree(self, files: dict[str, tuple[str, str]]) -> str:
+        """Build nested trees from {relative path under .workbench: (mode, blob sha)}."""
+        root: dict = {}
+        for rel, entry in files.items():
+            node = root
+            parts = rel.split("/")
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = entry
+
+        def build(node: dict) -> str:
+            entries = {}
+            for name, value in node.items():
+                entries[name] = ("40000", build(value)) if isinstance(value, dict) else value
+            return self._write_tree(entries)
+
+        return build(root)
+
+    def _snapshot_files(self) -> dict[str, tuple[str, str]]:
+        base = self.worktree / WB_DIR
+        files: dict[str, tuple[str, str]] = {}
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_NAMES and not d.startswith(".tmp-"))
+            for name in filenames:
+                if name in IGNORED_NAMES or name.startswith(".tmp-"):
+                    continue
+                full = Path(dirpath) / name
+                if full.is_symlink():
+                    continue  # never follow a link out of .workbench/
+                rel = full.relative_to(base).as_posix()
+                mode = "100755" if os.access(full, os.X_OK) else "100644"
+                files[rel] = (mode, self._write_object("blob", full.read_bytes()))
+        return files
+
+    def _ident(self) -> tuple[str, str]:
+        """(author, committer) as 'Name <email> <epoch> <tz>'."""
+        if self._ident_cache is None or os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE"):
+            idents = {}
+            for line in run_git(self.worktree, "var", "-l").stdout.decode(errors="replace").splitlines():
+                key, sep, value = line.partition("=")
+                if sep and key in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+                    idents[key] = value.strip()
+            if len(idents) < 2:
+                raise GitError("no identity")
+            out, com = idents["GIT_AUTHOR_IDENT"], idents["GIT_COMMITTER_IDENT"]
+            self._ident_cache = (out.rsplit(" ", 2)[0], com.rsplit(" ", 2)[0])
+            if os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE"):
+                return out, com
+        now = int(time.time())
+        offset = -time.altzone if time.localtime(now).tm_isdst > 0 else -time.timezone
+        tz = f"{'+' if offset >= 0 else '-'}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
+        return f"{self._ident_cache[0]} {now} {tz}", f"{self._ident_cache[1]} {now} {tz}"
+
+    def _parent_info(self, ref: str) -> tuple[str | None, dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+        """(parent commit, its root tree entries, its .workbench files) — from this process's memory when the
+        ref has not moved since our last commit, else from one `git cat-file --batch`."""
+        if self._last and self._last[0] == ref and self._read_ref_fast(ref) == self._last[1]:
+            return self._last[1], self._last[2], self._last[3]
+        commit_obj = self._cat([f"{ref}^{{commit}}", f"{ref}^{{tree}}", f"{ref}:{WB_DIR}"])
+        if commit_obj[0] is None:
+            return None, {}, {}
+        parent = commit_obj[0][0]
+        root = self._parse_tree(commit_obj[1][1]) if commit_obj[1] else {}
+        files: dict[str, tuple[str, str]] = {}
+        pending = [("", commit_obj[2][1])] if commit_obj[2] else []
+        while pending:  # walk subtrees of .workbench/ (artifacts/), one batch per level
+            subtrees: list[tuple[str, str]] = []
+            for prefix, body in pending:
+                for name, (mode, sha) in self._parse_tree(body).items():
+                    if mode == "40000":
+                        subtrees.append((prefix + name + "/", sha))
+                    else:
+                        files[prefix + name] = (mode, sha)
+            bodies = self._cat([sha for _prefix, sha in subtrees]) if subtrees else []
+            pending = [(prefix, obj[1]) for (prefix, _sha), obj in zip(subtrees, bodies, strict=True) if obj]
+        return parent, root, files
+
+    def _cat(self, specs: list[str]) -> list[tuple[str, bytes] | None]:
+        """`git cat-file --batch` for several objects in one subprocess: [(sha, body) or None if missing]."""
+        out = run_git(self.worktree, "cat-file", "--batch", stdin=("\n".join(specs) + "\n").encode()).stdout
+        result: list[tuple[str, bytes] | None] = []
+        pos = 0
+        for _spec in specs:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].decode()
+            pos = end + 1
+            if header.endswith(" missing") or header.endswith(" ambiguous"):
+                result.append(None)
+                continue
+            sha, _kind, size = header.split()
+            body = out[pos:pos + int(size)]
+            pos += int(size) + 1
+            result.append((sha, body))
+        return result
+
+    def _parse_tree(self, body: bytes) -> dict[str, tuple[str, str]]:
+        width = 20 if self._algo == "sha1" else 32
+        entries: dict[str, tuple[str, str]] = {}
+        pos = 0
+        while pos < len(body):
+            space = body.index(b" ", pos)
+            nul = body.index(b"\0", space)
+            mode = body[pos:space].decode()
+            name = body[space + 1:nul].decode()
+            entries[name] = (mode, body[nul + 1:nul + 1 + width].hex())
+            pos = nul + 1 + width
+        return entries
+
+    # -- the commit -----------------------------------------------------------------------------
+    def commit_workbench(self, message: str, ref_name: str | None = None) -> CommitOutcome:
+        """Commit the current `.workbench/` files. `ref_name` (config git.ref) names a branch that holds only
+        workbench state; otherwise the checked-out branch gets the commit."""
+        state_only = ref_name is not None
+        if state_only:
+            assert ref_name is not None
+            ref = ref_name if ref_name.startswith("refs/") else "refs/heads/" + ref_name
+        else:
+            busy = self.operation_in_progress()
+            if busy:
+                return CommitOutcome(skipped=f"{busy} is in progress; wrote .workbench/ but did not commit "
+                                             "(the next wb command after it ends commits it)")
+            sym = self.symbolic_head()
+            if sym is None:
+                return CommitOutcome(skipped="HEAD is detached; wrote .workbench/ but did not commit "
+                                             "(check out a branch, or set git.ref in .workbench/config.yaml)")
+            ref = sym
+        files = self._snapshot_files()
+        wb_tree = self._workbench_tree(files)
+        faults.point("after_git_objects")
+        for _attempt in range(5):
+            parent, root, old_files = self._parent_info(ref)
+            new_root = {WB_DIR: ("40000", wb_tree)} if state_only else {**root, WB_DIR: ("40000", wb_tree)}
+            if parent is not None and root.get(WB_DIR) == ("40000", wb_tree):
+                self._last = (ref, parent, root, old_files)
+                outcome = CommitOutcome()  # nothing changed under .workbench/
+                if not state_only:  # but a crash after the ref moved may have left the index behind
+                    self._sync_index(files, old_files, outcome)
+                return outcome
+            tree = self._write_tree(new_root)
+            author, committer = self._ident_or_raise()
+            body = f"tree {tree}\n"
+            also = _also_changed(files, old_files) if parent else []
+            if parent:
+                body += f"parent {parent}\n"
+            body += f"author {author}\ncommitter {committer}\n\n{message}"
+            if not body.endswith("\n"):
+                body += "\n"
+            if also:  # a hand edit of config.yaml (tools, modes, hooks) rides along: say so where a reviewer looks
+                body += f"Wb-Also-Changed: {', '.join(also)}\n"
+            commit = self._write_object("commit", body.encode())
+            faults.point("before_git_ref")
+            why = self._refs.move(ref, commit, parent or "0" * len(commit))
+            if why is not None:
+                if any(m in why for m in ("No space left", "Read-only file system", "Permission denied")):
+                    raise GitError(f"git update-ref failed: {why.splitlines()[-1]}")  # retrying cannot help
+                self._last = None
+                continue  # the branch moved under us (a user's commit): rebuild on its new tip
+            faults.point("after_git_ref")
+            self._last = (ref, commit, new_root, files)
+            outcome = CommitOutcome(sha=commit)
+            if not state_only:
+                self._sync_index(files, old_files, outcome)
+            return outcome
+        raise GitError(f"could not move {ref}: it kept changing under wb; retry")
+
+    def _ident_or_raise(self) -> tuple[str, str]:
+        try:
+            return self._ident()
+        except GitError:
+            raise GitError("git has no identity for commits: set `git config user.name` and "
+                           "`git config user.email` (or GIT_AUTHOR_NAME/EMAIL)") from None
+
+    def _sync_index(self, files: dict[str, tuple[str, str]], old: dict[str, tuple[str, str]],
+                    outcome: CommitOutcome) -> None:
+        """Point the user's index entries under .workbench/ at the new commit, so `git status` is clean there.
+        Only those entries change: what the user staged elsewhere stays staged."""
+        lines = [f"{mode} {sha}\t{WB_DIR}/{rel}" for rel, (mode, sha) in files.items()]
+        zero = "0" * 40 if self._algo == "sha1" else "0" * 64
+        lines += [f"0 {zero}\t{WB_DIR}/{rel}" for rel in old if rel not in files]
+        stdin = ("\n".join(lines) + "\n").encode()
+        for attempt in range(40):
+            proc = run_git(self.worktree, "update-index", "--index-info", stdin=stdin, check=False)
+            if proc.returncode == 0:
+                return
+            time.sleep(0.05 * (1 + attempt % 4))
+        outcome.warnings.append(
+            "committed, but git's index is locked by another git process; run `git reset -q -- .workbench` "
+            "once it finishes so `git status` is clean under .workbench/"
+        )
+
+
+WRITTEN_BY_WB = {"state.md", "board.json", "events.jsonl", "calls.jsonl"}
+
+
+def _also_changed(files: dict[str, tuple[str, str]], old: dict[str, tuple[str, str]]) -> list[str]:
+    """The workbench files a commit changes besides the four wb writes on every mutation and the tools'
+    artifacts: config.yaml and .gitattributes edited by hand, most of all."""
+    return sorted(rel for rel in set(files) | set(old)
+                  if rel not in WRITTEN_BY_WB and not rel.startswith("artifacts/") and files.get(rel) != old.get(rel))
+
+
+# .workbench/.gitattributes: inside the workbench, so it is committed with it and travels with every clone,
+# and nothing outside .workbench/ changes. The drivers it names are defined in each clone's git config.

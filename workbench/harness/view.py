@@ -1,0 +1,36 @@
+"""What a pending yield says to a person: one headline, and the exact commands that answer it. Used by the CLI,
+`wb status` and the MCP server alike, so every surface names the same commands."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def headline(p: Any) -> str:
+    payload = p.payload or {}
+    step = payload.get("step", "")
+    if p.kind == "approval":
+        return (f"waiting for approval: step {step} wants to run `{payload.get('tool')}` "
+                f"({payload.get('mode')}) with {json.dumps(payload.get('args', {}))}")
+    if p.kind == "tool_result":
+        return (f"waiting for a tool result: step {step} needs `{payload.get('tool')}` "
+                f"{json.dumps(payload.get('args', {}))}, which wb does not run itself")
+    if p.kind == "in_doubt":
+        return (f"in doubt: `{payload.get('tool')}` of step {step} was started before a crash and its result "
+                "was never recorded; it is not idempotent, so wb will not run it again on its own")
+    return f"paused: {p.reason}"
+
+
+def commands(p: Any) -> list[str]:
+    if p.kind == "approval":
+        return ["wb resume --approve", "wb resume --deny"]
+    if p.kind == "tool_result":
+        return ["wb resume --result '{\"ok\": true}'", "wb resume --result-file RESULT.json",
+                "wb resume --error 'what went wrong'"]
+    if p.kind == "in_doubt":
+        return ["wb resume --result '{...}'   (it did run: here is what it returned)",
+                "wb resume --error MSG        (it failed)", "wb resume --approve         (run it again)"]
+    if p.command:
+        return [c.strip() for c in p.command.split(" | ")] + ["wb abort"]
+    return ["wb resume", "wb abort"]

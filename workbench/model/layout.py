@@ -1,0 +1,65 @@
+"""Where everything lives in `.workbench/`, and the checks made of it before wb reads or writes there.
+
+A clone can carry a symbolic link in place of a workbench file, and a workbench can be read-only: both are
+refused here, before anything is read through the link or half-written.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from workbench.errors import Refused
+
+WB_DIR = ".workbench"
+
+GITIGNORE = """\
+# wb: the lock and caches are per machine; temp files are in-flight atomic writes
+.lock
+.cache/
+.tmp-*
+"""
+
+GITIGNORE_REF = """\
+# wb: this workbench is recorded on the branch named by git.ref in config.yaml, never on yours:
+# nothing here is tracked on the checked-out branch, so `git status` stays clean.
+*
+"""
+
+# Entries of .workbench/ that wb reads or writes: none may be a symbolic link (a clone can carry one).
+LINK_CHECKED = ("config.yaml", "state.md", "board.json", "events.jsonl", "calls.jsonl", "artifacts", ".cache",
+                ".lock", ".gitignore", ".gitattributes", ".migrate.json")
+
+
+class Paths:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.wb = root / WB_DIR
+        self.state = self.wb / "state.md"
+        self.board = self.wb / "board.json"
+        self.events = self.wb / "events.jsonl"
+        self.calls = self.wb / "calls.jsonl"
+        self.config = self.wb / "config.yaml"
+        self.artifacts = self.wb / "artifacts"
+        self.lock = self.wb / ".lock"
+        self.cache = self.wb / ".cache"
+        self.state_cache = self.cache / "state.json"
+        self.board_cache = self.cache / "board.json"
+
+
+def check_writable(p: Paths) -> None:
+    """Raise PermissionError when the workbench cannot take a write (checked before anything is written)."""
+    import errno
+
+    for path in (p.wb, p.events, p.calls):
+        if path.exists() and not os.access(path, os.W_OK | (os.X_OK if path == p.wb else 0)):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+
+def check_no_links(p: Paths) -> None:
+    """Refuse a `.workbench` (or a file wb writes in it) that is a symbolic link: wb would write through it to
+    anywhere, and commit what it points at."""
+    for path in (p.wb, *(p.wb / name for name in LINK_CHECKED)):
+        if path.is_symlink():
+            raise Refused(f"{path.relative_to(p.root).as_posix()} is a symbolic link: wb reads and writes only "
+                          "inside .workbench/ (replace the link with the real file or directory)")

@@ -1,0 +1,247 @@
+"""Events → documents. The only place that knows what an event does to state.md and board.json.
+
+Every mutation is first expressed as events, then folded in here; `wb replay` folds the whole log from
+empty with the same functions, which is why replay reproduces the snapshots exactly. Functions mutate the
+documents in place (replay speed) and never read the clock or the disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from workbench.model.eventtypes import HARNESS_EVENTS
+
+STATE_VERSION = 1
+BOARD_VERSION = 1
+EMPTY_BODY = "\n# Decision log\n"
+COUNTERS = ("tasks_completed", "tasks_failed", "turns", "tool_calls", "tokens_consumed")
+# Keys a human edit cannot set: wb derives them from the log.
+DERIVED_STATE_KEYS = ("schema_version", "updated_at", "last_event")
+
+
+class Docs:
+    """The three folded documents: state frontmatter, decision-log body, board.
+
+    The body is kept as parts joined on read, so folding many notes stays linear; `touched` names the tasks
+    changed since the documents were loaded (only those need validating again)."""
+
+    __slots__ = ("state", "_parts", "board", "touched")
+
+    def __init__(self, state: dict[str, Any], body: str, board: dict[str, Any]) -> None:
+        self.state = state
+        self._parts = [body]
+        self.board = board
+        self.touched: set[str] = set()
+
+    @property
+    def body(self) -> str:
+        if len(self._parts) > 1:
+            self._parts[:] = ["".join(self._parts)]
+        return self._parts[0]
+
+    @body.setter
+    def body(self, value: str) -> None:
+        self._parts = [value]
+
+    def append_body(self, text: str) -> None:
+        last = next((p for p in reversed(self._parts) if p), "")
+        if last and not last.endswith("\n"):
+            self._parts.append("\n")
+        self._parts.append(text)
+
+
+def empty_docs(ts: str) -> Docs:
+    state = {
+        "schema_version": STATE_VERSION,
+        "status": "idle",
+        "updated_at": ts,
+        "active_task_id": None,
+        "next_action": "",
+        "touched_files": [],
+        "assumptions": [],
+        "blockers": [],
+        "counters": {name: 0 for name in COUNTERS},
+        "last_event": 0,
+        "session": None,
+    }
+    return Docs(state, EMPTY_BODY, {"schema_version": BOARD_VERSION, "last_event": 0, "tasks": []})
+
+
+def find_task(board: dict[str, Any], task_id: str) -> dict[str, Any] | None:
+    for task in board["tasks"]:
+        if task.get("id") == task_id:
+            return task
+    return None
+
+
+def _task(docs: Docs, task_id: str) -> dict[str, Any]:
+    task = find_task(docs.board, task_id)
+    if task is None:  # the event log names a task the board lacks: the log and snapshot disagree
+        raise KeyError(f"event names unknown task {task_id}")
+    docs.touched.add(task_id)
+    return task
+
+
+def _clear_blocker(docs: Docs, task_id: str) -> None:
+    docs.state["blockers"] = [b for b in docs.state["blockers"] if not b.startswith(task_id + ": ")]
+
+
+def _init(docs: Docs, ev: dict[str, Any]) -> bool:
+    docs.state["next_action"] = ev["payload"].get("next_action", "")
+    return True
+
+
+def _task_add(docs: Docs, ev: dict[str, Any]) -> bool:
+    task = dict(ev["payload"]["task"])
+    docs.board["tasks"].append(task)
+    docs.touched.add(str(task.get("id")))
+    return True
+
+
+def _status(docs: Docs, ev: dict[str, Any], status: str) -> dict[str, Any]:
+    task = _task(docs, ev["payload"]["id"])
+    task["status"] = status
+    task["updated_at"] = ev["ts"]
+    if status != "blocked":
+        task.pop("blocked_reason", None)
+        _clear_blocker(docs, task["id"])
+    return task
+
+
+def _task_start(docs: Docs, ev: dict[str, Any]) -> bool:
+    task = _status(docs, ev, "in_progress")
+    docs.state["active_task_id"] = task["id"]
+    return True
+
+
+def _task_done(docs: Docs, ev: dict[str, Any]) -> bool:
+    task = _status(docs, ev, "done")
+    if ev["payload"].get("forced"):
+        task["forced_done"] = True
+    docs.state["counters"]["tasks_completed"] += 1
+    if docs.state["active_task_id"] == task["id"]:
+        docs.state["active_task_id"] = None
+    return True
+
+
+def _task_block(docs: Docs, ev: dict[str, Any]) -> bool:
+    task = _status(docs, ev, "blocked")
+    reason = ev["payload"]["reason"]
+    task["blocked_reason"] = reason
+    _clear_blocker(docs, task["id"])
+    docs.state["blockers"].append(f"{task['id']}: {reason}")
+    return True
+
+
+def _task_set(docs: Docs, ev: dict[str, Any]) -> bool:
+    task = _task(docs, ev["payload"]["id"])
+    for key, value in ev["payload"]["changes"].items():
+        if value is None and key in ("description", "blocked_reason"):
+            task.pop(key, None)
+        else:
+            task[key] = value
+    task["updated_at"] = ev["ts"]
+    return True
+
+
+def _note_add(docs: Docs, ev: dict[str, Any]) -> bool:
+    docs.append_body(note_entry(ev["ts"], ev["actor"], ev["payload"]["text"]))
+    return False
+
+
+def note_entry(ts: str, actor: str, text: str) -> str:
+    return f"\n### {ts} · {actor}\n\n{text.strip()}\n"
+
+
+def _state_set(docs: Docs, ev: dict[str, Any]) -> bool:
+    docs.state.update(ev["payload"]["changes"])
+    return False
+
+
+def _human_edit(docs: Docs, ev: dict[str, Any]) -> bool:
+    p = ev["payload"]
+    if p["file"] == "state.md":
+        for key in p.get("removed", []):
+            docs.state.pop(key, None)
+        docs.state.update(p.get("changes", {}))
+        if "body" in p:
+            docs.body = p["body"]
+        return False
+    removed = set(p.get("remove", []))
+    upserts = {t["id"]: t for t in p.get("upsert", [])}
+    tasks = []
+    for task in docs.board["tasks"]:
+        if task["id"] in removed:
+            continue
+        tasks.append(dict(upserts.pop(task["id"])) if task["id"] in upserts else task)
+    tasks.extend(dict(t) for t in upserts.values())
+    docs.touched.update(t.get("id") for t in p.get("upsert", []))
+    if "order" in p:
+        position = {tid: i for i, tid in enumerate(p["order"])}
+        tasks.sort(key=lambda t: position.get(t["id"], len(position)))
+    docs.board["tasks"] = tasks
+    return True
+
+
+def _migration_apply(docs: Docs, ev: dict[str, Any]) -> bool:
+    """`wb migrate` rewrote snapshots in a new format. The event carries each rewritten document as migrated
+    (less the keys apply() derives), so a replay reproduces it whatever the older events folded into."""
+    import copy
+
+    p = ev["payload"]
+    if "state" in p:
+        docs.state = copy.deepcopy(p["state"])
+    if "body" in p:
+        docs.body = p["body"]
+    if "board" in p:
+        docs.board = copy.deepcopy(p["board"])
+        return True
+    return False
+
+
+_HARNESS_TYPES = HARNESS_EVENTS
+
+REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
+    "workbench.init": _init,
+    "task.add": _task_add,
+    "task.start": _task_start,
+    "task.done": _task_done,
+    "task.block": _task_block,
+    "task.set": _task_set,
+    "note.add": _note_add,
+    "state.set": _state_set,
+    "human.edit": _human_edit,
+    "migration.apply": _migration_apply,
+}
+
+
+def _harness(docs: Docs, ev: dict[str, Any]) -> bool:
+    from workbench.model.session import fold
+
+    fold(docs.state, ev)
+    return False
+
+
+def apply(docs: Docs, ev: dict[str, Any], *, board_from: int = 0) -> bool:
+    """Fold one event into `docs`. Events at or before `board_from` were already folded into the board (it
+    is written only when it changes, so its `last_event` may lag state.md's). Returns whether the board
+    changed."""
+    reducer = REDUCERS.get(ev["type"]) or (_harness if ev["type"] in _HARNESS_TYPES else None)
+    if ev["seq"] <= board_from and reducer is not None:
+        # A crash between the board write and the state write: only the state.md side is still to fold.
+        # Fold into a throwaway copy of the board (this path runs once, on recovery).
+        board_copy = docs.board
+        docs.board = {**board_copy, "tasks": [dict(t) for t in board_copy["tasks"]]}
+        try:
+            reducer(docs, ev)
+        finally:
+            docs.board = board_copy
+        changed = False
+    else:
+        changed = reducer(docs, ev) if reducer is not None else False
+    docs.state["updated_at"] = ev["ts"]
+    docs.state["last_event"] = ev["seq"]
+    if changed:
+        docs.board["last_event"] = ev["seq"]
+    return changed

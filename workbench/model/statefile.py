@@ -1,0 +1,185 @@
+"""state.md: YAML frontmatter (structured state) above a Markdown decision log.
+
+Parsing keeps the round-trip node so that a wb write changes only the values that changed: a human's
+comments, key order and untouched values survive byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from workbench.errors import Refused
+
+_DELIM = re.compile(r"^---[ \t]*\r?$", re.M)
+HEADER = "# wb agent state. Edit freely: wb keeps your comments and key order, and records your edit.\n"
+
+
+class StateFile:
+    __slots__ = ("node", "data", "body")
+
+    def __init__(self, node: Any, data: dict[str, Any], body: str) -> None:
+        self.node = node
+        self.data = data
+        self.body = body
+
+
+def split(text: str, file: str = "state.md") -> tuple[str, str]:
+    """(frontmatter YAML, body). Refuses a file without the two `---` delimiters."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    first = _DELIM.match(text)
+    if not first:
+        raise Refused(f"{file}:1: the file must start with a '---' line opening the YAML frontmatter")
+    second = _DELIM.search(text, first.end())
+    if not second:
+        raise Refused(f"{file}: no closing '---' line after the frontmatter (restore it, or `git checkout` the file)")
+    yaml_text = text[first.end() + 1:second.start()]
+    body = text[second.end():]
+    if body.startswith("\r\n"):
+        body = body[2:]
+    elif body.startswith("\n"):
+        body = body[1:]
+    return yaml_text, body
+
+
+def parse(raw: bytes, file: str = "state.md") -> StateFile:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise Refused(f"{file}: not UTF-8 text (byte {err.start}); restore it with git") from None
+    from workbench.model import yamlio  # ruamel costs ~20 ms to import: only when a file must really be parsed
+
+    yaml_text, body = split(text, file)
+    node = yamlio.load_round_trip(yaml_text, file, line_offset=1)
+    if not isinstance(node, dict):
+        raise Refused(f"{file}:2: the frontmatter must be a YAML mapping of keys to values")
+    data = yamlio.to_plain(node)
+    return StateFile(node, data, body)
+
+
+def render(node: Any, data: dict[str, Any], body: str) -> bytes:
+    """Write `data` into the round-trip `node` (None: a fresh file) and render the whole file."""
+    from workbench.model import yamlio
+
+    if node is None:
+        node = yamlio.new_map(data)
+        node.yaml_set_start_comment(HEADER.strip("# \n"))
+    else:
+        yamlio.update_in_place(node, data)
+    return ("---\n" + yamlio.dump_round_trip(node) + "---\n" + body).encode("utf-8")
+
+
+# -- the fast path: rewrite changed scalar lines in place, without ruamel -------------------------------
+# A mutation usually changes only `updated_at`, `last_event` and a value or two. Importing, parsing and
+# dumping with ruamel costs ~35 ms of a CLI mutation, so when every changed value is a scalar on one line
+# whose text is exactly a known rendering of its old value, that text is replaced and nothing else is
+# touched. Anything else (lists, nested blocks, multi-line strings) returns None: the caller uses ruamel.
+
+_PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9 _/.,()+-]*$")
+_RESERVED = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~", "nan", "inf"}
+_MISSING = object()
+
+
+def _plain_ok(text: str) -> bool:
+    return bool(_PLAIN.match(text)) and not text.endswith(" ") and text.lower() not in _RESERVED
+
+
+def _forms(value: Any) -> list[str] | None:
+    """Every text a one-line YAML scalar may have for `value` (None: not a simple scalar)."""
+    if value is None:
+        return ["null", "~", "Null", "NULL", ""]
+    if isinstance(value, bool):
+        return ["true", "True"] if value else ["false", "False"]
+    if isinstance(value, int):
+        return [str(value)]
+    if isinstance(value, str):
+        if "\n" in value or "\r" in value:
+            return None
+        forms = ["'" + value.replace("'", "''") + "'", json.dumps(value)]
+        if _plain_ok(value):
+            forms.insert(0, value)
+        return forms
+    return None
+
+
+def _render(value: Any) -> str | None:
+    """Plain when safe, else single-quoted; double-quoted (JSON escapes) for control characters."""
+    forms = _forms(value)
+    if forms is None:
+        return None
+    if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return json.dumps(value)
+    return forms[0]
+
+
+def _replace_line(lines: list[str], start: int, stop: int, indent: str, key: str, old: Any, new: Any) -> bool:
+    forms, text = _forms(old), _render(new)
+    if forms is None or text is None:
+        return False
+    pattern = re.compile(rf"^{re.escape(indent)}{re.escape(key)}:(?: (.*?))?(\s+#.*)?$")
+    hits = []
+    for i in range(start, stop):
+        m = pattern.match(lines[i])
+        if m and (m.group(1) or "") in forms:
+            hits.append((i, m))
+    if len(hits) != 1:
+        return False
+    i, m = hits[0]
+    lines[i] = f"{indent}{key}:" + (f" {text}" if text else "") + (m.group(2) or "")
+    return True
+
+
+def render_fast(raw: bytes, old: dict[str, Any], new: dict[str, Any], body: str) -> bytes | None:
+    """`raw` (whose frontmatter parses to `old`) with the values of `new` and the body `body`, or None."""
+    try:
+        yaml_text, _old_body = split(raw.decode("utf-8"))
+    except (Refused, UnicodeDecodeError):
+        return None
+    if "\r" in yaml_text or "\t" in yaml_text:
+        return None
+    lines = yaml_text.split("\n")
+    for key in set(old) | set(new):
+        before, after = old.get(key, _MISSING), new.get(key, _MISSING)
+        if before == after:
+            continue
+        if before is _MISSING or after is _MISSING:
+            return None
+        if isinstance(before, dict) and isinstance(after, dict):
+            if set(before) != set(after):
+                return None
+            head = [i for i, line in enumerate(lines) if re.match(rf"^{re.escape(key)}:(\s+#.*)?$", line)]
+            if len(head) != 1:
+                return None
+            stop = head[0] + 1
+            while stop < len(lines) and (lines[stop].startswith(" ") or not lines[stop].strip()):
+                stop += 1
+            block = lines[head[0] + 1:stop]
+            indents = {re.match(r"^( +)", line).group(1) for line in block if line.strip()  # type: ignore[union-attr]
+                       and not line.lstrip().startswith("#")}
+            if len(indents) != 1:
+                return None
+            indent = indents.pop()
+            for sub in after:
+                if before[sub] != after[sub] and not _replace_line(
+                        lines, head[0] + 1, stop, indent, sub, before[sub], after[sub]):
+                    return None
+            continue
+        if not _replace_line(lines, 0, len(lines), "", key, before, after):
+            return None
+    return ("---\n" + "\n".join(lines) + "---\n" + body).encode("utf-8")
+
+
+def too_deep(value: Any, limit: int) -> bool:
+    """Whether `value` nests more than `limit` levels: state.md must read back (yamlio.MAX_DEPTH)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False

@@ -1,0 +1,151 @@
+"""`wb doctor`: find what needs repair after a crash or a hand edit, and with --fix repair what can be.
+
+Repairs: a torn log tail (an interrupted append, never acknowledged) is cut off; snapshots behind the log
+are caught up by replaying the events after them; uncommitted workbench changes are committed; leftover
+temp files are removed. The lock is a kernel flock, released when its holder dies: it cannot go stale, and a
+lock held by a live process is reported, not broken. A broken hash chain is reported with the first bad
+seq and never "fixed": the log is the audit trail, and rewriting it would hide what happened.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.progress import Progress, share, tick
+from workbench.store.workbench import Workbench
+
+
+@dataclass
+class Finding:
+    code: str
+    message: str
+    fixable: bool
+    fixed: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "fixable": self.fixable, "fixed": self.fixed}
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return all(f.fixed for f in self.findings)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) -> Report:
+    """What needs repair, repaired with `fix`. The log is read twice (its chain, then its schemas):
+    `progress(done, total)` counts both passes, every 5,000 events (total = twice the last seq)."""
+    report = Report()
+    p = wb.paths
+    add = report.findings.append
+
+    # 1. the event log: chain, then a torn tail
+    chain_ok = True
+    seqs = wb.log.tail().seq if progress else 0
+    first = share(progress, 0, 1, 2)
+    try:
+        for n, _ in enumerate(wb.log.iter_all()):
+            tick(first, n, seqs)
+    except WorkbenchError as err:
+        chain_ok = False
+        add(Finding("log_damaged", f"{err} — not repaired: the log is the audit trail; restore it from git "
+                                   "(`git log -p -- .workbench/events.jsonl`) or keep it for inspection", False))
+    tail = wb.log.tail()
+    if tail.torn:
+        finding = Finding("torn_tail", f"events.jsonl ends with {tail.torn} bytes of an interrupted write "
+                                       "(never acknowledged)", True)
+        if fix:
+            wb.log.truncate_torn()
+            finding.fixed = True
+        add(finding)
+
+    # 2. an interrupted migration
+    if (p.wb / ".migrate.json").exists():
+        add(Finding("migration_interrupted", "a `wb migrate` was interrupted: run `wb migrate` to finish it", False))
+
+    # 3. snapshots behind the log
+    if chain_ok:
+        try:
+            loaded = wb.load(detect_human=False)
+        except WorkbenchError as err:
+            add(Finding("unloadable", str(err), False))
+            loaded = None
+        if loaded is not None and loaded.replayed:
+            finding = Finding("snapshots_behind", f"state.md/board.json miss the last {loaded.replayed} event(s) "
+                                                  "of the log (a crash after the append)", True)
+            if fix:
+                with wb.transaction(actor="wb"):
+                    pass  # an empty transaction writes the caught-up snapshots
+                finding.fixed = True
+            add(finding)
+
+    # 4. schema problems
+    from workbench.ops.validate import validate_workbench
+
+    for problem in validate_workbench(wb, share(progress, 1, 1, 2)):
+        if "torn last line" in problem and any(f.code == "torn_tail" for f in report.findings):
+            continue
+        if "hash chain" in problem or "seq" in problem and not chain_ok:
+            continue
+        add(Finding("invalid", problem + " (fix the file by hand, or restore it with git)", False))
+
+    # 5. leftover temp files
+    temps = [path for path in p.wb.rglob(".tmp-*") if path.is_file()]
+    if temps:
+        finding = Finding("temp_files", f"{len(temps)} leftover temp file(s) of interrupted atomic writes", True)
+        if fix:
+            for path in temps:
+                path.unlink(missing_ok=True)
+            finding.fixed = True
+        add(finding)
+
+    # 6. the lock: flock dies with its holder, so a lock is never stale; one held long is worth a word
+    if p.lock.exists():
+        import fcntl
+
+        fd = os.open(p.lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            hint = p.lock.read_text(errors="replace").strip()
+            alive = hint.isdigit() and _pid_alive(int(hint))
+            add(Finding("lock_held", f"another wb process{f' (pid {hint})' if alive else ''} holds the lock now; "
+                                     "if it hangs, stop it — its lock goes with it", False))
+        finally:
+            os.close(fd)
+
+    # 7. uncommitted workbench changes (last: the repairs above may have written files)
+    if wb.config["git"].get("commit") != "off" and not wb.config["git"].get("ref"):
+        from workbench.git.repo import run_git
+
+        dirty = run_git(wb.root, "status", "--porcelain", "--", ".workbench", check=False).stdout.decode().strip()
+        if dirty:
+            count = len(dirty.splitlines())
+            finding = Finding("uncommitted", f"{count} workbench file(s) changed since the last commit", True)
+            if fix:
+                outcome = wb.checkpoint("wb: doctor: commit pending workbench changes")
+                # no new commit when a crash came after the ref moved: only the index was behind, and
+                # the checkpoint synced it — fixed if .workbench/ is clean now
+                finding.fixed = outcome.sha is not None or not run_git(
+                    wb.root, "status", "--porcelain", "--", ".workbench", check=False).stdout.strip()
+                if outcome.skipped:
+                    finding.message += f" — {outcome.skipped}"
+            add(finding)
+    return report

@@ -1,0 +1,70 @@
+"""`wb replay`: fold the whole event log from empty and compare the result with the snapshots."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.errors import Refused
+from workbench.model import reducer
+from workbench.progress import tick
+from workbench.store.workbench import Workbench
+
+
+@dataclass
+class ReplayReport:
+    events: int
+    seconds: float
+    mismatches: list[str]
+    docs: reducer.Docs | None = None
+
+
+def replay(wb: Workbench, progress: Callable[[int, int], None] | None = None) -> ReplayReport:
+    """Fold the whole event log from empty and compare with the snapshots (as loaded). `progress(done, total)`
+    is called every 5,000 events (total = the last seq)."""
+    start = time.perf_counter()
+    docs: reducer.Docs | None = None
+    n = 0
+    total = wb.log.tail().seq if progress else 0
+    for _line, event in wb.log.iter_all():
+        tick(progress, n, total)
+        if docs is None:
+            docs = reducer.empty_docs(event["ts"])
+        try:
+            reducer.apply(docs, event)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
+            raise Refused(f"events.jsonl: seq {event['seq']} cannot be replayed ({err})") from None
+        n += 1
+    elapsed = time.perf_counter() - start
+    mismatches: list[str] = []
+    current = wb.load(detect_human=True)
+    if docs is None:
+        return ReplayReport(0, elapsed, ["events.jsonl: empty log; nothing to replay"])
+    for edit in current.human_edits:
+        mismatches.append(f"{edit['file']}: an edit by hand not yet recorded (any wb write records it)")
+    if not current.human_edits:
+        mismatches += _compare("state.md", docs.state, current.docs.state)
+        if docs.body != current.docs.body:
+            mismatches.append("state.md: the decision log differs from the one the events rebuild")
+        mismatches += _compare("board.json", docs.board, current.docs.board)
+    return ReplayReport(n, elapsed, mismatches, docs)
+
+
+def _compare(file: str, rebuilt: Any, snapshot: Any, path: str = "") -> list[str]:
+    if isinstance(rebuilt, dict) and isinstance(snapshot, dict):
+        out = []
+        for key in sorted(set(rebuilt) | set(snapshot)):
+            sub = f"{path}.{key}" if path else key
+            if key not in snapshot:
+                out.append(f"{file}: {sub}: missing from the snapshot")
+            elif key not in rebuilt:
+                out.append(f"{file}: {sub}: in the snapshot but not in the replayed log")
+            else:
+                out += _compare(file, rebuilt[key], snapshot[key], sub)
+        return out
+    if rebuilt != snapshot:
+        return [f"{file}: {path}: snapshot has {json.dumps(snapshot)[:80]}, the log gives {json.dumps(rebuilt)[:80]}"]
+    return []

@@ -1,0 +1,41 @@
+"""`wb status` as data: the active task, the next action, blockers, the session and the board counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.store.workbench import Workbench
+
+
+def status_of(wb: Workbench) -> dict[str, Any]:
+    loaded = wb.load(detect_human=True, need_body=False)
+    docs = loaded.docs
+    state, board = docs.state, docs.board
+    counts = {s: 0 for s in ("todo", "in_progress", "blocked", "done", "cancelled")}
+    active = None
+    for task in board["tasks"]:
+        counts[task.get("status", "todo")] = counts.get(task.get("status", "todo"), 0) + 1
+        if task.get("id") == state.get("active_task_id"):
+            active = task
+    session = state.get("session")
+    last = None
+    if loaded.tail.seq:
+        events = wb.log.read_after(loaded.tail.seq - 1)
+        if events:
+            e = events[-1]
+            last = {"seq": e["seq"], "type": e.get("type"), "ts": e.get("ts"), "actor": e.get("actor")}
+    return {
+        "workbench": str(wb.root),
+        "status": state.get("status"),
+        "active_task": active,
+        "next_action": state.get("next_action", ""),
+        "blockers": state.get("blockers", []),
+        "assumptions": state.get("assumptions", []),
+        "touched_files": state.get("touched_files", []),
+        "counters": state.get("counters", {}),
+        "session": session,
+        "pending": session.get("pending") if isinstance(session, dict) else None,
+        "board": {"total": len(board["tasks"]), "by_status": counts},
+        "last_event": last,
+        "unrecorded_human_edits": [e["file"] for e in loaded.human_edits],
+    }

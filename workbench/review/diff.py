@@ -1,0 +1,219 @@
+"""`wb diff`: what changed in the agent's state between two revisions, by meaning rather than by line.
+
+The two sides (workbench.review.sides) are compared file by file — state.md field by field and entry by entry,
+board.json task by task, the logs by what was appended (workbench.review.parse), with the harness story those
+events tell (workbench.review.story). The result is one plain, JSON-able dict (documented in docs/diff.md,
+schema in schemas/diff.schema.json) that the CLI renders as text, Markdown or JSON. Nothing here prints or
+imports typer/rich.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import Refused
+from workbench.review.parse import (
+    appended_lines,
+    complete_lines,
+    last_seq,
+    log_entries,
+    parse_board,
+    parse_config,
+    parse_records,
+    parse_state,
+    session_summary,
+)
+from workbench.review.sides import Side, resolve
+from workbench.review.story import harness_summary
+
+SCHEMA_VERSION = 1
+NOISY_STATE = ("updated_at", "last_event")  # change on every write: shown only with --all
+NOISY_TASK = ("updated_at",)
+
+
+# -- comparing --------------------------------------------------------------------------------------------
+_ABSENT = object()
+
+
+def _change(name: str, old: Any, new: Any) -> dict[str, Any]:
+    """{field, old, new}; a key is left out when the field does not exist on that side."""
+    out: dict[str, Any] = {"field": name}
+    if old is not _ABSENT:
+        out["old"] = old
+    if new is not _ABSENT:
+        out["new"] = new
+    return out
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value and not (not prefix and key == "session"):
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+def field_changes(old: dict[str, Any], new: dict[str, Any], skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    changes = []
+    for key in list(old) + [k for k in new if k not in old]:
+        if key in skip:
+            continue
+        a, b = old.get(key, _ABSENT), new.get(key, _ABSENT)
+        if a != b:
+            changes.append(_change(key, a, b))
+    return changes
+
+
+def _both_sides(parse: Callable[[bytes | None], Any], raws: tuple[bytes | None, bytes | None], absent: Any,
+                warnings: list[str], labels: tuple[str, str]) -> list[Any]:
+    """Each side parsed; a side that cannot be read is compared as `absent`, with a warning naming it."""
+    parsed = []
+    for raw, label in zip(raws, labels, strict=True):
+        try:
+            parsed.append(parse(raw))
+        except Refused as err:
+            warnings.append(f"{err} (at {label}; compared as absent)")
+            parsed.append(absent)
+    return parsed
+
+
+def diff_state(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
+               warnings: list[str], labels: tuple[str, str]) -> dict[str, Any]:
+    (old, old_body), (new, new_body) = _both_sides(parse_state, (old_raw, new_raw), (None, ""), warnings, labels)
+    out: dict[str, Any] = {"fields": [], "session": None, "decision_log": {"added": [], "removed": []}}
+    if old_raw == new_raw:
+        return out
+    old_flat = _flatten({k: v for k, v in (old or {}).items() if k != "session"})
+    new_flat = _flatten({k: v for k, v in (new or {}).items() if k != "session"})
+    out["fields"] = field_changes(old_flat, new_flat, () if all_fields else NOISY_STATE)
+    if (old or {}).get("session") != (new or {}).get("session"):
+        before, after = session_summary((old or {}).get("session")), session_summary((new or {}).get("session"))
+        if before != after or all_fields:
+            out["session"] = {"old": before, "new": after}
+    if old_body != new_body:
+        a, b = log_entries(old_body), log_entries(new_body)
+        remaining = Counter(json.dumps(e, sort_keys=True) for e in a)
+        for entry in b:
+            key = json.dumps(entry, sort_keys=True)
+            if remaining[key]:
+                remaining[key] -= 1
+            else:
+                out["decision_log"]["added"].append(entry)
+        kept = Counter(json.dumps(e, sort_keys=True) for e in b)
+        for entry in a:
+            key = json.dumps(entry, sort_keys=True)
+            if kept[key]:
+                kept[key] -= 1
+            else:
+                out["decision_log"]["removed"].append(entry)
+    return out
+
+
+def diff_board(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
+               warnings: list[str], labels: tuple[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"fields": [], "added": [], "removed": [], "changed": []}
+    if old_raw == new_raw:
+        return out
+    old, new = _both_sides(lambda raw: parse_board(raw) or {}, (old_raw, new_raw), {}, warnings, labels)
+    skip = () if all_fields else ("last_event",)
+    out["fields"] = field_changes({k: v for k, v in old.items() if k != "tasks"},
+                                  {k: v for k, v in new.items() if k != "tasks"}, skip)
+    old_tasks = {t.get("id"): t for t in old.get("tasks", []) if isinstance(t, dict)}
+    new_tasks = {t.get("id"): t for t in new.get("tasks", []) if isinstance(t, dict)}
+    task_skip = () if all_fields else NOISY_TASK
+    for tid, task in new_tasks.items():
+        before = old_tasks.get(tid)
+        if before is None:
+            out["added"].append(task)
+        elif before != task:
+            changes = field_changes(before, task, task_skip)
+            if changes:
+                out["changed"].append({"id": tid, "title": task.get("title"), "changes": changes})
+    out["removed"] = [t for tid, t in old_tasks.items() if tid not in new_tasks]
+    return out
+
+
+def diff_config(old_raw: bytes | None, new_raw: bytes | None, warnings: list[str],
+                labels: tuple[str, str]) -> dict[str, Any]:
+    """Changed settings, flattened to dotted names (tools.tag.mode). Tools, their modes and hooks decide what
+    an agent may run unasked, so a reviewer must see a change to them."""
+    out: dict[str, Any] = {"fields": []}
+    if old_raw == new_raw:
+        return out
+    parsed = _both_sides(lambda raw: parse_config(raw) or {}, (old_raw, new_raw), {}, warnings, labels)
+    flat = [{k: v for k, v in _flatten(c).items() if v != {}} for c in parsed]  # `tools: {}` is no tools
+    out["fields"] = field_changes(flat[0], flat[1])
+    return out
+
+
+def diff_events(old_raw: bytes | None, new_raw: bytes | None, warnings: list[str]) -> dict[str, Any]:
+    old, new = complete_lines(old_raw), complete_lines(new_raw)
+    lines, removed, rewritten = appended_lines(old, new)
+    events = parse_records(lines, "events.jsonl", warnings)
+    seqs = [e["seq"] for e in events if isinstance(e.get("seq"), int)]
+    out: dict[str, Any] = {
+        "old_last_seq": last_seq(old),
+        "new_last_seq": last_seq(new),
+        "appended": len(events),
+        "first_seq": min(seqs) if seqs else None,
+        "last_seq": max(seqs) if seqs else None,
+        "removed": removed,
+        "rewritten": rewritten,
+        "by_type": dict(Counter(str(e.get("type")) for e in events).most_common()),
+    }
+    out.update(harness_summary(events, new))
+    return out
+
+
+def diff_calls(old_raw: bytes | None, new_raw: bytes | None, warnings: list[str]) -> dict[str, Any]:
+    lines, removed, rewritten = appended_lines(complete_lines(old_raw), complete_lines(new_raw))
+    records = parse_records(lines, "calls.jsonl", warnings)
+    return {
+        "added": len(records),
+        "removed": removed,
+        "rewritten": rewritten,
+        "by_status": dict(Counter(str(r.get("status")) for r in records).most_common()),
+        "by_tool": dict(Counter(str(r.get("tool")) for r in records).most_common()),
+        "records": [{k: r.get(k) for k in ("key", "session", "step", "tool", "status", "error")} for r in records],
+    }
+
+
+# -- the whole diff ----------------------------------------------------------------------------------------
+def compare(old: Side, new: Side, *, all_fields: bool = False) -> dict[str, Any]:
+    """The diff of two sides, as the documented JSON shape (docs/diff.md, schemas/diff.schema.json)."""
+    warnings: list[str] = []
+    labels = (old.label, new.label)
+    state = diff_state(old.files.get("state.md"), new.files.get("state.md"), all_fields, warnings, labels)
+    board = diff_board(old.files.get("board.json"), new.files.get("board.json"), all_fields, warnings, labels)
+    events = diff_events(old.files.get("events.jsonl"), new.files.get("events.jsonl"), warnings)
+    calls = diff_calls(old.files.get("calls.jsonl"), new.files.get("calls.jsonl"), warnings)
+    config = diff_config(old.files.get("config.yaml"), new.files.get("config.yaml"), warnings, labels)
+    changed = bool(
+        state["fields"] or state["session"] or state["decision_log"]["added"] or state["decision_log"]["removed"]
+        or board["fields"] or board["added"] or board["removed"] or board["changed"]
+        or events["appended"] or events["removed"] or calls["added"] or calls["removed"] or config["fields"]
+    )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "old": old.describe(),
+        "new": new.describe(),
+        "changed": changed,
+        "state": state,
+        "board": board,
+        "events": events,
+        "calls": calls,
+        "config": config,
+        "warnings": warnings,
+    }
+
+
+def diff(root: Path, revs: list[str], *, all_fields: bool = False, default_base: str = "HEAD") -> dict[str, Any]:
+    """`wb diff [REV [REV]]` as data."""
+    old, new = resolve(root, revs, default_base)
+    return compare(old, new, all_fields=all_fields)

@@ -1,0 +1,233 @@
+"""Merging two branches' workbenches: the event log by event id, the board by task id field by field, state.md
+key by key. Used by the git merge drivers that `wb init` registers (`wb merge-driver KIND %O %A %B %P`).
+
+Inside `git merge` the drivers see all three commits (ours = HEAD, theirs = the GITHEAD_<sha> git exports,
+base = their merge base), so each one merges the whole workbench the same way — the logs' union replayed —
+and writes its own file: board, state and log agree at once and `wb validate` passes without a manual step.
+Elsewhere (a rebase, `git merge-file`) each driver merges its own file with the same rules.
+
+Two branches that each added a task with the same id keep both: the later one (by created_at) is renumbered
+to the next free id, deterministically, and every reference to it on its branch follows.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+from workbench.model import reducer
+
+SIDES = ("ours", "theirs")
+DERIVED_STATE = {"schema_version", "updated_at", "last_event", "counters", "session", "status"}
+LIST_STATE = {"touched_files", "assumptions", "blockers"}
+
+
+class MergeConflict(Exception):
+    def __init__(self, conflicts: list[str]) -> None:
+        super().__init__("; ".join(conflicts))
+        self.conflicts = conflicts
+
+
+def _num(task_id: str) -> int:
+    return int(task_id[2:]) if re.match(r"^T-\d+$", task_id or "") else 0
+
+
+def task_renames(base: dict[str, dict[str, Any]], ours: dict[str, dict[str, Any]],
+                 theirs: dict[str, dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """{side: {old id: new id}} for ids both sides added to different tasks (told apart by created_at)."""
+    renames: dict[str, dict[str, str]] = {"ours": {}, "theirs": {}}
+    collisions = sorted((tid for tid in set(ours) & set(theirs)
+                         if tid not in base and ours[tid].get("created_at") != theirs[tid].get("created_at")), key=_num)
+    taken = max([_num(t) for t in (*base, *ours, *theirs)] or [0])
+    for tid in collisions:
+        o, t = ours[tid], theirs[tid]
+        key_o = (o.get("created_at", ""), json.dumps(o, sort_keys=True))
+        key_t = (t.get("created_at", ""), json.dumps(t, sort_keys=True))
+        taken += 1
+        renames["theirs" if key_t > key_o else "ours"][tid] = f"T-{taken:03d}"
+    return renames
+
+
+def _rename_task(task: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
+    task = dict(task)
+    if task.get("id") in m:
+        task["id"] = m[task["id"]]
+    if isinstance(task.get("depends_on"), list):
+        task["depends_on"] = [m.get(d, d) for d in task["depends_on"]]
+    if task.get("reviews") in m:
+        task["reviews"] = m[task["reviews"]]
+    return task
+
+
+def rename_event(event: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
+    if not m:
+        return event
+    event = copy.deepcopy(event)
+    p = event["payload"]
+    if event["type"].startswith("task.") and p.get("id") in m:
+        p["id"] = m[p["id"]]
+    if isinstance(p.get("task"), dict):
+        p["task"] = _rename_task(p["task"], m)
+    changes = p.get("changes")
+    if isinstance(changes, dict):
+        if isinstance(changes.get("depends_on"), list):
+            changes["depends_on"] = [m.get(d, d) for d in changes["depends_on"]]
+        for key in ("reviews", "active_task_id"):
+            if changes.get(key) in m:
+                changes[key] = m[changes[key]]
+    if event["type"] == "human.edit" and p.get("file") == "board.json":
+        p["upsert"] = [_rename_task(t, m) for t in p.get("upsert", [])]
+        p["remove"] = [m.get(t, t) for t in p.get("remove", [])]
+        if "order" in p:
+            p["order"] = [m.get(t, t) for t in p["order"]]
+    return event
+
+
+def _adds(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {e["payload"]["task"]["id"]: e["payload"]["task"] for e in events
+            if e["type"] == "task.add" and isinstance(e["payload"].get("task"), dict)}
+
+
+def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
+                 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
+    """The union by event id — base first, then both sides' new events merged in time order (each side's own
+    order kept) — with colliding task ids renumbered, seq and prev rebuilt."""
+    from workbench.store.eventlog import Tail, chain
+
+    base_ids = {e["id"] for e in base}
+    ours_new = [e for e in ours if e["id"] not in base_ids]
+    seen = base_ids | {e["id"] for e in ours_new}
+    theirs_new = [e for e in theirs if e["id"] not in seen]
+    renames = task_renames(_adds(base), _adds(ours_new), _adds(theirs_new))
+    ours_new = [rename_event(e, renames["ours"]) for e in ours_new]
+    theirs_new = [rename_event(e, renames["theirs"]) for e in theirs_new]
+    merged: list[dict[str, Any]] = []
+    i = j = 0
+    while i < len(ours_new) or j < len(theirs_new):
+        take_ours = j >= len(theirs_new) or (
+            i < len(ours_new) and (ours_new[i]["ts"], ours_new[i]["id"]) <= (theirs_new[j]["ts"], theirs_new[j]["id"]))
+        merged.append(ours_new[i] if take_ours else theirs_new[j])
+        if take_ours:
+            i += 1
+        else:
+            j += 1
+    out = [dict(e) for e in base] + [dict(e) for e in merged]
+    for e in out:
+        e.pop("more", None)  # batches may interleave after a merge; every one of them is complete
+        e.pop("seq", None)
+        e.pop("prev", None)
+    return chain(out, Tail(0, None, 0, 0)), renames
+
+
+def replay(events: list[dict[str, Any]]) -> reducer.Docs:
+    docs = reducer.empty_docs(events[0]["ts"] if events else "1970-01-01T00:00:00.000Z")
+    for event in events:
+        reducer.apply(docs, event)
+    return docs
+
+
+# -- board --------------------------------------------------------------------------------------------
+def merge_boards(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any],
+                 renames: dict[str, dict[str, str]] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Three-way merge by task id, field by field. Returns (merged board, conflicts naming task and field)."""
+    b = {t["id"]: t for t in base.get("tasks", [])}
+    sides = {"ours": {t["id"]: t for t in ours.get("tasks", [])},
+             "theirs": {t["id"]: t for t in theirs.get("tasks", [])}}
+    if renames is None:
+        renames = task_renames(b, {k: v for k, v in sides["ours"].items() if k not in b},
+                               {k: v for k, v in sides["theirs"].items() if k not in b})
+    for side in SIDES:
+        sides[side] = {renames[side].get(k, k): _rename_task(v, renames[side]) for k, v in sides[side].items()}
+    o, t = sides["ours"], sides["theirs"]
+    conflicts: list[str] = []
+    merged: dict[str, dict[str, Any]] = {}
+    for tid in [*b, *[k for k in o if k not in b], *[k for k in t if k not in b and k not in o]]:
+        bt, ot, tt = b.get(tid), o.get(tid), t.get(tid)
+        if bt is not None and (ot is None or tt is None):
+            survivor = ot if ot is not None else tt
+            if survivor is not None and survivor != bt:
+                conflicts.append(f"{tid}: removed on one branch and changed on the other")
+                merged[tid] = survivor
+            continue
+        if ot is None or tt is None:
+            merged[tid] = ot if ot is not None else tt  # type: ignore[assignment]
+            continue
+        task: dict[str, Any] = {}
+        for key in [*ot, *[k for k in tt if k not in ot]]:
+            bv, ov, tv = (bt or {}).get(key, _MISSING), ot.get(key, _MISSING), tt.get(key, _MISSING)
+            if key == "updated_at":
+                value = max(str(ov if ov is not _MISSING else ""), str(tv if tv is not _MISSING else ""))
+            elif ov == tv or tv == bv:
+                value = ov
+            elif ov == bv:
+                value = tv
+            else:
+                conflicts.append(f"{tid}.{key}: changed on both branches ({_show(ov)} here, {_show(tv)} there)")
+                value = ov
+            if value is not _MISSING:
+                task[key] = value
+        merged[tid] = task
+    added = [k for k in merged if k not in b]
+    order = [k for k in b if k in merged] + sorted(added, key=lambda k: (merged[k].get("created_at", ""), _num(k)))
+    board = {"schema_version": ours.get("schema_version", 1),
+             "last_event": max(int(ours.get("last_event", 0)), int(theirs.get("last_event", 0))),
+             "tasks": [merged[k] for k in order]}
+    return board, conflicts
+
+
+_MISSING: Any = object()
+
+
+def _show(value: Any) -> str:
+    return "absent" if value is _MISSING else json.dumps(value, ensure_ascii=False)[:40]
+
+
+# -- state.md --------------------------------------------------------------------------------------------
+def split_entries(body: str) -> tuple[str, list[str]]:
+    """(preamble, decision-log entries), an entry being a `### ` heading and the text under it."""
+    parts = re.split(r"(?m)^(?=### )", body)
+    return parts[0], [p for p in parts[1:]]
+
+
+def merge_bodies(base: str, ours: str, theirs: str) -> str:
+    pre, base_entries = split_entries(base)
+    pre_o, ours_entries = split_entries(ours)
+    _pre_t, theirs_entries = split_entries(theirs)
+    known = set(base_entries)
+    new = [e for e in ours_entries if e not in known]
+    new += [e for e in theirs_entries if e not in known and e not in new]
+    new.sort(key=lambda e: e.splitlines()[0])  # headings start with the entry's timestamp
+    kept = [e for e in ours_entries if e in known]
+    entries = kept + new
+    return pre_o + "".join(e if e.endswith("\n") else e + "\n" for e in entries)
+
+
+def merge_state(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any],
+                renames: dict[str, dict[str, str]]) -> tuple[dict[str, Any], list[str]]:
+    """Key by key. Returns (merged frontmatter without the derived keys' final values, conflicts)."""
+    conflicts: list[str] = []
+    o = dict(ours)
+    t = dict(theirs)
+    for side, data in (("ours", o), ("theirs", t)):
+        if data.get("active_task_id") in renames[side]:
+            data["active_task_id"] = renames[side][data["active_task_id"]]
+    merged: dict[str, Any] = {}
+    for key in [*o, *[k for k in t if k not in o]]:
+        bv, ov, tv = base.get(key, _MISSING), o.get(key, _MISSING), t.get(key, _MISSING)
+        if key in LIST_STATE and isinstance(ov, list) and isinstance(tv, list):
+            bl = bv if isinstance(bv, list) else []
+            value: Any = [x for x in ov if x in tv or x not in bl] + [x for x in tv if x not in bl and x not in ov]
+        elif ov == tv or tv == bv:
+            value = ov
+        elif ov == bv:
+            value = tv
+        elif key in DERIVED_STATE:
+            value = ov
+        else:
+            conflicts.append(f"state.md: {key}: changed on both branches ({_show(ov)} here, {_show(tv)} there)")
+            value = ov
+        if value is not _MISSING:
+            merged[key] = value
+    return merged, conflicts

@@ -1,0 +1,125 @@
+"""The two sides of a `wb diff`: the working tree or a commit, and how `wb diff [REV [REV]]` names them.
+
+A commit's workbench files are read with one `git cat-file --batch` (no checkout, no temporary files); a side
+without `.workbench/` is an empty workbench. A side is the files' bytes: parsing them is workbench.review.parse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import NotFound, UsageError
+from workbench.git.repo import run_git
+from workbench.model.layout import WB_DIR
+
+FILES = ("state.md", "board.json", "events.jsonl", "calls.jsonl", "config.yaml")
+WORKTREE = "working tree"
+
+
+@dataclass
+class Side:
+    """One side of a diff: its files' bytes (None: absent) and how to name it."""
+
+    label: str  # what the user typed ("HEAD", "main~3"), or "working tree"
+    commit: str | None  # the commit it resolved to; None for the working tree or an empty side
+    files: dict[str, bytes | None] = field(default_factory=dict)
+
+    @property
+    def has_workbench(self) -> bool:
+        return any(v is not None for v in self.files.values())
+
+    def describe(self) -> dict[str, Any]:
+        return {"label": self.label, "commit": self.commit, "workbench": self.has_workbench}
+
+
+def cat_batch(root: Path, specs: list[str]) -> list[tuple[str, bytes] | None]:
+    """`git cat-file --batch` for several objects in one subprocess: [(sha, body) or None if missing]."""
+    if not specs:
+        return []
+    out = run_git(root, "cat-file", "--batch", stdin=("\n".join(specs) + "\n").encode()).stdout
+    result: list[tuple[str, bytes] | None] = []
+    pos = 0
+    for _spec in specs:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].decode(errors="replace")
+        pos = end + 1
+        parts = header.split()
+        if len(parts) != 3 or parts[-1] in ("missing", "ambiguous"):
+            result.append(None)
+            continue
+        sha, _kind, size = parts
+        result.append((sha, out[pos:pos + int(size)]))
+        pos += int(size) + 1
+    return result
+
+
+def read_worktree(root: Path) -> Side:
+    base = root / WB_DIR
+    files: dict[str, bytes | None] = {}
+    for name in FILES:
+        try:
+            files[name] = (base / name).read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            files[name] = None
+    return Side(WORKTREE, None, files)
+
+
+def read_revs(root: Path, revs: list[tuple[str, bool]]) -> list[Side]:
+    """Each (rev, optional) as a Side, all in one cat-file call. An optional rev that does not resolve (HEAD
+    before the first commit) is an empty side; any other raises NotFound."""
+    specs: list[str] = []
+    for rev, _optional in revs:
+        if not rev or "\n" in rev or rev.strip() != rev:
+            raise NotFound(f"unknown revision '{rev}'")
+        specs.append(f"{rev}^{{commit}}")
+        specs.extend(f"{rev}:{WB_DIR}/{name}" for name in FILES)
+    found = cat_batch(root, specs)
+    sides = []
+    step = 1 + len(FILES)
+    for i, (rev, optional) in enumerate(revs):
+        commit, *blobs = found[i * step:(i + 1) * step]
+        if commit is None:
+            if optional:
+                sides.append(Side(rev, None, {name: None for name in FILES}))
+                continue
+            raise NotFound(f"unknown revision '{rev}'")
+        files = {name: (blob[1] if blob else None) for name, blob in zip(FILES, blobs, strict=True)}
+        sides.append(Side(rev, commit[0], files))
+    return sides
+
+
+def merge_base(root: Path, a: str, b: str) -> Side:
+    first, second = read_revs(root, [(a, False), (b, False)])
+    proc = run_git(root, "merge-base", str(first.commit), str(second.commit), check=False)
+    base = proc.stdout.decode().strip()
+    if proc.returncode != 0 or not base:
+        raise NotFound(f"'{a}' and '{b}' have no merge base")
+    side = read_revs(root, [(base, False)])[0]
+    side.label = f"merge-base({a}, {b})"
+    return side
+
+
+def resolve(root: Path, revs: list[str], default_base: str = "HEAD") -> tuple[Side, Side]:
+    """The (old, new) sides of `wb diff [REV [REV]]`, read as `git diff` reads its revisions:
+    none → default_base vs the working tree; one → it vs the working tree; two → the first vs the second;
+    `A..B` → A vs B; `A...B` → merge-base(A, B) vs B (an empty end of a range means HEAD)."""
+    if len(revs) > 2:
+        raise UsageError("wb diff takes at most two revisions")
+    if not revs:
+        return read_revs(root, [(default_base, True)])[0], read_worktree(root)
+    if len(revs) == 1 and "..." in revs[0]:
+        a, _, b = revs[0].partition("...")
+        a, b = a or "HEAD", b or "HEAD"
+        return merge_base(root, a, b), read_revs(root, [(b, False)])[0]
+    if len(revs) == 1 and ".." in revs[0]:
+        a, _, b = revs[0].partition("..")
+        old, new = read_revs(root, [(a or "HEAD", False), (b or "HEAD", False)])
+        return old, new
+    if len(revs) == 1:
+        return read_revs(root, [(revs[0], False)])[0], read_worktree(root)
+    if any(".." in r for r in revs):
+        raise UsageError("a range (A..B or A...B) takes no second revision")
+    old, new = read_revs(root, [(revs[0], False), (revs[1], False)])
+    return old, new

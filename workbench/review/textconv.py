@@ -1,0 +1,130 @@
+"""The readable view of one workbench file, for git's `diff.<driver>.textconv` (`wb textconv KIND FILE`).
+
+git runs it on every revision of the file it shows (`git diff`, `git log -p`, `git show`), including
+revisions where the file is empty, half-written or broken, so it never fails: whatever it cannot read it
+says so in one line and prints the raw text below, and it always exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+KINDS = ("board", "events", "state", "calls")
+
+
+def convert(kind: str, raw: bytes) -> list[str]:
+    """The lines of the readable view; never raises for any bytes."""
+    try:
+        return {"board": board_lines, "events": events_lines, "state": state_lines, "calls": calls_lines}[kind](raw)
+    except Exception as err:  # git calls this on any revision: show the raw file rather than fail the diff
+        return [f"(wb textconv: unreadable {kind} file: {type(err).__name__}: {err}; raw text follows)",
+                *raw.decode("utf-8", errors="replace").splitlines()]
+
+
+def _raw_after(note: str, raw: bytes) -> list[str]:
+    return [f"(wb textconv: {note}; raw text follows)", *raw.decode("utf-8", errors="replace").splitlines()]
+
+
+def task_line(task: dict[str, Any]) -> str:
+    """`T-001 [done] build/builder  Title  (acceptance: …; depends on: …)`."""
+    extras = []
+    for label, key in (("reviews", "reviews"), ("acceptance", "acceptance"), ("depends on", "depends_on"),
+                       ("blocked", "blocked_reason")):
+        v = task.get(key)
+        if v:
+            extras.append(f"{label}: {', '.join(map(str, v)) if isinstance(v, list) else v}")
+    if task.get("forced_done"):
+        extras.append("forced done")
+    line = (f"{task.get('id')} [{task.get('status')}] {task.get('kind')}/{task.get('owner')}  "
+            f"{' '.join(str(task.get('title', '')).split())}")
+    if task.get("description"):
+        line += f"  — {' '.join(str(task['description']).split())}"
+    return line + (f"  ({'; '.join(extras)})" if extras else "")
+
+
+def board_lines(raw: bytes) -> list[str]:
+    if not raw.strip():
+        return ["(empty board.json)"]
+    try:
+        data = json.loads(raw)
+    except ValueError as err:
+        return _raw_after(f"broken JSON at line {getattr(err, 'lineno', '?')}", raw)
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+        return _raw_after("not a board (an object with a list of tasks)", raw)
+    extra = [f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in data.items() if k not in ("tasks", "last_event")]
+    tasks = [task_line(t) if isinstance(t, dict) else f"(not a task: {json.dumps(t)})" for t in data["tasks"]]
+    return extra + (tasks or ["(no tasks)"])
+
+
+def event_line(event: dict[str, Any]) -> str:
+    from workbench.review.eventview import summarize
+
+    payload = event.get("payload")
+    summary = summarize(payload) if isinstance(payload, dict) else ""
+    return (f"#{event.get('seq', '?')!s:<5} {event.get('ts', '')}  {event.get('actor', '')!s:<5}  "
+            f"{event.get('type', '')!s:<16} {summary}").rstrip()
+
+
+def _jsonl(raw: bytes, one: Any) -> list[str]:
+    lines = []
+    parts = raw.split(b"\n")
+    for number, line in enumerate(parts, start=1):
+        if not line.strip():
+            continue
+        torn = number == len(parts)  # no newline after it: a crash mid-append, ignored by wb
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            what = "torn last line (ignored by wb)" if torn else f"line {number}: damaged"
+            lines.append(f"({what}: {line[:80].decode('utf-8', errors='replace')})")
+            continue
+        lines.append(one(record) + ("  (torn: no newline)" if torn else ""))
+    return lines
+
+
+def events_lines(raw: bytes) -> list[str]:
+    return _jsonl(raw, event_line)
+
+
+def calls_lines(raw: bytes) -> list[str]:
+    def one(r: dict[str, Any]) -> str:
+        outcome = r.get("error") or (json.dumps(r["result"], ensure_ascii=False, sort_keys=True)
+                                     if r.get("result") is not None else "")
+        if len(outcome) > 100:
+            outcome = outcome[:99] + "…"
+        line = f"{r.get('ts', '')}  {r.get('status', '')!s:<7}  {r.get('tool', '')}  {r.get('key', '')}  {outcome}"
+        return line.rstrip()
+
+    return _jsonl(raw, one)
+
+
+def state_lines(raw: bytes) -> list[str]:
+    if not raw.strip():
+        return ["(empty state.md)"]
+    from workbench.errors import WorkbenchError
+    from workbench.review.parse import parse_state, session_summary
+
+    try:
+        data, body = parse_state(raw)
+    except WorkbenchError as err:
+        return _raw_after(str(err), raw)
+    assert data is not None
+    lines = []
+    for key, v in data.items():
+        if key == "session":
+            s = session_summary(v)
+            if s is None:
+                lines.append("session: null")
+            else:
+                pending = s["pending"]["reason"] if s["pending"] else None
+                lines.append(f"session: {s['id']} {json.dumps(s['goal'], ensure_ascii=False)} {s['harness_state']} "
+                             f"step {(s['step_index'] or 0) + 1}/{s['steps']}"
+                             + (f" waiting: {pending}" if pending else ""))
+        elif isinstance(v, dict) and v:
+            lines += [f"{key}.{k}: {json.dumps(x, ensure_ascii=False)}" for k, x in v.items()]
+        else:
+            lines.append(f"{key}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}")
+    return [*lines, "", *body.lstrip("\n").splitlines()]

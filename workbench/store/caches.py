@@ -1,0 +1,117 @@
+"""The snapshot caches in `.workbench/.cache/`: what wb itself last wrote, kept beside the files.
+
+They let a reader tell a person's edit from wb's own write by a stat (as git does for its index) and skip
+the YAML parser when nothing changed: `state.json` (state.md's hash, stat and frontmatter), `state.body`
+(its decision log), `board.json` (board.json as wb wrote it), `config.json` (config.yaml merged over the
+defaults, keyed by its hash) and `guard.json` (when a file was last edited by hand). A cache is never the
+truth: a missing or broken one is read as absent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from workbench.model.layout import Paths
+from workbench.store.atomic import atomic_write
+
+
+def sha(raw: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(raw).hexdigest()
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (FileNotFoundError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+# -- state.md ------------------------------------------------------------------------------------------
+def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str) -> None:
+    """Remember what wb wrote to state.md: its hash and stat (to see a hand edit without re-reading it), its
+    frontmatter (so `wb status` needs no YAML parser) and, in a file of its own, its decision log."""
+    p.cache.mkdir(exist_ok=True)
+    atomic_write(p.cache / "state.body", body.encode("utf-8"), durable=False)
+    try:
+        st = p.state.stat()
+        stat = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    except FileNotFoundError:
+        stat = {}
+    blob = {"sha": sha(raw), **stat, "state": state}
+    atomic_write(p.state_cache, json.dumps(blob, ensure_ascii=False).encode("utf-8"), durable=False)
+
+
+def read_state_cache(p: Paths) -> dict[str, Any] | None:
+    """The cache with `fresh`: does state.md hold what wb last wrote? Decided by stat (size and mtime, as git
+    does for its index); the caller compares the hash when the stat differs. The body is read separately."""
+    cached = read_json(p.state_cache)
+    if not cached or not isinstance(cached.get("state"), dict):
+        return None
+    st = p.state.stat()  # FileNotFoundError: the caller says state.md is missing
+    cached["fresh"] = cached.get("size") == st.st_size and cached.get("mtime_ns") == st.st_mtime_ns
+    return cached
+
+
+def cached_body(p: Paths) -> str | None:
+    try:
+        return (p.cache / "state.body").read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
+
+
+# -- board.json ----------------------------------------------------------------------------------------
+def read_board_cache(p: Paths) -> bytes | None:
+    """board.json as wb last wrote it, or None."""
+    try:
+        return p.board_cache.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def write_board_cache(p: Paths, raw: bytes) -> None:
+    p.cache.mkdir(exist_ok=True)
+    atomic_write(p.board_cache, raw, durable=False)
+
+
+# -- config.yaml ---------------------------------------------------------------------------------------
+def _config_cache(config_path: Path) -> Path:
+    return config_path.parent / ".cache" / "config.json"
+
+
+def read_config_cache(config_path: Path, digest: str) -> dict[str, Any] | None:
+    """The merged config cached for config.yaml with this hash, or None."""
+    cached = read_json(_config_cache(config_path))
+    if cached and cached.get("sha") == digest and isinstance(cached.get("config"), dict):
+        config: dict[str, Any] = cached["config"]
+        return config
+    return None
+
+
+def write_config_cache(config_path: Path, digest: str, config: dict[str, Any]) -> None:
+    cache = _config_cache(config_path)
+    if not cache.parent.parent.is_dir():
+        return
+    try:
+        cache.parent.mkdir(exist_ok=True)
+        atomic_write(cache, json.dumps({"sha": digest, "config": config}).encode(), durable=False)
+    except OSError:
+        pass  # a read-only workbench still reads its config
+
+
+# -- the human guard -----------------------------------------------------------------------------------
+def read_guard(p: Paths) -> dict[str, Any]:
+    """{file: mtime of its last hand edit}."""
+    return read_json(p.cache / "guard.json") or {}
+
+
+def write_guard(p: Paths, guard: dict[str, Any]) -> None:
+    try:
+        p.cache.mkdir(exist_ok=True)
+        atomic_write(p.cache / "guard.json", json.dumps(guard).encode(), durable=False)
+    except OSError:
+        pass

@@ -1,0 +1,199 @@
+"""events.jsonl: the append-only write-ahead log and audit trail.
+
+One JSON object per line, `seq` 1, 2, 3… without gaps, `prev` = sha256 of the previous line, so an edit or
+deletion inside the log is detectable. Events written by one transaction go in one write; the first ones
+carry `more` (how many follow), so a batch cut short by a crash is recognised and ignored like a torn line.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import Refused
+from workbench.model.jsonl import check_unicode, encode, line_hash
+
+_BLOCK = 1 << 16
+
+
+@dataclass
+class Tail:
+    seq: int  # seq of the last complete event (0 when the log is empty)
+    hash: str | None  # hash of its line, the `prev` of the next event
+    good_size: int  # bytes up to the end of the last complete batch
+    torn: int  # bytes after good_size: a torn line or an incomplete batch
+
+
+class EventLog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    # -- reading ------------------------------------------------------------------------------
+    def _lines_backwards(self) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) of each complete line from the end, newest first; a torn fragment is skipped."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as fh:
+            end = fh.seek(0, os.SEEK_END)
+            pos = end
+            buf = b""
+            first = True
+            while pos > 0:
+                step = min(_BLOCK, pos)
+                pos -= step
+                fh.seek(pos)
+                buf = fh.read(step) + buf
+                if first:
+                    cut = buf.rfind(b"\n")
+                    if cut == -1 and pos > 0:
+                        continue
+                    buf = buf[: cut + 1]  # drop a torn last line
+                    first = False
+                lines = buf.split(b"\n")
+                # lines[-1] is '' (buffer ends at a newline); lines[0] may be partial unless pos == 0
+                start = 0 if pos == 0 else 1
+                offset = pos + sum(len(x) + 1 for x in lines[:start])
+                complete = lines[start:-1]
+                offsets = []
+                for line in complete:
+                    offsets.append(offset)
+                    offset += len(line) + 1
+                for off, line in zip(reversed(offsets), reversed(complete), strict=True):
+                    yield off, line
+                buf = lines[0] + b"\n" if start == 1 else b""
+                if start == 0:
+                    return
+            if buf.strip():
+                yield 0, buf[:-1]
+
+    def _parse(self, line: bytes, where: str) -> dict[str, Any]:
+        try:
+            event = json.loads(line)
+        except (ValueError, RecursionError):
+            raise Refused(f"events.jsonl: {where}: damaged line (not JSON); run `wb doctor`") from None
+        check_unicode(line, event, f"events.jsonl: {where}")
+        if not isinstance(event, dict) or not isinstance(event.get("seq"), int):
+            raise Refused(f"events.jsonl: {where}: damaged line (no seq); run `wb doctor`")
+        return event
+
+    def tail(self) -> Tail:
+        return self._scan_tail(stop_at=None)[0]
+
+    def read_after(self, seq: int) -> list[dict[str, Any]]:
+        """The complete events with seq > `seq`, oldest first, checked for gaps and chain breaks."""
+        return self._scan_tail(stop_at=seq)[1]
+
+    def scan_after(self, seq: int) -> tuple[Tail, list[dict[str, Any]]]:
+        """The tail and the events after `seq`, in one read from the end."""
+        return self._scan_tail(stop_at=seq)
+
+    def _scan_tail(self, stop_at: int | None) -> tuple[Tail, list[dict[str, Any]]]:
+        """Read from the end: the last complete batch ends at the newest line without `more`.
+
+        Everything after it (a torn line, or the first lines of a batch cut short) is the torn tail.
+        With `stop_at`, keep reading back to the event with seq <= stop_at and return those after it.
+        """
+        size = self.path.stat().st_size if self.path.exists() else 0
+        good_end: int | None = None
+        last: tuple[bytes, dict[str, Any]] | None = None
+        base: tuple[bytes, dict[str, Any]] | None = None
+        newer: list[tuple[bytes, dict[str, Any]]] = []  # newest first
+        for off, line in self._lines_backwards():
+            event = self._parse(line, f"line at byte {off}")
+            if good_end is None:
+                if event.get("more"):
+                    continue  # part of a batch cut short
+                good_end = off + len(line) + 1
+                last = (line, event)
+            if stop_at is None or event["seq"] <= stop_at:
+                base = (line, event)
+                break
+            newer.append((line, event))
+        if good_end is None or last is None:
+            return Tail(0, None, 0, size), []
+        tail = Tail(last[1]["seq"], line_hash(last[0]), good_end, size - good_end)
+        if stop_at is None:
+            return tail, []
+        expected = (base[1]["seq"] if base else 0) + 1
+        prev = line_hash(base[0]) if base else None
+        out = []
+        for line, event in reversed(newer):
+            if event["seq"] != expected:
+                raise Refused(
+                    f"events.jsonl: seq {event['seq']} follows seq {expected - 1}: a gap in the log; run `wb doctor`"
+                )
+            if event.get("prev") != prev:
+                raise Refused(f"events.jsonl: seq {event['seq']}: hash chain broken; run `wb doctor`")
+            out.append(event)
+            expected += 1
+            prev = line_hash(line)
+        return tail, out
+
+    def iter_all(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        """Every complete event from the start, verifying seq and the hash chain; stops before a torn tail."""
+        tail = self.tail()
+        if tail.good_size == 0:
+            return
+        prev: str | None = None
+        expected = 1
+        with open(self.path, "rb") as fh:
+            data = fh.read(tail.good_size)
+        for number, line in enumerate(data.split(b"\n")[:-1], start=1):
+            event = self._parse(line, f"line {number}")
+            if event["seq"] != expected:
+                raise Refused(f"events.jsonl: line {number}: seq {event['seq']} where {expected} was expected")
+            if event.get("prev") != prev:
+                raise Refused(f"events.jsonl: line {number}: hash chain broken at seq {event['seq']}")
+            prev = line_hash(line)
+            expected += 1
+            yield line, event
+
+    # -- writing ------------------------------------------------------------------------------
+    def append(self, events: list[dict[str, Any]], tail: Tail) -> None:
+        """Append a batch in one write and fsync it. Drops a torn tail first (it was never acknowledged)."""
+        blob = b"".join(encode(e) + b"\n" for e in events)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
+            if tail.torn:
+                os.ftruncate(fd, tail.good_size)
+            os.lseek(fd, tail.good_size, os.SEEK_SET)
+            try:
+                if os.write(fd, blob) != len(blob):  # a disk that fills up mid-write writes short, silently
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+                os.fsync(fd)
+            except OSError:
+                os.ftruncate(fd, tail.good_size)  # a batch not wholly durable was never acknowledged: take it back
+                raise
+        finally:
+            os.close(fd)
+
+    def truncate_torn(self) -> int:
+        tail = self.tail()
+        if tail.torn:
+            with open(self.path, "r+b") as fh:
+                fh.truncate(tail.good_size)
+                fh.flush()
+                os.fsync(fh.fileno())
+        return tail.torn
+
+
+def chain(events: list[dict[str, Any]], tail: Tail) -> list[dict[str, Any]]:
+    """Number a batch after `tail` and link its hash chain (mutates and returns the events)."""
+    prev = tail.hash
+    seq = tail.seq
+    for i, event in enumerate(events):
+        seq += 1
+        event["seq"] = seq
+        event["prev"] = prev
+        remaining = len(events) - 1 - i
+        if remaining:
+            event["more"] = remaining
+        else:
+            event.pop("more", None)
+        prev = line_hash(encode(event))
+    return events

@@ -1,0 +1,218 @@
+"""The one transaction that writes `.workbench/`.
+
+take the lock → load (snapshot + replay of events after `last_event`, human edits detected) → apply events
+→ validate every changed document → append events (fsync) → write snapshots atomically → git commit →
+release. Nothing else writes `.workbench/`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench import faults
+from workbench.errors import GitError, Refused, SchemaRefused, WorkbenchError
+from workbench.git.repo import CommitOutcome
+from workbench.model import ids, reducer, schemas
+from workbench.model.boardfile import check_board, encode_board
+from workbench.model.layout import check_writable
+from workbench.model.redaction import redact, secret_values
+from workbench.model.reducer import Docs
+from workbench.store import caches, humanedit
+from workbench.store.atomic import append_lines, atomic_write
+from workbench.store.eventlog import chain
+
+if TYPE_CHECKING:
+    from workbench.store.workbench import Loaded, Workbench
+
+
+
+@dataclass
+class LastWrite:
+    seqs: list[int] = field(default_factory=list)
+    summary: str = ""  # what the write did, as in its commit message: "T-004 in_progress → done"
+    commit: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+class SnapshotsBehind(WorkbenchError):
+    """The events were appended (the change is recorded) but a snapshot could not be written."""
+
+    def __init__(self, err: OSError) -> None:
+        self.err = err
+        name = Path(str(err.filename)).name if err.filename else "state.md/board.json"
+        if name.startswith(".tmp-"):  # atomic_write's temp file: name its target
+            name = name.split("-", 2)[-1]
+        super().__init__(f"recorded in events.jsonl, but writing {name} failed: {err.strerror or err}; the next "
+                         "wb command brings state.md and board.json up to date (`wb doctor --fix` does it now)")
+
+
+class Transaction:
+    """One mutation: under the lock, events in → documents validated → log, snapshots, commit.
+
+    Use as a context manager; `emit()` records events (folded into `docs` at once, so later logic sees them);
+    leaving the block without an exception commits, an exception aborts with nothing written.
+    """
+
+    def __init__(self, wb: Workbench, actor: str, session: str | None, *, commit: bool = True) -> None:
+        self.wb = wb
+        self.git_commit = commit
+        self.agent_board_changed = False
+        self.calls: list[dict[str, Any]] = []
+        self.actor = actor
+        self.session = session
+        self.events: list[dict[str, Any]] = []
+        self.board_changed = False
+        self.summary: str | None = None
+        self.outcome: CommitOutcome | None = None
+        self._lock = wb.lock()
+        self._loaded: Loaded | None = None
+        self._secrets = secret_values(wb.config)
+
+    @property
+    def docs(self) -> Docs:
+        assert self._loaded is not None, "transaction not entered"
+        return self._loaded.docs
+
+    def __enter__(self) -> Transaction:
+        self._lock.acquire()
+        try:
+            self._loaded = self.wb.load()
+            self.board_changed = self._loaded.replayed > 0
+            for edit in self._loaded.human_edits:
+                humanedit.note_edit(self.wb.paths, edit["file"])
+                self.emit("human.edit", edit, actor="human")
+        except BaseException:
+            self._lock.release()
+            raise
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        try:
+            if exc_type is None:
+                self.commit()
+        finally:
+            self._lock.release()
+
+    def emit(self, type_: str, payload: dict[str, Any], *, actor: str | None = None,
+             session: str | None = None, ts: str | None = None) -> dict[str, Any]:
+        loaded = self._loaded
+        assert loaded is not None
+        payload = redact(payload, self._secrets)  # the one door to events, state.md and board.json
+        event = {
+            "schema_version": 1,
+            "seq": loaded.tail.seq + len(self.events) + 1,
+            "id": ids.new_id(),
+            "ts": ts or ids.utc_now(),
+            "type": type_,
+            "actor": actor or self.actor,
+            "session": session if session is not None else self.session,
+            "payload": payload,
+        }
+        self.events.append(event)
+        if reducer.apply(self.docs, event):
+            self.board_changed = True
+            if event["actor"] != "human":
+                self.agent_board_changed = True
+        return event
+
+    def journal(self, record: dict[str, Any]) -> None:
+        """A calls.jsonl record, made durable before this transaction's events."""
+        self.calls.append(redact(record, self._secrets))
+
+    def commit(self) -> None:
+        from workbench.model.statefile import too_deep  # statefile is kept off the read-only path of `wb status`
+
+        loaded = self._loaded
+        assert loaded is not None
+        if not self.events:
+            if loaded.replayed:
+                self._write_snapshots(loaded)  # a crash left the snapshots behind the log: catch them up
+            return
+        try:
+            chain(self.events, loaded.tail)
+        except UnicodeEncodeError:
+            raise Refused("refused: the change holds text that is not valid Unicode (a lone surrogate, such as "
+                          "bytes that are not UTF-8 in a command-line argument)") from None
+        for event in self.events:
+            schemas.check("event", event, f"events.jsonl (seq {event['seq']})")
+        schemas.check("state", self.docs.state, "state.md")
+        if too_deep(self.docs.state.get("session"), 56):  # state.md must read back (yamlio.MAX_DEPTH)
+            raise SchemaRefused("state.md", "session", "nested more than 56 levels deep (a step's args?)")
+        if self.board_changed:
+            check_board(self.docs)
+        for record in self.calls:
+            schemas.check("call", record, "calls.jsonl")
+        if self.actor == "agent":  # after validation: a broken hand edit is reported as such, not as busy
+            humanedit.check_guard(self.wb.paths, self.wb.config, "state.md")
+            if self.agent_board_changed:  # recording the human's own edit is not an agent write
+                humanedit.check_guard(self.wb.paths, self.wb.config, "board.json")
+        faults.point("before_event_append")
+        check_writable(self.wb.paths)  # a read-only workbench refuses before the log, not half-way through
+        if self.calls:
+            append_lines(self.wb.paths.calls, [json.dumps(r, ensure_ascii=False, separators=(",", ":"))
+                                               for r in self.calls])
+        self.wb.log.append(self.events, loaded.tail)
+        faults.point("after_event_append")
+        try:
+            self._write_snapshots(loaded)
+        except OSError as err:  # disk full after the append: the change is in the log, the snapshots catch up
+            raise SnapshotsBehind(err) from None
+        self.outcome = self._git_commit() if self.git_commit else CommitOutcome()
+
+    def _write_snapshots(self, loaded: Loaded) -> None:
+        from workbench.model import statefile
+
+        p = self.wb.paths
+        docs = self.docs
+        if self.board_changed or loaded.replayed:
+            board_raw = encode_board(docs.board)
+            # No directory fsync: the log append above is durable, and a rename lost to a power cut leaves
+            # the old snapshot, whose last_event is behind the log; the next load folds the rest in.
+            atomic_write(p.board, board_raw, sync_dir=False)
+            faults.point("after_board_write")
+        else:
+            board_raw = None
+        state_raw = None
+        node = loaded.state_node
+        if node is None:
+            state_raw = statefile.render_fast(loaded.state_raw, loaded.file_state, docs.state, docs.body)
+            if state_raw is None:
+                node = self.wb.parse_state(loaded.state_raw)[0]
+        if state_raw is None:
+            state_raw = statefile.render(node, docs.state, docs.body)
+        atomic_write(p.state, state_raw, sync_dir=False)  # as board.json above
+        faults.point("after_state_write")
+        if board_raw is not None or not p.board_cache.exists():
+            caches.write_board_cache(p, p.board.read_bytes() if board_raw is None else board_raw)
+        caches.write_state_cache(p, state_raw, docs.state, docs.body)
+        if node is not None:
+            self.wb.keep_state_node(state_raw, node, copy.deepcopy(docs.state), docs.body)
+
+    def _git_commit(self) -> CommitOutcome:
+        git_cfg = self.wb.config["git"]
+        if git_cfg.get("commit") == "off":
+            return CommitOutcome(skipped=None)
+        last = self.events[-1]
+        message = (self.summary or default_summary(self.events)).strip()
+        trailers = [f"Wb-Event: {last['seq']}"]
+        session = last.get("session")
+        if session:
+            trailers.append(f"Wb-Session: {session}")
+        message = redact(f"{message}\n\n" + "\n".join(trailers) + "\n", self._secrets)
+        try:
+            outcome = self.wb.git.commit_workbench(message, git_cfg.get("ref"))
+        except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
+            # The mutation is durable (log + snapshots); only its commit failed. The next write commits it.
+            return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
+        faults.point("after_git_commit")
+        return outcome
+
+
+def default_summary(events: list[dict[str, Any]]) -> str:
+    own = [e for e in events if e["type"] != "human.edit"] or events
+    types = sorted({e["type"] for e in own})
+    return "wb: " + ", ".join(types)
