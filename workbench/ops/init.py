@@ -96,7 +96,7 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
                 write_state_cache(p, state_raw, docs.state, docs.body)
             created = True
         registered = register_drivers(root, wb_command())
-        wb._config = None  # read again: the lock read it before config.yaml existed
+        wb.forget_config()  # read again: the lock read it before config.yaml existed
         config = wb.config
         last = LastWrite()
         if config["git"].get("commit") != "off":

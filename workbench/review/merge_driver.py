@@ -53,12 +53,11 @@ def _merge_commits(root: Path) -> tuple[str, str, str] | None:
 
 
 def _versions_at(root: Path, commits: tuple[str, str, str]) -> dict[str, dict[str, bytes]]:
-    from workbench.git.repo import GitRepo
+    from workbench.review.sides import cat_batch
 
-    repo = GitRepo(root)
     names = ("events.jsonl", "board.json", "state.md")
     specs = [f"{c}:.workbench/{n}" for c in commits for n in names]
-    found = repo._cat(specs)
+    found = cat_batch(root, specs)
     out: dict[str, dict[str, bytes]] = {}
     for i, side in enumerate(("base", "ours", "theirs")):
         out[side] = {n: (found[i * 3 + k][1] if found[i * 3 + k] else b"") for k, n in enumerate(names)}  # type: ignore[index]

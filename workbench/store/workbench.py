@@ -65,6 +65,10 @@ class Workbench:
             self._config = load_config(self.paths.config)
         return self._config
 
+    def forget_config(self) -> None:
+        """Read config.yaml again on next use (it was read before a change to it, e.g. by `init`)."""
+        self._config = None
+
     def lock(self) -> WorkbenchLock:
         env = os.environ.get("WB_LOCK_TIMEOUT")
         timeout = float(env) if env else float(self.config["lock_timeout"])
