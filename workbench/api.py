@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import NotFound, Refused, UsageError, WorkbenchError
 from workbench.model import ids, reducer
-from workbench.model.clip import clip_payload
 from workbench.model.redaction import redact, secret_values
 from workbench.ops.acceptance import run_acceptance
 from workbench.ops.replay import ReplayReport, replay
@@ -349,6 +348,7 @@ class Bench:
         as one transaction: redact, clip the payload to size (`model/clip.py`), validate, append, and commit
         (`commit=False` leaves the commit to the next write). Returns the logged event; `Refused` for a type wb
         folds into state.md or the harness session, `UsageError` for a malformed type or payload."""
+        from workbench.model.clip import clip_payload
         from workbench.model.eventtypes import HARNESS_EVENTS
 
         if not EVENT_TYPE.match(type):
