@@ -152,6 +152,7 @@ class GitRepo:
     def __init__(self, worktree: Path) -> None:
         self.worktree = worktree
         self._git_dir: Path | None = None
+        self._common_dir: Path | None = None
         self._algo = "sha1"
         self._ident_cache: tuple[str, str] | None = None
         # the last commit this process made: (ref, commit sha, root tree entries, .workbench files)
@@ -165,19 +166,36 @@ class GitRepo:
     # -- discovery ----------------------------------------------------------------------------
     @property
     def git_dir(self) -> Path:
+        """This worktree's own git directory: HEAD, the index, MERGE_HEAD and the other per-worktree files."""
         if self._git_dir is None:
-            dot_git = self.worktree / ".git"
-            if dot_git.is_dir() and not os.environ.get("GIT_DIR"):
-                # the common case, read without a subprocess: a plain repository
-                config = (dot_git / "config").read_text(errors="replace") if (dot_git / "config").exists() else ""
-                self._git_dir = dot_git
-                self._algo = "sha256" if re.search(r"objectformat\s*=\s*sha256", config, re.I) else "sha1"
-            else:  # a worktree, a submodule, GIT_DIR: let git say
-                out = run_git(self.worktree, "rev-parse", "--absolute-git-dir", "--show-object-format").stdout
-                lines = out.decode().splitlines()
-                self._git_dir = Path(lines[0])
-                self._algo = lines[1].strip() if len(lines) > 1 else "sha1"
+            self._discover()
+        assert self._git_dir is not None
         return self._git_dir
+
+    @property
+    def common_dir(self) -> Path:
+        """The git directory every worktree of the repository shares: objects and branches live here. The
+        same as `git_dir` in a plain repository; `.git` of the main worktree for a linked one."""
+        if self._common_dir is None:
+            self._discover()
+        assert self._common_dir is not None
+        return self._common_dir
+
+    def _discover(self) -> None:
+        dot_git = self.worktree / ".git"
+        if dot_git.is_dir() and not os.environ.get("GIT_DIR") and not os.environ.get("GIT_COMMON_DIR"):
+            # the common case, read without a subprocess: a plain repository
+            config = (dot_git / "config").read_text(errors="replace") if (dot_git / "config").exists() else ""
+            self._git_dir = self._common_dir = dot_git
+            self._algo = "sha256" if re.search(r"objectformat\s*=\s*sha256", config, re.I) else "sha1"
+            return
+        # a linked worktree, a submodule, GIT_DIR: let git say
+        out = run_git(self.worktree, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir",
+                      "--show-object-format").stdout
+        lines = out.decode().splitlines()
+        self._git_dir = Path(lines[0])
+        self._common_dir = Path(lines[1]) if len(lines) > 1 else self._git_dir
+        self._algo = lines[2].strip() if len(lines) > 2 else "sha1"
 
     def operation_in_progress(self) -> str | None:
         g = self.git_dir
@@ -204,8 +222,10 @@ class GitRepo:
 
     def _read_ref_fast(self, ref: str) -> str | None:
         """The loose ref file, when there is one (what git itself reads first); None means 'ask git'."""
+        # branches are shared by every worktree; HEAD and refs/bisect, refs/worktree are each worktree's own
+        own = ref == "HEAD" or ref.startswith(("refs/bisect/", "refs/worktree/", "refs/rewritten/"))
         try:
-            return (self.git_dir / ref).read_text().strip() or None
+            return ((self.git_dir if own else self.common_dir) / ref).read_text().strip() or None
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
 
@@ -213,7 +233,7 @@ class GitRepo:
     def _write_object(self, kind: str, body: bytes) -> str:
         raw = f"{kind} {len(body)}\0".encode() + body
         sha = hashlib.new(self._algo, raw).hexdigest()
-        path = self.git_dir / "objects" / sha[:2] / sha[2:]
+        path = self.common_dir / "objects" / sha[:2] / sha[2:]  # shared by every worktree
         if not path.exists():
             path.parent.mkdir(exist_ok=True)
             tmp = path.parent / f"tmp_obj_wb_{os.getpid()}_{sha[:8]}"
