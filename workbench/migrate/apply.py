@@ -62,7 +62,7 @@ from workbench.progress import Progress, share, tick
 from workbench.store.atomic import atomic_write, fsync_dir
 from workbench.store.caches import sha as _sha
 from workbench.store.config import CONFIG_DEFAULTS
-from workbench.store.drivers import ATTRIBUTES, register_drivers, wb_command
+from workbench.store.drivers import ATTRIBUTES, register_drivers
 from workbench.store.eventlog import Tail, chain
 from workbench.store.workbench import Workbench
 
@@ -411,7 +411,7 @@ def _execute(wb: Workbench, intent: dict[str, Any]) -> CommitOutcome:
         _write_caches(wb, intent["state_cache"])
     warnings = []
     try:  # as `wb init` does; idempotent, so a re-run simply does it again
-        register_drivers(wb.root, wb_command())
+        register_drivers(wb.root, wb.git.common_dir)
     except GitError as err:
         warnings.append(f"wb's git diff and merge drivers are not registered ({err}); `wb init` registers them")
     outcome = _commit(wb, intent)

@@ -131,7 +131,18 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
         finally:
             os.close(fd)
 
-    # 7. uncommitted workbench changes (last: the repairs above may have written files)
+    # 7. git's diff and merge drivers (a removed virtual environment, a clone, an older wb's registration)
+    from workbench.store import drivers
+
+    problems = drivers.drivers_problems(wb.root, wb.git.common_dir)
+    if problems:
+        finding = Finding("drivers", "git's wb diff/merge drivers cannot run: " + "; ".join(problems), True)
+        if fix:
+            drivers.register_drivers(wb.root, wb.git.common_dir)
+            finding.fixed = not drivers.drivers_problems(wb.root, wb.git.common_dir)
+        add(finding)
+
+    # 8. uncommitted workbench changes (last: the repairs above may have written files)
     if wb.config["git"].get("commit") != "off" and not wb.config["git"].get("ref"):
         from workbench.git.repo import run_git
 

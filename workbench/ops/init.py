@@ -12,7 +12,7 @@ from workbench.model.boardfile import encode_board
 from workbench.model.layout import GITIGNORE, GITIGNORE_REF
 from workbench.store.atomic import atomic_write
 from workbench.store.caches import write_board_cache, write_state_cache
-from workbench.store.drivers import register_drivers, wb_command
+from workbench.store.drivers import register_drivers
 from workbench.store.eventlog import chain
 from workbench.store.transaction import LastWrite
 from workbench.store.workbench import Workbench
@@ -95,7 +95,7 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
                 atomic_write(p.state, state_raw)
                 write_state_cache(p, state_raw, docs.state, docs.body)
             created = True
-        registered = register_drivers(root, wb_command())
+        registered = register_drivers(root, wb.git.common_dir)
         wb._config = None  # read again: the lock read it before config.yaml existed
         config = wb.config
         last = LastWrite()

@@ -56,7 +56,19 @@ class Workbench:
         wb = cls(root)
         if not wb.paths.wb.is_dir():
             raise NotFound(f"no workbench in {root}: run `wb init` first")
+        wb.register_drivers_if_cloned()
         return wb
+
+    def register_drivers_if_cloned(self) -> None:
+        """A clone carries .workbench/ but not the git config naming wb's diff and merge drivers: register
+        them on the first wb command, so `git diff` and `git merge` work there without `wb init`."""
+        from workbench.store import drivers
+
+        try:
+            if drivers.needs_registration(self.root, self.git.common_dir):
+                drivers.register_drivers(self.root, self.git.common_dir, attributes_too=False)
+        except (GitError, OSError):
+            pass  # a read-only clone: the drivers are a convenience, never a reason to fail a command
 
     # -- config -------------------------------------------------------------------------------
     @property
