@@ -142,7 +142,24 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
             finding.fixed = not drivers.drivers_problems(wb.root, wb.git.common_dir)
         add(finding)
 
-    # 8. uncommitted workbench changes (last: the repairs above may have written files)
+    # 8. wb's last commit is complete: `git gc --prune=now` beside a writer can prune objects it names
+    if wb.config["git"].get("commit") != "off":
+        git_ref = wb.config["git"].get("ref")
+        ref = (git_ref if git_ref.startswith("refs/") else "refs/heads/" + git_ref) if git_ref else "HEAD"
+        missing = wb.git.missing_objects(ref)
+        if missing:
+            finding = Finding("incomplete_commit", f"wb's last commit on {ref} names {len(missing)} object(s) git "
+                                                   "no longer has (pruned by a `git gc --prune=now` beside wb?)",
+                              True)
+            if fix:
+                still = wb.git.restore_objects(ref)
+                finding.fixed = not still
+                if still:
+                    finding.message += (f" — {len(still)} could not be rebuilt from the files: the next wb "
+                                        "commit is complete again, the damaged one stays in history")
+            add(finding)
+
+    # 9. uncommitted workbench changes (last: the repairs above may have written files)
     if wb.config["git"].get("commit") != "off" and not wb.config["git"].get("ref"):
         from workbench.git.repo import run_git
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import Refused
-from workbench.git.repo import find_worktree
+from workbench.errors import GitError, Refused
+from workbench.git.repo import CommitOutcome, find_worktree
 from workbench.model import ids, reducer, schemas, statefile
 from workbench.model.boardfile import encode_board
 from workbench.model.layout import GITIGNORE, GITIGNORE_REF
@@ -101,8 +101,11 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
         last = LastWrite()
         if config["git"].get("commit") != "off":
             summary = "wb: init" if created or not complete else "wb: commit pending workbench changes"
-            outcome = wb.git.commit_workbench(
-                f"{summary}\n\nWb-Event: {wb.log.tail().seq}\n", config["git"].get("ref"))
+            try:
+                outcome = wb.git.commit_workbench(
+                    f"{summary}\n\nWb-Event: {wb.log.tail().seq}\n", config["git"].get("ref"))
+            except (GitError, OSError) as err:  # the files are written; the next wb write commits them
+                outcome = CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
             last.commit = outcome.sha
             last.warnings = ([outcome.skipped] if outcome.skipped else []) + outcome.warnings
     if registered and not created:

@@ -75,6 +75,7 @@ class Workbench:
     def config(self) -> dict[str, Any]:
         if self._config is None:
             self._config = load_config(self.paths.config)
+            self.git.configure(self._config["git"])  # author, signing, hooks: how state commits are made
         return self._config
 
     def lock(self) -> WorkbenchLock:
