@@ -18,6 +18,7 @@ import weakref
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workbench import faults
 from workbench.errors import GitError, NotFound
@@ -164,7 +165,7 @@ class GitRepo:
         self.run_hooks = False  # run the repository's pre-commit and commit-msg hooks for state commits
         self._gpgsign: bool | None = None
 
-    def configure(self, git_config: dict) -> None:  # type: ignore[type-arg]
+    def configure(self, git_config: dict[str, Any]) -> None:
         """Take config.yaml's `git:` section: author, sign, run_hooks."""
         self.author = git_config.get("author") or None
         self.sign = git_config.get("sign")
