@@ -96,14 +96,31 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
             add(finding)
 
     # 4. schema problems
-    from workbench.ops.validate import validate_workbench
+    from workbench.ops.validate import DISAGREE, validate_workbench
 
+    disagree = []
     for problem in validate_workbench(wb, share(progress, 1, 1, 2)):
+        if DISAGREE in problem:
+            disagree.append(problem.replace(f" ({DISAGREE})", ""))
+            continue
         if "torn last line" in problem and any(f.code == "torn_tail" for f in report.findings):
             continue
         if "hash chain" in problem or "seq" in problem and not chain_ok:
             continue
         add(Finding("invalid", problem + " (fix the file by hand, or restore it with git)", False))
+
+    if disagree:  # git merged board.json or state.md file by file (a cherry-pick): the log still holds the truth
+        finding = Finding("snapshots_disagree", f"state.md/board.json disagree with the event log: {disagree[0]}"
+                          + (f" (and {len(disagree) - 1} more)" if len(disagree) > 1 else ""), True)
+        if fix:
+            from workbench.ops.replay import replay
+
+            rebuilt = replay(wb).docs
+            if rebuilt is not None:
+                with wb.transaction(actor="wb") as tx:
+                    tx.rebuild_snapshots(rebuilt)
+                finding.fixed = True
+        add(finding)
 
     # 5. leftover temp files
     temps = [path for path in p.wb.rglob(".tmp-*") if path.is_file()]

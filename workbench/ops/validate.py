@@ -90,7 +90,22 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
             problems.append(edited)
     if not problems:  # every file is valid on its own: the events after the snapshots must also fold into them
         attempt(lambda: wb.load(detect_human=False))
+    if not problems:  # and the whole log must rebuild the snapshots: what `wb replay --verify` finds, this finds
+        problems.extend(attempt(lambda: snapshot_disagreements(wb)) or [])
     return problems
+
+
+DISAGREE = "the snapshots disagree with the event log; `wb doctor --fix` rebuilds them from it"
+
+
+def snapshot_disagreements(wb: Workbench) -> list[str]:
+    """Where state.md and board.json differ from what the whole log rebuilds (a hand edit not yet recorded is
+    not one: the next write records it). Each line ends with DISAGREE."""
+    from workbench.ops.replay import replay
+
+    report = replay(wb)
+    return [f"{m} ({DISAGREE})" for m in report.mismatches
+            if "by hand not yet recorded" not in m and "empty log" not in m]
 
 
 def committed_lines_changed(wb: Workbench) -> str | None:

@@ -52,6 +52,31 @@ def _merge_commits(root: Path) -> tuple[str, str, str] | None:
     return (base[0], ours, others[0]) if base else None
 
 
+def _picked_commits(root: Path) -> tuple[str, str, str] | None:
+    """(base, ours, theirs) while a rebase or a cherry-pick applies one commit onto HEAD: theirs is that commit
+    (the sequencer's last `done` line, or rebase-apply's original-commit), base its parent. None when git
+    leaves no trace of which commit it is applying (a single `git cherry-pick`, `git merge-file`)."""
+    from workbench.git.repo import GitRepo, run_git
+
+    git_dir = GitRepo(root).git_dir
+    picked = None
+    done = git_dir / "rebase-merge" / "done"
+    if done.exists():
+        lines = [line.split() for line in done.read_text(errors="replace").splitlines()
+                 if line.strip() and not line.startswith("#")]
+        if lines and len(lines[-1]) > 1:
+            picked = lines[-1][1]
+    elif (git_dir / "rebase-apply" / "original-commit").exists():
+        picked = (git_dir / "rebase-apply" / "original-commit").read_text().strip()
+    if not picked:
+        return None
+    shas = run_git(root, "rev-parse", "--verify", "-q", f"{picked}^{{commit}}", check=False).stdout.decode().split()
+    ours = run_git(root, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.decode().split()
+    if not shas or not ours:
+        return None
+    return f"{shas[0]}^", ours[0], shas[0]
+
+
 def _versions_at(root: Path, commits: tuple[str, str, str]) -> dict[str, dict[str, bytes]]:
     from workbench.git.repo import GitRepo
 
@@ -73,16 +98,22 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
 
     own_name = {"board": "board.json", "events": "events.jsonl", "state": "state.md"}[kind]
     commits = _merge_commits(root)
+    pick = commits is None
+    if commits is None:
+        commits = _picked_commits(root)
     if commits is not None:
         files = _versions_at(root, commits)
         for side in own:
             files[side][own_name] = own[side]
-        events, renames = merge.merge_events(*(_events(files[s]["events.jsonl"]) for s in ("base", "ours", "theirs")))
+        events, renames = merge.merge_events(*(_events(files[s]["events.jsonl"]) for s in ("base", "ours", "theirs")),
+                                             pick=pick)
         if kind == "events":
             return b"".join(encode(e) + b"\n" for e in events), []
         docs = merge.replay(events)
         if kind == "board":
             b, o, t = (_board(files[s]["board.json"]) for s in ("base", "ours", "theirs"))
+            if pick:  # base is the picked commit's parent: its tasks carry theirs' ids
+                b = merge.rename_board(b, renames["theirs"])
             _, conflicts = merge.merge_boards(b, o, t, renames=renames)
             raw = encode_board(docs.board)
             _write_cache(root, "board", raw, None)
@@ -92,9 +123,10 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
         raw = statefile.render(states[1][0], docs.state, docs.body)
         _write_cache(root, "state", raw, docs)
         return raw, conflicts
-    # Outside `git merge` (a rebase, a cherry-pick): each file merged on its own, with the same rules.
+    # A cherry-pick git leaves no trace of, `git merge-file`: each file merged on its own, with the same rules;
+    # `wb validate` then finds where board or state disagree with the log, and `wb doctor --fix` rebuilds them.
     if kind == "events":
-        events, _ = merge.merge_events(*(_events(own[s]) for s in ("base", "ours", "theirs")))
+        events, _ = merge.merge_events(*(_events(own[s]) for s in ("base", "ours", "theirs")), pick=True)
         return b"".join(encode(e) + b"\n" for e in events), []
     _drop_cache(root)
     if kind == "board":

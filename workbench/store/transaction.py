@@ -68,6 +68,7 @@ class Transaction:
         self.board_changed = False
         self.summary: str | None = None
         self.outcome: CommitOutcome | None = None
+        self._rebuild = False
         self._lock = wb.lock()
         self._loaded: Loaded | None = None
         self._secrets = secret_values(wb.config)
@@ -119,6 +120,15 @@ class Transaction:
                 self.agent_board_changed = True
         return event
 
+    def rebuild_snapshots(self, docs: Docs) -> None:
+        """Write the snapshots the whole log rebuilds instead of the ones on disk (`wb doctor --fix`, after git
+        merged board.json or state.md file by file and they no longer agree with the log). No event: the log
+        is the truth, and replaying it reproduces these snapshots."""
+        assert self._loaded is not None
+        self._loaded.docs = docs
+        self.board_changed = True
+        self._rebuild = True
+
     def journal(self, record: dict[str, Any]) -> None:
         """A calls.jsonl record, made durable before this transaction's events."""
         self.calls.append(redact(record, self._secrets))
@@ -129,7 +139,7 @@ class Transaction:
         loaded = self._loaded
         assert loaded is not None
         if not self.events:
-            if loaded.replayed:
+            if loaded.replayed or self._rebuild:
                 self._write_snapshots(loaded)  # a crash left the snapshots behind the log: catch them up
             return
         try:
