@@ -122,7 +122,10 @@ def committed_lines_changed(wb: Workbench) -> str | None:
         current = wb.paths.events.read_bytes()
     except (GitError, OSError):
         return None
-    if committed is None or current.startswith(committed):
+    if committed is None:
+        return None
+    committed = committed[:committed.rfind(b"\n") + 1]  # a torn last line committed by hand was never an event
+    if current.startswith(committed):
         return None
     old_lines, new_lines = committed.split(b"\n"), current.split(b"\n")
     for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=False), start=1):

@@ -143,25 +143,29 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
 
 
 def _write_cache(root: Path, kind: str, raw: bytes, docs: Any) -> None:
-    """Record what the merge wrote as wb's own write, so a hand resolution afterwards is seen as a human edit."""
-    import hashlib
+    """Record what the merge wrote as wb's own write, so a hand resolution afterwards is seen as a human edit.
 
-    from workbench.store.atomic import atomic_write
+    This write stays outside the Transaction: the driver runs inside `git merge`, which owns the work tree
+    and writes the merged file itself after the driver returns, and whose other drivers run one after the
+    other with no wb lock to take. So it uses the store's one cache writer (workbench.store.caches: the one
+    format, written atomically), without a stat of a file git has not written yet; nothing is committed here
+    (git commits the merge)."""
+    from workbench.model.layout import Paths
+    from workbench.store import caches
 
-    cache = root / ".workbench" / ".cache"
-    if not cache.is_dir():
+    p = Paths(root)
+    if not p.cache.is_dir():
         return
     if kind == "board":
-        atomic_write(cache / "board.json", raw, durable=False)
-    else:  # no stat: git writes the file after this driver returns, so the hash decides
-        atomic_write(cache / "state.body", docs.body.encode("utf-8"), durable=False)
-        blob = {"sha": hashlib.sha256(raw).hexdigest(), "state": docs.state}
-        atomic_write(cache / "state.json", json.dumps(blob, ensure_ascii=False).encode(), durable=False)
+        caches.write_board_cache(p, raw)
+    else:
+        caches.write_state_cache(p, raw, docs.state, docs.body, stat=False)
 
 
 def _drop_cache(root: Path) -> None:
-    for name in ("board.json", "state.json"):
-        try:
-            (root / ".workbench" / ".cache" / name).unlink()
-        except FileNotFoundError:
-            pass
+    """Outside `git merge` (a rebase, a cherry-pick) the merged files are not replayed: forget wb's copies, so
+    the next load reads them as a person's, and validates them."""
+    from workbench.model.layout import Paths
+    from workbench.store import caches
+
+    caches.drop_snapshot_caches(Paths(root))
