@@ -18,7 +18,7 @@ OUTSIDE_THE_STORE = {
     "git/repo.py": ({"open:w", "os.replace", "os.unlink"},
                     "git's own objects, in .git/objects, and the commit-msg hook's message file (never .workbench/)"),
     "integrations/agents_md.py": ({"atomic_write"}, "AGENTS.md at the repository root, outside .workbench/"),
-    "api.py": ({"write_text"}, "an inline plan (Bench.run(steps=...)), in a temporary directory outside the repository"),
+    "api.py": ({"write_text"}, "an inline plan (Bench.run(steps=...)), in a temporary directory outside the repo"),
     "cli/merge_driver.py": ({"write_bytes"}, "the merge result into the file git names (%A), outside .workbench/"),
     "ops/demo.py": ({"write_text", "shutil.copy"},
                     "the demo's throwaway repository: its project file, and config.yaml copied in as a person "
