@@ -20,6 +20,7 @@ OUTSIDE_THE_STORE = {
     "integrations/agents_md.py": ({"atomic_write"}, "AGENTS.md at the repository root, outside .workbench/"),
     "api.py": ({"write_text"}, "an inline plan (Bench.run(steps=...)), in a temporary directory outside the repo"),
     "cli/merge_driver.py": ({"write_bytes"}, "the merge result into the file git names (%A), outside .workbench/"),
+    "faults.py": ({"write_text"}, "a test-only marker outside the repository, when WB_PAUSE holds wb at a fault point"),
     "ops/demo.py": ({"write_text", "shutil.copy"},
                     "the demo's throwaway repository: its project file, and config.yaml copied in as a person "
                     "would edit it"),

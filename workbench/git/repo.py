@@ -218,6 +218,18 @@ class GitRepo:
                 return what
         return None
 
+    def wait_for_users_git(self, seconds: float = 10.0) -> bool:
+        """Wait while a git command of the user's holds the index lock (a commit, stash, merge or checkout in
+        progress), so wb neither moves their branch nor writes their work tree under it. False when it is
+        still held after `seconds` (wb then goes on: a lock git left behind must not stop wb for ever)."""
+        lock = self.git_dir / "index.lock"
+        deadline = time.monotonic() + seconds
+        while lock.exists():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     def symbolic_head(self) -> str | None:
         """The branch HEAD points at (born or unborn), or None when HEAD is detached."""
         text = (self.git_dir / "HEAD").read_text().strip()
@@ -429,6 +441,8 @@ class GitRepo:
                 body += f"Wb-Also-Changed: {', '.join(also)}\n"
             commit = self._signed_commit(body) if self._signing() else self._write_object("commit", body.encode())
             faults.point("before_git_ref")
+            if not state_only:
+                self.wait_for_users_git()  # their `git commit` would fail on the branch wb just moved
             why = self._refs.move(ref, commit, parent or "0" * len(commit))
             if why is not None:
                 if any(m in why for m in ("No space left", "Read-only file system", "Permission denied")):

@@ -163,12 +163,20 @@ def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
             renames[tid] = f"T-{highest:03d}"
         if tid:
             taken.add(renames.get(tid, tid))
-    out = [dict(e) for e in ours] + [dict(rename_event(e, renames)) for e in theirs_new]
-    for e in out:
-        e.pop("more", None)
-        e.pop("seq", None)
-        e.pop("prev", None)
-    return chain(out, Tail(0, None, 0, 0)), {"ours": {}, "theirs": renames}
+    from workbench.model.jsonl import encode, line_hash
+
+    # ours byte for byte (its lines are committed: the log is append-only), theirs chained after it
+    added = []
+    for e in theirs_new:
+        fresh = dict(rename_event(e, renames))
+        for key in ("more", "seq", "prev"):
+            fresh.pop(key, None)
+        added.append(fresh)
+    tail = Tail(ours[-1]["seq"], line_hash(encode(ours[-1])), 0, 0) if ours else Tail(0, None, 0, 0)
+    chain(added, tail)
+    for e in added:
+        e.pop("more", None)  # each one complete: no batch to recognise after a merge
+    return [dict(e) for e in ours] + added, {"ours": {}, "theirs": renames}
 
 
 def _added_id(event: dict[str, Any]) -> str | None:

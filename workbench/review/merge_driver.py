@@ -52,6 +52,22 @@ def _merge_commits(root: Path) -> tuple[str, str, str] | None:
     return (base[0], ours, others[0]) if base else None
 
 
+def _stash_commits(root: Path, theirs: bytes, name: str) -> tuple[str, str, str] | None:
+    """(base, ours, theirs) while `git stash pop` / `apply` merges the newest stash into HEAD: recognised by
+    `theirs` being that stash's version of the file."""
+    from workbench.git.repo import run_git
+    from workbench.review.sides import cat_batch
+
+    stash = run_git(root, "rev-parse", "--verify", "-q", "refs/stash", check=False).stdout.decode().strip()
+    ours = run_git(root, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.decode().strip()
+    if not stash or not ours:
+        return None
+    found = cat_batch(root, [f"{stash}:.workbench/{name}"])[0]
+    if found is None or found[1] != theirs:
+        return None
+    return f"{stash}^1", ours, stash
+
+
 def _picked_commits(root: Path) -> tuple[str, str, str] | None:
     """(base, ours, theirs) while a rebase or a cherry-pick applies one commit onto HEAD: theirs is that commit
     (the sequencer's last `done` line, or rebase-apply's original-commit), base its parent. None when git
@@ -99,7 +115,7 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
     commits = _merge_commits(root)
     pick = commits is None
     if commits is None:
-        commits = _picked_commits(root)
+        commits = _picked_commits(root) or _stash_commits(root, own["theirs"], own_name)
     if commits is not None:
         files = _versions_at(root, commits)
         for side in own:

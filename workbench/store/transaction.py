@@ -29,7 +29,7 @@ from workbench.store import caches, humanedit
 from workbench.store import commit as commit_policy
 from workbench.store.atomic import append_lines, atomic_write, write_workbench_file
 from workbench.store.config import parse_config
-from workbench.store.eventlog import chain
+from workbench.store.eventlog import Tail, chain
 
 if TYPE_CHECKING:
     from workbench.store.workbench import Loaded, Workbench
@@ -78,6 +78,8 @@ class Transaction:
         self.summary: str | None = None
         self.outcome: CommitOutcome | None = None
         self._rebuild = False
+        self.deferred: str | None = None  # why the work tree is not written now (the pending journal holds it)
+        self.adopted = 0  # how many of `events` came from the pending journal
         self._lock = wb.lock()
         self._loaded: Loaded | None = None
         self._secrets = secret_values(wb.config)
@@ -88,10 +90,17 @@ class Transaction:
         return self._loaded.docs
 
     @property
+    def _tail(self) -> Tail:
+        """Where this transaction's events chain: the log's tail, or after the pending events it defers."""
+        assert self._loaded is not None
+        return self._loaded.virtual_tail if self.deferred else self._loaded.tail
+
+    @property
     def base_seq(self) -> int:
-        """The seq of the log's last event before this transaction (0: an empty log, a new workbench)."""
+        """The seq of the log's last event before this transaction, pending events included (0: an empty log
+        and nothing pending, a new workbench)."""
         assert self._loaded is not None, "transaction not entered"
-        return self._loaded.tail.seq
+        return self._loaded.virtual_tail.seq
 
     @property
     def rebuilt(self) -> tuple[str, ...]:
@@ -106,6 +115,13 @@ class Transaction:
         try:
             self._loaded = self.wb.load(create=self.create)
             self.board_changed = self._loaded.replayed > 0 or "board.json" in self._loaded.rebuilt
+            self.deferred = self.wb.deferred()
+            if self._loaded.pending and not self.deferred:
+                # acknowledged events the work tree lost (or that waited for git's operation to end): they
+                # are already folded into the documents; this transaction writes and commits them
+                self.adopted = len(self._loaded.pending)
+                self.events.extend(self._loaded.pending)
+                self.board_changed = True
             for edit in self._loaded.human_edits:
                 humanedit.note_edit(self.wb.paths, edit["file"])
                 self.emit("human.edit", edit, actor="human")
@@ -128,7 +144,7 @@ class Transaction:
         payload = redact(payload, self._secrets)  # the one door to events, state.md and board.json
         event = {
             "schema_version": 1,
-            "seq": loaded.tail.seq + len(self.events) + 1,
+            "seq": self._tail.seq + len(self.events) + 1,
             "id": ids.new_id(),
             "ts": ts or ids.utc_now(),
             "type": type_,
@@ -174,7 +190,7 @@ class Transaction:
                 self._write_snapshots(loaded)  # a crash left the snapshots behind the log: catch them up
             return
         try:
-            chain(self.events, loaded.tail)
+            chain(self.events, self._tail)
         except UnicodeEncodeError:
             raise Refused("refused: the change holds text that is not valid Unicode (a lone surrogate, such as "
                           "bytes that are not UTF-8 in a command-line argument)") from None
@@ -193,6 +209,18 @@ class Transaction:
                 humanedit.check_guard(self.wb.paths, self.wb.config, "board.json")
         faults.point("before_event_append")
         check_writable(self.wb.paths)  # a read-only workbench refuses before the log, not half-way through
+        if commit_policy.commits(self.wb.config["git"]):  # acknowledged once here, where no checkout can take it
+            self.wb.pending.append(self.events[self.adopted:], self.calls)
+            if not self.deferred and not self.wb.config["git"].get("ref"):
+                # wait out a git command of the user's, then look again: a merge, checkout or stash may have
+                # begun since the load, and the work tree is then git's until it ends
+                self.wb.git.wait_for_users_git()
+                self.deferred = self.wb.deferred()
+        if self.deferred:
+            self.outcome = CommitOutcome(skipped=f"recorded, not yet committed: {self.deferred}; wb writes it to "
+                                                 ".workbench/ and commits it at the first wb command after that")
+            return
+        self._adopt_calls()
         self._write_new_files()
         if self.calls:
             append_lines(self.wb.paths.calls, [json.dumps(r, ensure_ascii=False, separators=(",", ":"))
@@ -204,6 +232,29 @@ class Transaction:
         except OSError as err:  # disk full after the append: the change is in the log, the snapshots catch up
             raise SnapshotsBehind(err) from None
         self.outcome = self._git_commit() if self.git_commit else CommitOutcome()
+        if self.git_commit and self.outcome.skipped is None and self._log_ends_with_ours():
+            self.wb.pending.clear()  # committed; had the user's git moved the log meanwhile, the next load adopts
+
+    def _log_ends_with_ours(self) -> bool:
+        """The work tree's log still ends with this transaction's last event (no `git stash` or checkout took
+        it between the append and the commit), so what was committed holds it."""
+        from workbench.model.jsonl import encode, line_hash
+
+        return self.wb.log.tail().hash == line_hash(encode(self.events[-1]))
+
+    def _adopt_calls(self) -> None:
+        """Tool-call records of the pending journal that calls.jsonl lost to the user's git: written again."""
+        if not self.adopted:
+            return
+        _events, calls = self.wb.pending.read()
+        try:
+            have = self.wb.paths.calls.read_bytes()
+        except FileNotFoundError:
+            have = b""
+        lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in calls]
+        lost = [line for line in lines if line.encode() not in have]
+        if lost:
+            append_lines(self.wb.paths.calls, lost)
 
     def _write_new_files(self) -> None:
         for rel, data in self.new_files.items():

@@ -22,8 +22,9 @@ from workbench.model.layout import WB_DIR, Paths, check_no_links
 from workbench.model.reducer import Docs
 from workbench.store import caches, humanedit
 from workbench.store.config import load_config
-from workbench.store.eventlog import EventLog, Tail
+from workbench.store.eventlog import EventLog, Tail, chain
 from workbench.store.lock import WorkbenchLock
+from workbench.store.pending import Pending, missing_from_log
 from workbench.store.transaction import Transaction
 
 
@@ -37,6 +38,19 @@ class Loaded:
     human_edits: list[dict[str, Any]] = field(default_factory=list)
     replayed: int = 0  # events after the snapshot folded in on load (crash recovery)
     rebuilt: tuple[str, ...] = ()  # snapshots that were missing, read as the log rebuilds them (`wb init`)
+    # acknowledged events the work tree's log lacks (workbench.store.pending), chained after `tail` and folded
+    # into `docs`: deferred while git is mid-operation, or taken from the work tree by the user's git
+    pending: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def virtual_tail(self) -> Tail:
+        """The log's tail with the pending events after it: where the next event chains."""
+        if not self.pending:
+            return self.tail
+        from workbench.model.jsonl import encode, line_hash
+
+        last = self.pending[-1]
+        return Tail(last["seq"], line_hash(encode(last)), self.tail.good_size, self.tail.torn)
 
 
 class Workbench:
@@ -47,6 +61,7 @@ class Workbench:
         self.log = EventLog(self.paths.events)
         self.git = GitRepo(root)
         self._config: dict[str, Any] | None = None
+        self._pending: Pending | None = None
         # the last state.md this process read or wrote: (bytes, round-trip node, data, body)
         self._node_cache: tuple[bytes, Any, dict[str, Any], str] | None = None
 
@@ -138,10 +153,13 @@ class Workbench:
         last = _int(state.get("last_event"))
         board_from = _int(board.get("last_event"))
         tail, after = self.log.scan_after(last)
+        pending = self.pending_events(tail)
+        if pending:  # folded like the log's own events after the snapshots: those they do not hold yet
+            after = after + [e for e in pending if e["seq"] > last]
         if human and after:  # a crash after the log append kept a recorded hand edit from the snapshots
             recorded = [e["payload"] for e in after if e["type"] == "human.edit"]
             human = [edit for edit in human if edit not in recorded]
-        if tail.seq < last:
+        if (pending[-1]["seq"] if pending else tail.seq) < last:
             if (p.wb / ".migrate.json").exists():  # the snapshots are written before the migration's event
                 raise Refused("a `wb migrate` was interrupted before it finished: run `wb migrate` to finish it")
             raise Refused(f"state.md: last_event {last} is beyond the event log's last seq {tail.seq}; "
@@ -163,7 +181,44 @@ class Workbench:
                               "text; run `wb doctor`")
             schemas.check("state", docs.state, "state.md (with the events after it)")
             schemas.check("board", docs.board, "board.json (with the events after it)")
-        return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after), rebuilt=tuple(rebuilt))
+        return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after) - len(pending),
+                      rebuilt=tuple(rebuilt), pending=pending)
+
+    @property
+    def pending(self) -> Pending:
+        if self._pending is None:
+            self._pending = Pending(self.git.git_dir)
+        return self._pending
+
+    def pending_events(self, tail: Tail) -> list[dict[str, Any]]:
+        """The acknowledged events of the pending journal that the work tree's log lacks, chained after `tail`.
+        One stat when there are none (the usual case)."""
+        if not self.pending:
+            return []
+        events, _calls = self.pending.read()
+        if not events:
+            return []
+        recent = {e["id"] for e in self.log.read_after(max(0, tail.seq - len(events) - 64))}
+        missing = missing_from_log(events, recent)
+        if missing:  # rare: confirm against the whole log
+            missing = missing_from_log(events, {e["id"] for _line, e in self.log.iter_all()})
+        return chain(missing, tail) if missing else []
+
+    def deferred(self) -> str | None:
+        """Why a write must not touch the work tree now (git is mid-operation, or HEAD is detached), or None.
+        With state on its own ref (git.ref) or commits off, the work tree is wb's to write."""
+        git_cfg = self.config["git"]
+        if git_cfg.get("commit") == "off" or git_cfg.get("ref"):
+            return None
+        try:
+            busy = self.git.operation_in_progress()
+            if busy:
+                return busy + " is in progress"
+            if self.git.symbolic_head() is None:
+                return "HEAD is detached"
+        except OSError:
+            return None
+        return None
 
     def _rebuild_missing(self) -> dict[str, bytes]:
         """{name: bytes} of state.md and board.json, for the ones missing: as the whole log folds into them."""
@@ -212,14 +267,20 @@ class Workbench:
         if not commit.commits(self.config["git"]):
             return CommitOutcome()  # without waiting for the lock
         with self.lock():
-            return commit.commit(self, summary, session=session)
+            if self.deferred():
+                return CommitOutcome(skipped=None)  # the pending journal holds it until the operation ends
+            tail = self.log.tail()
+            outcome = commit.commit(self, summary, session=session)
+            if outcome.skipped is None and self.pending and not self.pending_events(tail):
+                self.pending.clear()  # every pending event is in the log, and the log is committed
+            return outcome
 
     def recorded_call(self, key: str) -> dict[str, Any] | None:
         """The last journal record of a tool call (calls.jsonl), or None."""
         try:
             data = self.paths.calls.read_bytes()
         except FileNotFoundError:
-            return None
+            data = b""
         found = None
         for line in data.split(b"\n")[:-1]:  # a torn last line (no newline) was never acknowledged
             if key.encode() not in line:
@@ -230,6 +291,10 @@ class Workbench:
                 continue
             if isinstance(record, dict) and record.get("key") == key:
                 found = record
+        if self.pending:  # newer than calls.jsonl: recorded while git was mid-operation, or taken by git since
+            for record in self.pending.read()[1]:
+                if record.get("key") == key:
+                    found = record
         return found
 
 
