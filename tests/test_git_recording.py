@@ -188,7 +188,9 @@ def make_conflicted_merge(repo: Path, git) -> None:
     assert (repo / ".git" / "MERGE_HEAD").exists()
 
 
-def test_mid_merge_writes_files_but_does_not_commit(bench, repo, git, wb, commits):
+def test_mid_merge_records_without_touching_the_tree_and_commits_after(bench, repo, git, wb, commits):
+    """Mid-merge wb neither commits nor writes the work tree (a write there makes `git merge --abort` fail):
+    the mutation waits in the git directory, shows in wb's reads, and is written and committed after."""
     make_conflicted_merge(repo, git)
     head = git(repo, "rev-parse", "HEAD").strip()
     index = git(repo, "ls-files", "-s", "--", ".", ":!.workbench")
@@ -199,8 +201,11 @@ def test_mid_merge_writes_files_but_does_not_commit(bench, repo, git, wb, commit
     assert r.returncode == 0, r.stderr
     line = r.stderr.strip()
     assert len(r.stderr.splitlines()) == 1
-    assert line.startswith("wb: warning: a merge is in progress; ")
-    assert "T-001" in (repo / ".workbench" / "board.json").read_text()
+    assert line.startswith("wb: warning: recorded, not yet committed: a merge is in progress; ")
+    assert "T-001" not in (repo / ".workbench" / "board.json").read_text()  # git's tree, untouched
+    assert git(repo, "status", "--porcelain", "--", WB) == ""
+    shown = wb(repo, "task", "show", "T-001")
+    assert shown.returncode == 0 and "Resolve the merge" in shown.stdout  # yet wb knows it
     assert git(repo, "rev-parse", "HEAD").strip() == head
     assert (repo / ".git" / "MERGE_HEAD").exists()
     assert git(repo, "ls-files", "-s", "--", ".", ":!.workbench") == index
@@ -247,22 +252,27 @@ def test_other_operations_in_progress_do_not_commit(bench, repo, git, operation)
     head_before = (repo / ".git" / "HEAD").read_text()
     bench.add_task("during " + operation)
     assert bench.last.commit is None
-    assert bench.last.warnings and bench.last.warnings[0].startswith(expected)
+    assert bench.last.warnings and bench.last.warnings[0].startswith("recorded, not yet committed: " + expected)
+    assert git(repo, "status", "--porcelain", "--", ".workbench") == ""  # the work tree is git's until it ends
     assert git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads") == refs_before
     assert (repo / ".git" / "HEAD").read_text() == head_before
 
 
-def test_detached_head_writes_files_but_does_not_commit(bench, repo, git, wb):
+def test_detached_head_records_without_touching_the_tree(bench, repo, git, wb):
     git(repo, "checkout", "-q", "--detach")
     head = git(repo, "rev-parse", "HEAD").strip()
     main = git(repo, "rev-parse", "main").strip()
     r = wb(repo, "task", "add", "While detached")
     assert r.returncode == 0
-    assert r.stderr.startswith("wb: warning: HEAD is detached")
+    assert r.stderr.startswith("wb: warning: recorded, not yet committed: HEAD is detached")
     assert len(r.stderr.splitlines()) == 1
     assert git(repo, "rev-parse", "HEAD").strip() == head
     assert git(repo, "rev-parse", "main").strip() == main
-    assert "While detached" in (repo / ".workbench" / "board.json").read_text()
+    assert "While detached" not in (repo / ".workbench" / "board.json").read_text()  # checkout main still works
+    assert "While detached" in wb(repo, "task", "list").stdout
+    git(repo, "checkout", "-q", "main")
+    assert wb(repo, "note", "back on main").returncode == 0
+    assert "While detached" in git(repo, "show", "main:.workbench/board.json")
 
 
 def write_config(repo: Path, text: str) -> None:

@@ -94,7 +94,8 @@ def test_migrate_brings_version_0_to_the_current_formats(v0_repo):
     assert outside_status(v0_repo) == user
     assert not (wbdir / ".migrate.json").exists()
     # as `wb init` would have: git shows the workbench by meaning and merges it by id
-    assert "workbench.cli.main textconv board" in run_git(v0_repo, "config", "--local", "diff.wb-board.textconv")
+    textconv = run_git(v0_repo, "config", "--local", "diff.wb-board.textconv")
+    assert "wb/driver\" \"$@\"' wb-driver textconv board" in textconv
 
     # the log: an init, then migration.apply naming the versions
     log = events(v0_repo)
