@@ -119,3 +119,21 @@ def test_a_damaged_calls_journal_is_not_committed_by_a_mutation(repo: Path) -> N
     (repo / WB / "calls.jsonl").write_text("")
     assert run_wb(repo, "note", "after the repair").returncode == 0
     assert run_git(repo, "status", "--porcelain", "--", WB) == ""  # the next write commits both
+
+
+def test_a_torn_calls_line_is_refused_then_repaired_by_doctor(repo: Path) -> None:
+    """An interrupted append to calls.jsonl (a torn last line, never acknowledged) is not committed; `wb doctor
+    --fix` cuts it off, as it does a torn event, and commits."""
+    _workbench_with_a_task(repo)
+    calls = repo / WB / "calls.jsonl"
+    good = calls.read_bytes()
+    with open(calls, "ab") as fh:
+        fh.write(b'{"schema_version":1,"key":"k')
+    head = run_git(repo, "rev-parse", "HEAD")
+    proc = run_wb(repo, "doctor", "--json")
+    assert proc.returncode == 1 and "torn_calls" in {f["code"] for f in json.loads(proc.stdout)["findings"]}
+    assert run_git(repo, "rev-parse", "HEAD") == head
+    proc = run_wb(repo, "doctor", "--fix", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert calls.read_bytes() == good
+    assert run_git(repo, "status", "--porcelain", "--", WB) == ""

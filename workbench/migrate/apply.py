@@ -11,6 +11,13 @@ intent file `.workbench/.migrate.json`, holding every target file and event → 
 the events appended (`migration.apply` last) → one git commit → the intent removed. A kill at any point leaves
 the intent behind, and the next `wb migrate` finishes from it. The `migration.apply` event carries the
 migrated documents, so `wb replay` reproduces the new snapshots.
+
+This is the one write of `.workbench/` that is not a Transaction: a transaction loads the workbench first,
+and this wb refuses to load the older files a migration exists to read; and a migration rewrites files a
+transaction never does (config.yaml, a whole pre-release log), with its own intent file for crash safety.
+So it writes through the store's functions instead — `write_workbench_file` (atomic, inside `.workbench/`,
+never through a link), the event log's append, the one cache writer (`caches`) and the one commit policy
+(`workbench.store.commit`, whose gate validates what is committed), all under the workbench lock.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 They let a reader tell a person's edit from wb's own write by a stat (as git does for its index) and skip
 the YAML parser when nothing changed: `state.json` (state.md's hash, stat and frontmatter), `state.body`
-(its decision log), `board.json` (board.json as wb wrote it), `config.json` (config.yaml merged over the
+(its decision log), `board.json` (board.json as wb wrote it), `calls.json` (calls.jsonl's size when the
+commit gate last found it valid), `config.json` (config.yaml merged over the
 defaults, keyed by its hash) and `guard.json` (when a file was last edited by hand). A cache is never the
 truth: a missing or broken one is read as absent.
 """
@@ -100,6 +101,21 @@ def write_board_cache(p: Paths, raw: bytes) -> None:
     """Remember board.json as wb wrote it (a transaction, `wb init`, `wb migrate`, the merge driver)."""
     p.cache.mkdir(exist_ok=True)
     atomic_write(p.board_cache, raw, durable=False)
+
+
+# -- calls.jsonl ---------------------------------------------------------------------------------------
+def read_calls_checked(p: Paths) -> dict[str, Any]:
+    """{"size", "mtime_ns"} of calls.jsonl when the commit gate last found it valid ({} when never)."""
+    return read_json(p.cache / "calls.json") or {}
+
+
+def write_calls_checked(p: Paths, size: int, mtime_ns: int) -> None:
+    try:
+        p.cache.mkdir(exist_ok=True)
+        atomic_write(p.cache / "calls.json", json.dumps({"size": size, "mtime_ns": mtime_ns}).encode(),
+                     durable=False)
+    except OSError:
+        pass
 
 
 # -- config.yaml ---------------------------------------------------------------------------------------

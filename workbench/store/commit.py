@@ -6,9 +6,10 @@ commit through `commit()`, and nothing else calls `GitRepo.commit_workbench`. It
 - **"commit off"**: `git.commit: off` in config.yaml writes the files and never commits;
 - **the gate**: the files about to be committed are validated first — config.yaml, state.md, board.json (each
   taken as valid without a re-read when it is byte for byte what wb itself last wrote, as a load does), the
-  tail of events.jsonl (no torn line, the chain and the schema of the newest events) and of calls.jsonl. A
-  file that fails is never committed: nothing is, the files stay on disk uncommitted, and the outcome says
-  why in one line (the next commit after the file is fixed takes everything);
+  tail of events.jsonl (no torn line, the chain and the schema of the newest events) and of calls.jsonl (the
+  lines appended since the gate last found it valid). A file that fails is never committed: nothing is (a
+  commit is a snapshot of the whole workbench), the files stay on disk uncommitted, and the outcome says why
+  in one line (the next commit after the file is fixed takes everything);
 - **the message**: a summary, then the trailers `Wb-Event: <last seq>` and `Wb-Session: <id>`, the whole
   message redacted (config.yaml `redact`);
 - **identity, mid-merge, detached HEAD, git.ref**: git/repo.py's `commit_workbench` (an operation in progress
@@ -23,6 +24,7 @@ The caller holds the workbench lock.
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import GitError, NotFound, Refused, SchemaRefused, WorkbenchError
@@ -137,26 +139,36 @@ def _check_snapshots(p: Paths, tail: Tail) -> None:
 
 
 def _check_calls(p: Paths) -> None:
-    """The newest lines of calls.jsonl: whole, JSON, and valid call records."""
-    try:
-        with open(p.calls, "rb") as fh:
-            size = fh.seek(0, 2)
-            start = max(0, size - _TAIL_BYTES)
-            fh.seek(start)
-            data = fh.read()
-    except FileNotFoundError:
+    """The lines of calls.jsonl appended since the gate last found it valid (its size then is kept in .cache/),
+    or its newest lines when it was rewritten: whole, JSON, and valid call records."""
+    if not p.calls.exists():
         return
+    with open(p.calls, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        seen = caches.read_calls_checked(p)
+        if seen.get("size") == st.st_size and seen.get("mtime_ns") == st.st_mtime_ns:
+            return  # as it was when last found valid
+        start = max(0, st.st_size - _TAIL_BYTES)
+        cut_first = start > 0  # the first line of a window from the middle may be cut
+        known = seen.get("size")
+        if isinstance(known, int) and 0 < known < st.st_size and st.st_size - known <= _TAIL_BYTES:
+            fh.seek(known - 1)
+            if fh.read(1) == b"\n":  # appended to since it was found valid: the new lines alone
+                start, cut_first = known, False
+        fh.seek(start)
+        data = fh.read()
     if data and not data.endswith(b"\n"):
         raise Refused("calls.jsonl ends with a torn line (an interrupted write, never acknowledged); "
                       "`wb doctor --fix` removes it")
     lines = data.split(b"\n")[:-1]
-    if start:
-        lines = lines[1:]  # the first line of the window may be cut
+    if cut_first:
+        lines = lines[1:]
     newest = lines[-TAIL_EVENTS:]
     for n, line in enumerate(newest, start=len(lines) - len(newest) + 1):
-        where = f"calls.jsonl:{n}" if not start else "calls.jsonl (near its end)"
+        where = f"calls.jsonl:{n}" if start == 0 else "calls.jsonl (near its end)"
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):
             raise Refused(f"{where}: damaged line (not JSON); fix the file or restore it with git") from None
         schemas.check("call", record, where)
+    caches.write_calls_checked(p, st.st_size, st.st_mtime_ns)
