@@ -25,8 +25,8 @@ from workbench.ops.acceptance import run_acceptance
 from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import status_of
 from workbench.ops.validate import validate_workbench
-from workbench.store.transaction import LastWrite
-from workbench.store.workbench import Transaction, Workbench
+from workbench.store.transaction import LastWrite, Transaction
+from workbench.store.workbench import Workbench
 
 __all__ = ["Bench", "LastWrite", "ReplayReport", "init", "replay", "run_acceptance", "status_of", "validate_workbench"]
 

@@ -7,7 +7,6 @@ WB_FAULT may list several names separated by commas; WB_FAULT_SKIP=N lets the fi
 from __future__ import annotations
 
 import os
-import signal
 
 _ARMED = os.environ.get("WB_FAULT")
 _skip = int(os.environ.get("WB_FAULT_SKIP", "0") or 0)
@@ -20,4 +19,6 @@ def point(name: str) -> None:
     if _skip > 0:
         _skip -= 1
         return
+    import signal
+
     os.kill(os.getpid(), signal.SIGKILL)

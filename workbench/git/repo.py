@@ -8,20 +8,19 @@ see RefMover), so a concurrent `git commit` by the user is never overwritten. Th
 
 from __future__ import annotations
 
-import atexit
-import hashlib
 import os
 import re
-import subprocess
 import time
-import weakref
-import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench import faults
 from workbench.errors import GitError, NotFound
 from workbench.model.layout import WB_DIR
+
+if TYPE_CHECKING:
+    import subprocess
+    import weakref
 
 IGNORED_NAMES = {".lock", ".cache", ".migrate.json"}  # .migrate.json: wb migrate's intent, never committed
 
@@ -37,6 +36,8 @@ def find_worktree(start: Path) -> Path:
 
 def run_git(cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
             check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    import subprocess  # here, not at the top: reading the workbench (wb status) runs no git
+
     full_env = None
     if env:
         full_env = dict(os.environ)
@@ -82,6 +83,8 @@ class RefMover:
         return self._died()
 
     def _process(self) -> subprocess.Popen[bytes]:
+        import subprocess
+
         if self._proc is None or self._pid != os.getpid() or self._proc.poll() is not None:
             _close_at_exit(self)
             try:
@@ -108,6 +111,8 @@ class RefMover:
         proc, self._proc = self._proc, None
         if proc is None:
             return None, ""
+        import subprocess
+
         try:
             _out, err = proc.communicate(timeout=5)
         except subprocess.TimeoutExpired:
@@ -122,30 +127,48 @@ class RefMover:
             pass
 
 
-_LIVE: weakref.WeakSet[RefMover] = weakref.WeakSet()
-_REGISTERED = False
+_LIVE: weakref.WeakSet[RefMover] | None = None  # made at the first move
 
 
 def _close_at_exit(mover: RefMover) -> None:
     """End every helper git at interpreter exit, before the objects are torn down in no particular order
     (a Bench kept in a module global would otherwise leave Python warning about a running subprocess)."""
-    global _REGISTERED
-    if not _REGISTERED:
+    global _LIVE
+    if _LIVE is None:
+        import atexit
+        import weakref
+
+        _LIVE = weakref.WeakSet()
         atexit.register(_close_all)
-        _REGISTERED = True
     _LIVE.add(mover)
 
 
 def _close_all() -> None:
-    for mover in list(_LIVE):
+    for mover in list(_LIVE or ()):
         mover.close()
 
 
-@dataclass
 class CommitOutcome:
-    sha: str | None = None  # the new commit, None when nothing was committed
-    skipped: str | None = None  # why no commit was made (said to the user as a warning)
-    warnings: list[str] = field(default_factory=list)
+    """What a commit did. A plain class, not a dataclass: `dataclasses` imports `inspect`, a fifth of what
+    `wb status` would import, and every reader imports this module."""
+
+    __slots__ = ("sha", "skipped", "warnings")
+
+    def __init__(self, sha: str | None = None, skipped: str | None = None,
+                 warnings: list[str] | None = None) -> None:
+        self.sha = sha  # the new commit, None when nothing was committed
+        self.skipped = skipped  # why no commit was made (said to the user as a warning)
+        self.warnings = warnings if warnings is not None else []
+
+    def __repr__(self) -> str:
+        return f"CommitOutcome(sha={self.sha!r}, skipped={self.skipped!r}, warnings={self.warnings!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CommitOutcome):
+            return NotImplemented
+        return (self.sha, self.skipped, self.warnings) == (other.sha, other.skipped, other.warnings)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it replaces
 
 
 class GitRepo:
@@ -211,6 +234,9 @@ class GitRepo:
 
     # -- objects ------------------------------------------------------------------------------
     def _write_object(self, kind: str, body: bytes) -> str:
+        import hashlib
+        import zlib
+
         raw = f"{kind} {len(body)}\0".encode() + body
         sha = hashlib.new(self._algo, raw).hexdigest()
         path = self.git_dir / "objects" / sha[:2] / sha[2:]

@@ -11,9 +11,8 @@ import errno
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from workbench.errors import Refused
 from workbench.model.jsonl import check_unicode, encode, line_hash
@@ -21,8 +20,7 @@ from workbench.model.jsonl import check_unicode, encode, line_hash
 _BLOCK = 1 << 16
 
 
-@dataclass
-class Tail:
+class Tail(NamedTuple):
     seq: int  # seq of the last complete event (0 when the log is empty)
     hash: str | None  # hash of its line, the `prev` of the next event
     good_size: int  # bytes up to the end of the last complete batch

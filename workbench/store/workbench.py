@@ -10,9 +10,8 @@ from __future__ import annotations
 import copy
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench.errors import GitError, NotFound, Refused
 from workbench.git.repo import CommitOutcome, GitRepo, find_worktree
@@ -24,18 +23,19 @@ from workbench.model.reducer import Docs
 from workbench.store import caches, humanedit
 from workbench.store.config import load_config
 from workbench.store.eventlog import EventLog, Tail
-from workbench.store.lock import WorkbenchLock
-from workbench.store.transaction import Transaction
+
+if TYPE_CHECKING:  # imported where used: a reader (wb status) takes no lock and writes nothing
+    from workbench.store.lock import WorkbenchLock
+    from workbench.store.transaction import Transaction
 
 
-@dataclass
-class Loaded:
+class Loaded(NamedTuple):
     docs: Docs
     tail: Tail
     state_node: Any  # round-trip node of state.md, None when not parsed
     state_raw: bytes  # state.md as read
     file_state: dict[str, Any]  # its frontmatter as read, before the events after it were folded in
-    human_edits: list[dict[str, Any]] = field(default_factory=list)
+    human_edits: list[dict[str, Any]]
     replayed: int = 0  # events after the snapshot folded in on load (crash recovery)
 
 
@@ -66,6 +66,8 @@ class Workbench:
         return self._config
 
     def lock(self) -> WorkbenchLock:
+        from workbench.store.lock import WorkbenchLock
+
         env = os.environ.get("WB_LOCK_TIMEOUT")
         timeout = float(env) if env else float(self.config["lock_timeout"])
         return WorkbenchLock(self.paths.lock, timeout)
@@ -158,6 +160,8 @@ class Workbench:
     def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True) -> Transaction:
         """One mutation. `commit=False` writes the files but leaves the git commit to a later `checkpoint`
         (a harness step commits once, at its end or at the yield that interrupts it)."""
+        from workbench.store.transaction import Transaction
+
         return Transaction(self, actor, session, commit=commit)
 
     def checkpoint(self, summary: str, session: str | None = None) -> CommitOutcome:
