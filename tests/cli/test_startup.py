@@ -232,3 +232,31 @@ def test_any_arguments_bind_as_in_typer_or_go_to_typer() -> None:
             fast, click = fast_binds(path, args), click_binds(path, args)
             if fast is not None:
                 assert click is not None and same(fast, click), (path, args, fast, click)
+
+
+# -- a commit reads its parent without git when it can --------------------------------------------------
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_commit_reads_its_parent_from_loose_objects_or_through_git_when_packed(bench, repo, git, packed):
+    """A new process's first commit reads the parent's trees from the loose objects wb wrote (no `git
+    cat-file`); after `git gc` packed them, through git. Either way the commit carries the hand edit's
+    trailer, keeps the root tree, and leaves the index clean after a file left .workbench/."""
+    from workbench.api import Bench
+
+    bench.add_task("one")
+    if packed:
+        git(repo, "gc", "-q")
+        assert "count: 0" in git(repo, "count-objects", "-v")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    config = repo / ".workbench" / "config.yaml"
+    config.write_text(config.read_text() + "# a comment by hand\n")
+    (repo / ".workbench" / "artifacts" / ".gitkeep").unlink()
+    fresh = Bench.open(repo)  # nothing remembered of the last commit, as in a new `wb` process
+    fresh.add_task("two")
+    assert git(repo, "rev-parse", "HEAD^").strip() == head
+    assert "Wb-Also-Changed: config.yaml" in git(repo, "log", "-1", "--format=%B")
+    assert {"README.md", "app.py", ".workbench"} <= set(git(repo, "ls-tree", "--name-only", "HEAD").split())
+    assert "artifacts/.gitkeep" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD")
+    assert git(repo, "status", "--porcelain") == ""
+    git(repo, "fsck", "--strict")

@@ -318,6 +318,9 @@ class GitRepo:
         ref has not moved since our last commit, else from one `git cat-file --batch`."""
         if self._last and self._last[0] == ref and self._read_ref_fast(ref) == self._last[1]:
             return self._last[1], self._last[2], self._last[3]
+        loose = self._parent_info_loose(ref)
+        if loose is not None:
+            return loose
         commit_obj = self._cat([f"{ref}^{{commit}}", f"{ref}^{{tree}}", f"{ref}:{WB_DIR}"])
         if commit_obj[0] is None:
             return None, {}, {}
@@ -336,6 +339,50 @@ class GitRepo:
             bodies = self._cat([sha for _prefix, sha in subtrees]) if subtrees else []
             pending = [(prefix, obj[1]) for (prefix, _sha), obj in zip(subtrees, bodies, strict=True) if obj]
         return parent, root, files
+
+    def _parent_info_loose(self, ref: str) -> tuple[str, dict[str, tuple[str, str]],
+                                                    dict[str, tuple[str, str]]] | None:
+        """_parent_info read from the loose ref and loose objects, as wb (and `git commit`) write them: no git
+        process for the usual commit. None when any of them is not loose (packed by gc, fetched, a worktree),
+        or replace refs could change what git would read: then git says."""
+        if (self.git_dir / "refs" / "replace").exists():
+            return None
+        parent = self._read_ref_fast(ref)
+        if parent is None or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", parent):
+            return None
+        commit = self._loose(parent, "commit")
+        if commit is None or not commit.startswith(b"tree "):
+            return None
+        root_body = self._loose(commit[5:commit.find(b"\n")].decode(errors="replace"), "tree")
+        if root_body is None:
+            return None
+        root = self._parse_tree(root_body)
+        files: dict[str, tuple[str, str]] = {}
+        pending = [("", root[WB_DIR][1])] if root.get(WB_DIR, ("", ""))[0] == "40000" else []
+        while pending:  # .workbench/ and its subtrees (artifacts/)
+            prefix, sha = pending.pop()
+            body = self._loose(sha, "tree")
+            if body is None:
+                return None
+            for name, (mode, sub) in self._parse_tree(body).items():
+                if mode == "40000":
+                    pending.append((prefix + name + "/", sub))
+                else:
+                    files[prefix + name] = (mode, sub)
+        return parent, root, files
+
+    def _loose(self, sha: str, kind: str) -> bytes | None:
+        """The body of loose object `sha` if it is one of `kind`, else None (packed, absent, unreadable)."""
+        import zlib
+
+        if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha):
+            return None
+        try:
+            raw = zlib.decompress((self.git_dir / "objects" / sha[:2] / sha[2:]).read_bytes())
+        except (OSError, zlib.error):
+            return None
+        header, nul, body = raw.partition(b"\0")
+        return body if nul and header == f"{kind} {len(body)}".encode() else None
 
     def _cat(self, specs: list[str]) -> list[tuple[str, bytes] | None]:
         """`git cat-file --batch` for several objects in one subprocess: [(sha, body) or None if missing]."""
