@@ -14,20 +14,24 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from workbench.cli import output
 from workbench.errors import UsageError
 
 
-class Params(NamedTuple):
+class Params:
     """A command's parameters as click sees them: positional arguments in order, each (name, nargs) with
     nargs 1 or -1 (one or more); options {flag: (name, kind)} with kind `value`, `multi` (repeatable) or
-    `flag`; and the options that are required."""
+    `flag`; and the options that are required. (A plain class: a NamedTuple compiles its annotations.)"""
 
-    arguments: tuple[tuple[str, int], ...]
-    options: dict[str, tuple[str, str]]
-    required: tuple[str, ...] = ()
+    __slots__ = ("arguments", "options", "required")
+
+    def __init__(self, arguments: tuple[tuple[str, int], ...], options: dict[str, tuple[str, str]],
+                 required: tuple[str, ...] = ()) -> None:
+        self.arguments = arguments
+        self.options = options
+        self.required = required
 
 
 ACTOR = {"--actor": ("actor", "value")}

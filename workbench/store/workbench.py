@@ -11,7 +11,7 @@ import copy
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import GitError, NotFound, Refused
 from workbench.git.repo import CommitOutcome, GitRepo, find_worktree
@@ -29,14 +29,21 @@ if TYPE_CHECKING:  # imported where used: a reader (wb status) takes no lock and
     from workbench.store.transaction import Transaction
 
 
-class Loaded(NamedTuple):
-    docs: Docs
-    tail: Tail
-    state_node: Any  # round-trip node of state.md, None when not parsed
-    state_raw: bytes  # state.md as read
-    file_state: dict[str, Any]  # its frontmatter as read, before the events after it were folded in
-    human_edits: list[dict[str, Any]]
-    replayed: int = 0  # events after the snapshot folded in on load (crash recovery)
+class Loaded:
+    """What a load read. A plain class: a dataclass would import inspect, a NamedTuple compile its
+    annotations, and `wb status` makes one."""
+
+    __slots__ = ("docs", "tail", "state_node", "state_raw", "file_state", "human_edits", "replayed")
+
+    def __init__(self, docs: Docs, tail: Tail, state_node: Any, state_raw: bytes, file_state: dict[str, Any],
+                 human_edits: list[dict[str, Any]] | None = None, replayed: int = 0) -> None:
+        self.docs = docs
+        self.tail = tail
+        self.state_node = state_node  # round-trip node of state.md, None when not parsed
+        self.state_raw = state_raw  # state.md as read
+        self.file_state = file_state  # its frontmatter as read, before the events after it were folded in
+        self.human_edits = human_edits if human_edits is not None else []
+        self.replayed = replayed  # events after the snapshot folded in on load (crash recovery)
 
 
 class Workbench:
