@@ -18,7 +18,6 @@ from workbench.git.repo import CommitOutcome, GitRepo, find_worktree
 from workbench.model import reducer, schemas
 from workbench.model.boardfile import check_board_shape, parse_board
 from workbench.model.layout import WB_DIR, Paths, check_no_links
-from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
 from workbench.store import caches, humanedit
 from workbench.store.config import load_config
@@ -33,10 +32,11 @@ class Loaded:
     """What a load read. A plain class: a dataclass would import inspect, a NamedTuple compile its
     annotations, and `wb status` makes one."""
 
-    __slots__ = ("docs", "tail", "state_node", "state_raw", "file_state", "human_edits", "replayed")
+    __slots__ = ("docs", "tail", "state_node", "state_raw", "file_state", "human_edits", "replayed", "rebuilt")
 
     def __init__(self, docs: Docs, tail: Tail, state_node: Any, state_raw: bytes, file_state: dict[str, Any],
-                 human_edits: list[dict[str, Any]] | None = None, replayed: int = 0) -> None:
+                 human_edits: list[dict[str, Any]] | None = None, replayed: int = 0,
+                 rebuilt: tuple[str, ...] = ()) -> None:
         self.docs = docs
         self.tail = tail
         self.state_node = state_node  # round-trip node of state.md, None when not parsed
@@ -44,6 +44,7 @@ class Loaded:
         self.file_state = file_state  # its frontmatter as read, before the events after it were folded in
         self.human_edits = human_edits if human_edits is not None else []
         self.replayed = replayed  # events after the snapshot folded in on load (crash recovery)
+        self.rebuilt = rebuilt  # snapshots that were missing, read as the log rebuilds them (`wb init`)
 
 
 class Workbench:
@@ -63,14 +64,32 @@ class Workbench:
         wb = cls(root)
         if not wb.paths.wb.is_dir():
             raise NotFound(f"no workbench in {root}: run `wb init` first")
+        wb.register_drivers_if_cloned()
         return wb
+
+    def register_drivers_if_cloned(self) -> None:
+        """A clone carries .workbench/ but not the git config naming wb's diff and merge drivers: register
+        them on the first wb command, so `git diff` and `git merge` work there without `wb init`."""
+        from workbench.store import drivers
+
+        try:
+            if drivers.needs_registration(self.root, self.git.common_dir):
+                drivers.register_drivers(self.root, self.git.common_dir, attributes_too=False)
+        except (GitError, OSError):
+            pass  # a read-only clone: the drivers are a convenience, never a reason to fail a command
 
     # -- config -------------------------------------------------------------------------------
     @property
     def config(self) -> dict[str, Any]:
         if self._config is None:
             self._config = load_config(self.paths.config)
+            self.git.configure(self._config["git"])  # author, signing, hooks: how state commits are made
         return self._config
+
+    def reload_config(self) -> dict[str, Any]:
+        """config.yaml read again (after `wb init` or `wb migrate` wrote it)."""
+        self._config = None
+        return self.config
 
     def lock(self) -> WorkbenchLock:
         from workbench.store.lock import WorkbenchLock
@@ -80,29 +99,36 @@ class Workbench:
         return WorkbenchLock(self.paths.lock, timeout)
 
     # -- reading ------------------------------------------------------------------------------
-    def load(self, *, detect_human: bool = True, need_node: bool = False, need_body: bool = True) -> Loaded:
+    def load(self, *, detect_human: bool = True, need_node: bool = False, need_body: bool = True,
+             create: bool = False) -> Loaded:
         """Snapshots + the events after them. Without the lock this is a consistent-enough read for display;
         a transaction calls it under the lock. `need_body=False` (wb status) skips reading the decision log
-        when state.md is as wb wrote it: the history's size then costs nothing."""
+        when state.md is as wb wrote it: the history's size then costs nothing. `create` (`wb init`): a
+        missing state.md or board.json is read as the log rebuilds it — folded from its first event, or
+        empty when the log is — and named in `rebuilt`, for the transaction to write."""
         p = self.paths
+        rebuilt: dict[str, bytes] = self._rebuild_missing() if create else {}
         try:
-            board_raw = p.board.read_bytes()
-            state_cached = caches.read_state_cache(p)
-            state_raw = b"" if (state_cached and state_cached["fresh"] and not need_body) else p.state.read_bytes()
+            board_raw = rebuilt.get("board.json") or p.board.read_bytes()
+            state_cached = None if "state.md" in rebuilt else caches.read_state_cache(p)
+            state_raw = rebuilt.get("state.md") or (
+                b"" if (state_cached and state_cached["fresh"] and not need_body) else p.state.read_bytes())
         except FileNotFoundError as err:
             raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: restore it with git "
                            "(`git checkout -- .workbench`) or run `wb doctor`") from None
+        if rebuilt:
+            detect_human = False  # nothing to compare a rebuilt file with: it is wb's own
         if state_raw and state_cached and not state_cached["fresh"]:
             state_cached["fresh"] = state_cached.get("sha") == caches.sha(state_raw)
         node = None
         if not need_node and state_cached and state_cached["fresh"]:
             state = state_cached["state"]
-            body = caches.cached_body(p) if need_body else ""
+            body = caches.cached_body(p, state_cached) if need_body else ""
             if body is None:
                 node, state, body = self.parse_state(state_raw or p.state.read_bytes())
         else:
-            if state_cached is not None and "body" not in state_cached:
-                state_cached["body"] = caches.cached_body(p)
+            if state_cached is not None:
+                state_cached["body"] = caches.cached_body(p, state_cached)
                 if state_cached["body"] is None:
                     state_cached = None
             node, state, body = self.parse_state(state_raw)
@@ -147,7 +173,24 @@ class Workbench:
                               "text; run `wb doctor`")
             schemas.check("state", docs.state, "state.md (with the events after it)")
             schemas.check("board", docs.board, "board.json (with the events after it)")
-        return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after))
+        return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after), rebuilt=tuple(rebuilt))
+
+    def _rebuild_missing(self) -> dict[str, bytes]:
+        """{name: bytes} of state.md and board.json, for the ones missing: as the whole log folds into them."""
+        from workbench.model import ids, statefile
+        from workbench.model.boardfile import encode_board
+
+        p = self.paths
+        missing = [name for name, path in (("state.md", p.state), ("board.json", p.board)) if not path.exists()]
+        if not missing:
+            return {}
+        docs: Docs | None = None
+        for _line, event in self.log.iter_all():
+            docs = docs or reducer.empty_docs(event["ts"])
+            reducer.apply(docs, event)
+        docs = docs or reducer.empty_docs(ids.utc_now())
+        out = {"state.md": statefile.render(None, docs.state, docs.body), "board.json": encode_board(docs.board)}
+        return {name: out[name] for name in missing}
 
     def parse_state(self, raw: bytes) -> tuple[Any, dict[str, Any], str]:
         """(round-trip node, frontmatter, body) of state.md's bytes; the last parse is kept for the next one."""
@@ -164,25 +207,24 @@ class Workbench:
         self._node_cache = (raw, node, data, body)
 
     # -- writing ------------------------------------------------------------------------------
-    def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True) -> Transaction:
+    def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True,
+                    create: bool = False) -> Transaction:
         """One mutation. `commit=False` writes the files but leaves the git commit to a later `checkpoint`
-        (a harness step commits once, at its end or at the yield that interrupts it)."""
+        (a harness step commits once, at its end or at the yield that interrupts it). `create` (`wb init`):
+        `.workbench/` may not exist yet, and a missing snapshot is rebuilt from the log (see `load`)."""
         from workbench.store.transaction import Transaction
 
-        return Transaction(self, actor, session, commit=commit)
+        return Transaction(self, actor, session, commit=commit, create=create)
 
     def checkpoint(self, summary: str, session: str | None = None) -> CommitOutcome:
-        """Commit whatever the workbench holds now (the end of a harness step)."""
-        git_cfg = self.config["git"]
-        if git_cfg.get("commit") == "off":
-            return CommitOutcome()
-        summary = redact(summary, secret_values(self.config))  # a step's description may quote a secret
+        """Commit whatever the workbench holds now (the end of a harness step, `wb init`, `wb doctor --fix`),
+        under the one commit policy (workbench.store.commit)."""
+        from workbench.store import commit
+
+        if not commit.commits(self.config["git"]):
+            return CommitOutcome()  # without waiting for the lock
         with self.lock():
-            trailers = [f"Wb-Event: {self.log.tail().seq}"] + ([f"Wb-Session: {session}"] if session else [])
-            try:
-                return self.git.commit_workbench(f"{summary}\n\n" + "\n".join(trailers) + "\n", git_cfg.get("ref"))
-            except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
-                return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
+            return commit.commit(self, summary, session=session)
 
     def recorded_call(self, key: str) -> dict[str, Any] | None:
         """The last journal record of a tool call (calls.jsonl), or None."""
