@@ -33,8 +33,8 @@ from workbench.ops.acceptance import run_acceptance
 from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import status_of
 from workbench.ops.validate import validate_workbench
-from workbench.store.transaction import LastWrite
-from workbench.store.workbench import Transaction, Workbench
+from workbench.store.transaction import LastWrite, Transaction
+from workbench.store.workbench import Workbench
 
 if TYPE_CHECKING:  # the harness, review, doctor and migrate load only when their verb is called
     from workbench.harness.types import Pending, Result

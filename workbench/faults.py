@@ -11,7 +11,6 @@ command exactly there — between wb's log append and its commit, say — and th
 from __future__ import annotations
 
 import os
-import signal
 
 _ARMED = os.environ.get("WB_FAULT")
 _PAUSE = os.environ.get("WB_PAUSE")
@@ -27,6 +26,8 @@ def point(name: str) -> None:
     if _skip > 0:
         _skip -= 1
         return
+    import signal
+
     os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -11,7 +11,7 @@ import typer
 from workbench import __version__
 from workbench.errors import UsageError
 
-app = typer.Typer(
+_APP = typer.Typer(
     name="wb",
     help="Keep a coding agent's durable state inside the git repository it works on.",
     no_args_is_help=True,
@@ -27,7 +27,7 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
+@_APP.callback()
 def _global(
     chdir: Path = typer.Option(None, "-C", help="Run as if wb was started in PATH (like git -C).",
                                metavar="PATH"),
@@ -48,41 +48,82 @@ def start_dir() -> Path | None:
     return Path(chdir) if chdir else None
 
 
-def _register() -> None:
-    from workbench.cli import abort, demo, init, log, note, replay, resume, run, set_state, status, task, validate
-
-    app.command("init")(init.init_command)
-    app.command("status")(status.status_command)
-    app.add_typer(task.app, name="task")
-    app.command("note")(note.note_command)
-    app.command("set")(set_state.set_command)
-    app.command("log")(log.log_command)
-    app.command("validate")(validate.validate_command)
-    app.command("replay")(replay.replay_command)
-    app.command("run")(run.run_command)
-    app.command("resume")(resume.resume_command)
-    app.command("abort")(abort.abort_command)
-    app.command("demo")(demo.demo_command)
-    from workbench.cli import doctor
-
-    app.command("doctor")(doctor.doctor_command)
-    from workbench.cli import migrate
-
-    app.command("migrate")(migrate.migrate_command)
-    from workbench.cli import diff, textconv
-
-    app.command("diff")(diff.diff_command)
-    app.command("textconv", hidden=True)(textconv.textconv_command)
-    from workbench.cli import merge_driver
-
-    app.command("merge-driver", hidden=True)(merge_driver.merge_driver_command)
-    from workbench.cli import hook, mcp
-
-    app.command("mcp")(mcp.mcp_command)
-    app.add_typer(hook.app, name="hook")
+# Every command in the order `wb --help` lists them: (name, module in workbench/cli/, its command or typer
+# sub-app, hidden). A module is imported only when its command is registered, and a run registers only what
+# it needs (see `register`): `wb task add` imports cli/task.py alone, `wb --help` no hidden command.
+COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
+    ("init", "init", "init_command", False),
+    ("status", "status", "status_command", False),
+    ("task", "task", "app", False),
+    ("note", "note", "note_command", False),
+    ("set", "set_state", "set_command", False),
+    ("log", "log", "log_command", False),
+    ("validate", "validate", "validate_command", False),
+    ("replay", "replay", "replay_command", False),
+    ("run", "run", "run_command", False),
+    ("resume", "resume", "resume_command", False),
+    ("abort", "abort", "abort_command", False),
+    ("demo", "demo", "demo_command", False),
+    ("doctor", "doctor", "doctor_command", False),
+    ("migrate", "migrate", "migrate_command", False),
+    ("diff", "diff", "diff_command", False),
+    ("textconv", "textconv", "textconv_command", True),
+    ("merge-driver", "merge_driver", "merge_driver_command", True),
+    ("mcp", "mcp", "mcp_command", False),
+    ("hook", "hook", "app", False),
+)
+_registered: set[str] = set()
 
 
-_register()
+def register(names: set[str] | None = None) -> typer.Typer:
+    """Register these commands (None: all) with the app, beside those registered before, in the order of
+    COMMANDS; returns the app."""
+    import importlib
+
+    global _registered
+    wanted = _registered | ({c[0] for c in COMMANDS} if names is None else names)
+    if wanted != _registered:
+        _APP.registered_commands.clear()
+        _APP.registered_groups.clear()
+        for name, module, attr, hidden in COMMANDS:
+            if name not in wanted:
+                continue
+            target = getattr(importlib.import_module(f"workbench.cli.{module}"), attr)
+            if isinstance(target, typer.Typer):
+                _APP.add_typer(target, name=name)
+            else:
+                _APP.command(name, hidden=hidden)(target)
+        _registered = wanted
+    return _APP
+
+
+def needed(args: list[str]) -> set[str] | None:
+    """The commands a run of `wb ARGS` needs registered: the one it names; the listed ones for the help
+    (`wb`, `wb --help`); all (None) for an unknown command (typer then suggests any) or shell completion."""
+    if any(key.startswith("_WB_COMPLETE") for key in os.environ):
+        return None
+    shown = {c[0] for c in COMMANDS if not c[3]}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-C":
+            i += 2
+            continue
+        if arg == "--debug" or (arg.startswith("-C") and len(arg) > 2):
+            i += 1
+            continue
+        if arg in ("--show-completion", "--install-completion", "--"):
+            return None
+        if arg.startswith("-"):
+            return shown  # --help, --version, an unknown option: typer answers before any command runs
+        return {arg} if arg in {c[0] for c in COMMANDS} else None
+    return shown
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":  # the whole app, for tools/gen_cli_docs.py and tests that invoke it
+        return register(None)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
@@ -123,7 +164,7 @@ def run_app(args: list[str]) -> int:
     import click
 
     args = _completion_shell(args)
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(register(needed(args)))
     try:
         result = command.main(args=args, prog_name="wb", standalone_mode=False)
     except click.exceptions.Exit as exc:

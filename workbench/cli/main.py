@@ -1,7 +1,9 @@
 """Entry point of `wb`: global options, the fast paths, and the one error handler.
 
-`wb --version` and `wb status` are answered without importing typer (60 ms of imports on its own), so
-they stay within the start-up bars of CONTRACT.md §8; everything else goes through the typer app.
+`wb --version`, `wb status` and the common writes (`wb task add|start|done|block`, `wb note`, `wb set`; see
+cli/writes.py) are answered without importing typer and click (half of what such a run would import
+otherwise), so they stay within the start-up bars of CONTRACT.md §8; everything else, and anything the fast
+paths are unsure of (help, a malformed option), goes through the typer app.
 """
 
 from __future__ import annotations
@@ -39,6 +41,30 @@ def _fast_path(argv: list[str]) -> int | None:
         from workbench.cli import status_view
 
         return status_view.run(Path(chdir) if chdir else None, as_json="--json" in rest)
+    return _fast_write(argv)
+
+
+def _fast_write(argv: list[str]) -> int | None:
+    """`wb [-C PATH] [--debug] task add …` and the other commands of cli/writes.py's FAST, parsed as typer
+    would; None (typer's turn) for anything else. Global options count only before the command, as in typer."""
+    chdir: str | None = None
+    i = 0
+    while i < len(argv):
+        if argv[i] == "-C" and i + 1 < len(argv) and argv[i + 1] and not argv[i + 1].startswith("-"):
+            chdir = argv[i + 1]
+            i += 2
+        elif argv[i] == "--debug":
+            i += 1
+        else:
+            break
+    rest = argv[i:]
+    if not rest or rest[0] not in ("task", "note", "set") or any(k.startswith("_WB_COMPLETE") for k in os.environ):
+        return None
+    from workbench.cli import writes
+
+    for path in writes.FAST:
+        if tuple(rest[:len(path)]) == path:
+            return writes.run(path, rest[len(path):], Path(chdir) if chdir else None)
     return None
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
-from workbench.cli import output
+from workbench.cli import writes
 from workbench.cli.app import start_dir
+from workbench.cli.writes import actor_of
+
+__all__ = ["actor_of", "note_command"]
 
 
 def note_command(
@@ -16,24 +17,4 @@ def note_command(
                                                     "terminal, agent otherwise)."),
 ) -> int:
     """Append TEXT to the decision log (the Markdown body of state.md)."""
-    from workbench.api import Bench
-
-    body = sys.stdin.read() if text == ["-"] else " ".join(text)
-    bench = Bench.open(start_dir())
-    bench.note(body, actor=actor_of(actor))
-    output.say(f"noted (event {bench.last.seqs[-1]})")
-    output.report_write(bench)
-    return 0
-
-
-def actor_of(value: str | None) -> str:
-    """--actor, defaulting to `human` when a person types at a terminal and `agent` when a program runs wb."""
-    import os
-
-    from workbench.errors import UsageError
-
-    if value is None:
-        return "human" if sys.stdin.isatty() and not os.environ.get("CI") else "agent"
-    if value not in ("agent", "human"):
-        raise UsageError(f"--actor must be agent or human, not {value!r}")
-    return value
+    return writes.note(start_dir(), text, actor=actor)

@@ -2,40 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import typer
 
-from workbench.cli import output
+from workbench.cli import writes
 from workbench.cli.app import start_dir
-from workbench.errors import UsageError
+from workbench.cli.writes import STATE_LIST_KEYS as LIST_KEYS
+from workbench.cli.writes import parse_assignments
 
-LIST_KEYS = ("touched_files", "assumptions", "blockers")
-
-
-def parse_assignments(pairs: list[str], list_keys: tuple[str, ...]) -> dict[str, Any]:
-    """KEY=VALUE pairs. List fields take a JSON array or one item; `null` and empty clear nullable fields."""
-    changes: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise UsageError(f"expected KEY=VALUE, got {pair!r}")
-        if key in list_keys:
-            if value == "null":
-                changes[key] = None  # the schema refuses it: a list field is never null
-            elif value.startswith("["):
-                try:
-                    changes[key] = json.loads(value)
-                except (ValueError, RecursionError):
-                    raise UsageError(f"{key}: not a JSON array: {value}") from None
-            else:
-                changes[key] = [value] if value else []
-        elif value == "null":
-            changes[key] = None
-        else:
-            changes[key] = value
-    return changes
+__all__ = ["LIST_KEYS", "parse_assignments", "set_command"]
 
 
 def set_command(
@@ -49,19 +23,4 @@ def set_command(
 
     List fields take a JSON array (assumptions='["a","b"]') or one item; active_task_id=null clears it.
     """
-    from workbench.api import Bench
-    from workbench.cli.note import actor_of
-
-    changes = parse_assignments(assignments, LIST_KEYS)
-    if changes.get("active_task_id") == "":
-        changes["active_task_id"] = None
-    bench = Bench.open(start_dir())
-    state = bench.set_state(changes, actor=actor_of(actor))
-    if json_:
-        output.emit_json(state)
-    elif bench.last.seqs:
-        output.say(f"set {', '.join(sorted(changes))} (event {bench.last.seqs[-1]})")
-    else:
-        output.say("nothing changed")
-    output.report_write(bench)
-    return 0
+    return writes.set_state(start_dir(), assignments, actor=actor, json_=json_)

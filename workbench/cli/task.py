@@ -6,9 +6,9 @@ from typing import Any
 
 import typer
 
-from workbench.cli import output
+from workbench.cli import output, writes
 from workbench.cli.app import start_dir
-from workbench.cli.set_state import parse_assignments
+from workbench.cli.writes import TASK_LIST_KEYS, actor_of, parse_assignments
 
 app = typer.Typer(help="Add, list, show, start, finish, block and edit tasks on the board.", no_args_is_help=True)
 
@@ -17,12 +17,6 @@ def _bench() -> Any:
     from workbench.api import Bench
 
     return Bench.open(start_dir())
-
-
-def actor_of(value: str | None) -> str:
-    from workbench.cli.note import actor_of as check
-
-    return check(value)
 
 
 ACTOR = typer.Option(None, "--actor", help="Who does it: agent or human (default: human on a terminal, agent "
@@ -44,15 +38,8 @@ def add(
     json_: bool = JSON,
 ) -> int:
     """Add a task to the board and print its new id."""
-    bench = _bench()
-    task = bench.add_task(title, kind=kind, owner=owner, acceptance=accept or [], depends_on=depends_on or [],
-                          description=description, reviews=reviews, actor=actor_of(actor))
-    if json_:
-        output.emit_json(task)
-    else:
-        output.say(f"{task['id']} added: {task['title']}")
-    output.report_write(bench)
-    return 0
+    return writes.task_add(start_dir(), title, kind=kind, reviews=reviews, owner=owner, accept=accept,
+                           depends_on=depends_on, description=description, actor=actor, json_=json_)
 
 
 @app.command("list")
@@ -90,11 +77,7 @@ def show(task_id: str = typer.Argument(..., metavar="ID"), json_: bool = JSON) -
 @app.command("start")
 def start(task_id: str = typer.Argument(..., metavar="ID"), actor: str = ACTOR) -> int:
     """Mark a task in progress and make it the active task."""
-    bench = _bench()
-    bench.start_task(task_id, actor=actor_of(actor))
-    output.say(bench.last.summary)
-    output.report_write(bench)
-    return 0
+    return writes.task_start(start_dir(), task_id, actor=actor)
 
 
 @app.command("done")
@@ -105,11 +88,7 @@ def done(
     actor: str = ACTOR,
 ) -> int:
     """Run the task's acceptance commands; mark it done only if every one exits 0."""
-    bench = _bench()
-    bench.done_task(task_id, force=force, actor=actor_of(actor))
-    output.say(bench.last.summary)
-    output.report_write(bench)
-    return 0
+    return writes.task_done(start_dir(), task_id, force=force, actor=actor)
 
 
 @app.command("block")
@@ -119,11 +98,7 @@ def block(
     actor: str = ACTOR,
 ) -> int:
     """Mark a task blocked, with the reason; it is listed among the blockers."""
-    bench = _bench()
-    bench.block_task(task_id, reason, actor=actor_of(actor))
-    output.say(bench.last.summary)
-    output.report_write(bench)
-    return 0
+    return writes.task_block(start_dir(), task_id, reason, actor=actor)
 
 
 @app.command("set")
@@ -137,7 +112,7 @@ def set_(
 ) -> int:
     """Change fields of a task (the board's schema refuses bad values)."""
     bench = _bench()
-    changes = parse_assignments(assignments, ("acceptance", "depends_on"))
+    changes = parse_assignments(assignments, TASK_LIST_KEYS)
     task = bench.set_task(task_id, changes, actor=actor_of(actor))
     if json_:
         output.emit_json(bench.show_task(task_id))

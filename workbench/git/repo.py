@@ -8,21 +8,19 @@ see RefMover), so a concurrent `git commit` by the user is never overwritten. Th
 
 from __future__ import annotations
 
-import atexit
-import hashlib
 import os
 import re
-import subprocess
 import time
-import weakref
-import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench import faults
 from workbench.errors import GitError, NotFound
 from workbench.model.layout import WB_DIR
+
+if TYPE_CHECKING:  # for annotations only: each function that runs git imports subprocess (wb status runs none)
+    import subprocess
+    import weakref
 
 IGNORED_NAMES = {".lock", ".cache", ".migrate.json"}  # .migrate.json: wb migrate's intent, never committed
 
@@ -38,6 +36,8 @@ def find_worktree(start: Path) -> Path:
 
 def run_git(cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
             check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    import subprocess  # here, not at the top: reading the workbench (wb status) runs no git
+
     full_env = None
     if env:
         full_env = dict(os.environ)
@@ -83,6 +83,8 @@ class RefMover:
         return self._died()
 
     def _process(self) -> subprocess.Popen[bytes]:
+        import subprocess
+
         if self._proc is None or self._pid != os.getpid() or self._proc.poll() is not None:
             _close_at_exit(self)
             try:
@@ -109,6 +111,8 @@ class RefMover:
         proc, self._proc = self._proc, None
         if proc is None:
             return None, ""
+        import subprocess
+
         try:
             _out, err = proc.communicate(timeout=5)
         except subprocess.TimeoutExpired:
@@ -123,30 +127,48 @@ class RefMover:
             pass
 
 
-_LIVE: weakref.WeakSet[RefMover] = weakref.WeakSet()
-_REGISTERED = False
+_LIVE: weakref.WeakSet[RefMover] | None = None  # made at the first move
 
 
 def _close_at_exit(mover: RefMover) -> None:
     """End every helper git at interpreter exit, before the objects are torn down in no particular order
     (a Bench kept in a module global would otherwise leave Python warning about a running subprocess)."""
-    global _REGISTERED
-    if not _REGISTERED:
+    global _LIVE
+    if _LIVE is None:
+        import atexit
+        import weakref
+
+        _LIVE = weakref.WeakSet()
         atexit.register(_close_all)
-        _REGISTERED = True
     _LIVE.add(mover)
 
 
 def _close_all() -> None:
-    for mover in list(_LIVE):
+    for mover in list(_LIVE or ()):
         mover.close()
 
 
-@dataclass
 class CommitOutcome:
-    sha: str | None = None  # the new commit, None when nothing was committed
-    skipped: str | None = None  # why no commit was made (said to the user as a warning)
-    warnings: list[str] = field(default_factory=list)
+    """What a commit did. A plain class, not a dataclass: `dataclasses` imports `inspect`, a fifth of what
+    `wb status` would import, and every reader imports this module."""
+
+    __slots__ = ("sha", "skipped", "warnings")
+
+    def __init__(self, sha: str | None = None, skipped: str | None = None,
+                 warnings: list[str] | None = None) -> None:
+        self.sha = sha  # the new commit, None when nothing was committed
+        self.skipped = skipped  # why no commit was made (said to the user as a warning)
+        self.warnings = warnings if warnings is not None else []
+
+    def __repr__(self) -> str:
+        return f"CommitOutcome(sha={self.sha!r}, skipped={self.skipped!r}, warnings={self.warnings!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CommitOutcome):
+            return NotImplemented
+        return (self.sha, self.skipped, self.warnings) == (other.sha, other.skipped, other.warnings)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it replaces
 
 
 class GitRepo:
@@ -255,6 +277,9 @@ class GitRepo:
 
     # -- objects ------------------------------------------------------------------------------
     def _write_object(self, kind: str, body: bytes) -> str:
+        import hashlib
+        import zlib
+
         raw = f"{kind} {len(body)}\0".encode() + body
         sha = hashlib.new(self._algo, raw).hexdigest()
         path = self.common_dir / "objects" / sha[:2] / sha[2:]  # shared by every worktree
@@ -346,6 +371,9 @@ class GitRepo:
         ref has not moved since our last commit, else from one `git cat-file --batch`."""
         if self._last and self._last[0] == ref and self._read_ref_fast(ref) == self._last[1]:
             return self._last[1], self._last[2], self._last[3]
+        loose = self._parent_info_loose(ref)
+        if loose is not None:
+            return loose
         commit_obj = self._cat([f"{ref}^{{commit}}", f"{ref}^{{tree}}", f"{ref}:{WB_DIR}"])
         if commit_obj[0] is None:
             return None, {}, {}
@@ -364,6 +392,50 @@ class GitRepo:
             bodies = self._cat([sha for _prefix, sha in subtrees]) if subtrees else []
             pending = [(prefix, obj[1]) for (prefix, _sha), obj in zip(subtrees, bodies, strict=True) if obj]
         return parent, root, files
+
+    def _parent_info_loose(self, ref: str) -> tuple[str, dict[str, tuple[str, str]],
+                                                    dict[str, tuple[str, str]]] | None:
+        """_parent_info read from the loose ref and loose objects, as wb (and `git commit`) write them: no git
+        process for the usual commit. None when any of them is not loose (packed by gc, fetched),
+        or replace refs could change what git would read: then git says."""
+        if (self.common_dir / "refs" / "replace").exists():
+            return None
+        parent = self._read_ref_fast(ref)
+        if parent is None or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", parent):
+            return None
+        commit = self._loose(parent, "commit")
+        if commit is None or not commit.startswith(b"tree "):
+            return None
+        root_body = self._loose(commit[5:commit.find(b"\n")].decode(errors="replace"), "tree")
+        if root_body is None:
+            return None
+        root = self._parse_tree(root_body)
+        files: dict[str, tuple[str, str]] = {}
+        pending = [("", root[WB_DIR][1])] if root.get(WB_DIR, ("", ""))[0] == "40000" else []
+        while pending:  # .workbench/ and its subtrees (artifacts/)
+            prefix, sha = pending.pop()
+            body = self._loose(sha, "tree")
+            if body is None:
+                return None
+            for name, (mode, sub) in self._parse_tree(body).items():
+                if mode == "40000":
+                    pending.append((prefix + name + "/", sub))
+                else:
+                    files[prefix + name] = (mode, sub)
+        return parent, root, files
+
+    def _loose(self, sha: str, kind: str) -> bytes | None:
+        """The body of loose object `sha` if it is one of `kind`, else None (packed, absent, unreadable)."""
+        import zlib
+
+        if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha):
+            return None
+        try:
+            raw = zlib.decompress((self.common_dir / "objects" / sha[:2] / sha[2:]).read_bytes())
+        except (OSError, zlib.error):
+            return None
+        header, nul, body = raw.partition(b"\0")
+        return body if nul and header == f"{kind} {len(body)}".encode() else None
 
     def _cat(self, specs: list[str]) -> list[tuple[str, bytes] | None]:
         """`git cat-file --batch` for several objects in one subprocess: [(sha, body) or None if missing]."""
@@ -524,6 +596,8 @@ class GitRepo:
             return
         if count <= (self._gc_auto_limit() + 255) // 256:  # git's own estimate, from gc.auto
             return
+        import subprocess
+
         try:
             subprocess.Popen(["git", "gc", "--auto", "--quiet"], cwd=self.worktree, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
 from pathlib import Path
 
 from workbench import faults
@@ -34,6 +33,8 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: boo
     the fsyncs, for caches that can be rebuilt. `sync_dir=False` skips only the directory's fsync: after a
     power cut the file is then whole, old or new — for snapshots the event log can bring up to date.
     """
+    import tempfile  # here, not at the top: a reader (wb status) writes nothing
+
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + path.name, dir=path.parent)
     try:
         os.fchmod(fd, _FILE_MODE)  # mkstemp makes 0600; a workbench file is as readable as any other

@@ -11,7 +11,6 @@ import errno
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,27 @@ from workbench.model.jsonl import check_unicode, encode, line_hash
 _BLOCK = 1 << 16
 
 
-@dataclass
 class Tail:
-    seq: int  # seq of the last complete event (0 when the log is empty)
-    hash: str | None  # hash of its line, the `prev` of the next event
-    good_size: int  # bytes up to the end of the last complete batch
-    torn: int  # bytes after good_size: a torn line or an incomplete batch
+    """Where the log ends. A plain class: a dataclass would import inspect, a NamedTuple compile its
+    annotations, and every reader makes one."""
+
+    __slots__ = ("seq", "hash", "good_size", "torn")
+
+    def __init__(self, seq: int, hash: str | None, good_size: int, torn: int) -> None:
+        self.seq = seq  # seq of the last complete event (0 when the log is empty)
+        self.hash = hash  # hash of its line, the `prev` of the next event
+        self.good_size = good_size  # bytes up to the end of the last complete batch
+        self.torn = torn  # bytes after good_size: a torn line or an incomplete batch
+
+    def __repr__(self) -> str:
+        return f"Tail(seq={self.seq!r}, hash={self.hash!r}, good_size={self.good_size!r}, torn={self.torn!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tail):
+            return NotImplemented
+        return (self.seq, self.hash, self.good_size, self.torn) == (other.seq, other.hash, other.good_size, other.torn)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
 
 
 class EventLog:

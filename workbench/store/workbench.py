@@ -10,9 +10,8 @@ from __future__ import annotations
 import copy
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import GitError, NotFound, Refused
 from workbench.git.repo import CommitOutcome, GitRepo, find_worktree
@@ -23,24 +22,34 @@ from workbench.model.reducer import Docs
 from workbench.store import caches, humanedit
 from workbench.store.config import load_config
 from workbench.store.eventlog import EventLog, Tail, chain
-from workbench.store.lock import WorkbenchLock
 from workbench.store.pending import Pending, missing_from_log
-from workbench.store.transaction import Transaction
+
+if TYPE_CHECKING:  # imported where used: a reader (wb status) takes no lock and writes nothing
+    from workbench.store.lock import WorkbenchLock
+    from workbench.store.transaction import Transaction
 
 
-@dataclass
 class Loaded:
-    docs: Docs
-    tail: Tail
-    state_node: Any  # round-trip node of state.md, None when not parsed
-    state_raw: bytes  # state.md as read
-    file_state: dict[str, Any]  # its frontmatter as read, before the events after it were folded in
-    human_edits: list[dict[str, Any]] = field(default_factory=list)
-    replayed: int = 0  # events after the snapshot folded in on load (crash recovery)
-    rebuilt: tuple[str, ...] = ()  # snapshots that were missing, read as the log rebuilds them (`wb init`)
-    # acknowledged events the work tree's log lacks (workbench.store.pending), chained after `tail` and folded
-    # into `docs`: deferred while git is mid-operation, or taken from the work tree by the user's git
-    pending: list[dict[str, Any]] = field(default_factory=list)
+    """What a load read. A plain class: a dataclass would import inspect, a NamedTuple compile its
+    annotations, and `wb status` makes one."""
+
+    __slots__ = ("docs", "tail", "state_node", "state_raw", "file_state", "human_edits", "replayed", "rebuilt",
+                 "pending")
+
+    def __init__(self, docs: Docs, tail: Tail, state_node: Any, state_raw: bytes, file_state: dict[str, Any],
+                 human_edits: list[dict[str, Any]] | None = None, replayed: int = 0,
+                 rebuilt: tuple[str, ...] = (), pending: list[dict[str, Any]] | None = None) -> None:
+        self.docs = docs
+        self.tail = tail
+        self.state_node = state_node  # round-trip node of state.md, None when not parsed
+        self.state_raw = state_raw  # state.md as read
+        self.file_state = file_state  # its frontmatter as read, before the events after it were folded in
+        self.human_edits = human_edits if human_edits is not None else []
+        self.replayed = replayed  # events after the snapshot folded in on load (crash recovery)
+        self.rebuilt = rebuilt  # snapshots that were missing, read as the log rebuilds them (`wb init`)
+        # acknowledged events the work tree's log lacks (workbench.store.pending), chained after `tail` and
+        # folded into `docs`: deferred while git is mid-operation, or taken from the work tree by the user's git
+        self.pending = pending if pending is not None else []
 
     @property
     def virtual_tail(self) -> Tail:
@@ -99,6 +108,8 @@ class Workbench:
         return self.config
 
     def lock(self) -> WorkbenchLock:
+        from workbench.store.lock import WorkbenchLock
+
         env = os.environ.get("WB_LOCK_TIMEOUT")
         timeout = float(env) if env else float(self.config["lock_timeout"])
         return WorkbenchLock(self.paths.lock, timeout)
@@ -257,6 +268,8 @@ class Workbench:
         """One mutation. `commit=False` writes the files but leaves the git commit to a later `checkpoint`
         (a harness step commits once, at its end or at the yield that interrupts it). `create` (`wb init`):
         `.workbench/` may not exist yet, and a missing snapshot is rebuilt from the log (see `load`)."""
+        from workbench.store.transaction import Transaction
+
         return Transaction(self, actor, session, commit=commit, create=create)
 
     def checkpoint(self, summary: str, session: str | None = None) -> CommitOutcome:

@@ -1,0 +1,224 @@
+"""The common write commands without typer: `wb task add|start|done|block`, `wb note` and `wb set`.
+
+An agent runs these many times a session, so main.py answers them without importing typer and click (half of
+what such a command would import): it parses argv against `FAST` below and calls the bodies here. The typer
+commands (cli/task.py, cli/note.py, cli/set_state.py) declare the same parameters, keep their help texts and
+call the same bodies; tests/cli/test_startup.py checks that `FAST` says exactly what they declare. Anything the
+fast parser is not sure of (help, an unknown or malformed option, a missing or extra argument) goes to typer,
+so every error message stays typer's own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from workbench.cli import output
+from workbench.errors import UsageError
+
+
+class Params:
+    """A command's parameters as click sees them: positional arguments in order, each (name, nargs) with
+    nargs 1 or -1 (one or more); options {flag: (name, kind)} with kind `value`, `multi` (repeatable) or
+    `flag`; and the options that are required. (A plain class: a NamedTuple compiles its annotations.)"""
+
+    __slots__ = ("arguments", "options", "required")
+
+    def __init__(self, arguments: tuple[tuple[str, int], ...], options: dict[str, tuple[str, str]],
+                 required: tuple[str, ...] = ()) -> None:
+        self.arguments = arguments
+        self.options = options
+        self.required = required
+
+
+ACTOR = {"--actor": ("actor", "value")}
+JSON = {"--json": ("json_", "flag")}
+
+# (command path) -> its parameters and the body that runs it
+FAST: dict[tuple[str, ...], tuple[Params, str]] = {
+    ("task", "add"): (Params((("title", 1),), {
+        "--kind": ("kind", "value"), "--reviews": ("reviews", "value"), "--owner": ("owner", "value"),
+        "--accept": ("accept", "multi"), "--depends-on": ("depends_on", "multi"),
+        "--description": ("description", "value"), **ACTOR, **JSON}), "task_add"),
+    ("task", "start"): (Params((("task_id", 1),), {**ACTOR}), "task_start"),
+    ("task", "done"): (Params((("task_id", 1),), {"--force": ("force", "flag"), **ACTOR}), "task_done"),
+    ("task", "block"): (Params((("task_id", 1),), {"--reason": ("reason", "value"), **ACTOR}, ("reason",)),
+                        "task_block"),
+    ("note",): (Params((("text", -1),), {**ACTOR}), "note"),
+    ("set",): (Params((("assignments", -1),), {**ACTOR, **JSON}), "set_state"),
+}
+
+
+def parse(params: Params, args: list[str]) -> dict[str, Any] | None:
+    """`args` (after the command's name) as click would bind them, or None when typer should say what is
+    wrong (or show the help). Like click: options and arguments may interleave, `--opt=value` and `--opt
+    value` both work, a repeated option's last value wins, `--` ends the options and a lone `-` is an argument."""
+    values: dict[str, Any] = {}
+    positional: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            positional.extend(args[i:])
+            break
+        if not arg.startswith("-") or arg == "-":
+            positional.append(arg)
+            continue
+        flag, eq, inline = arg.partition("=")
+        if flag not in params.options:
+            return None  # --help, -h, a short option, an unknown or abbreviated option: typer's to answer
+        name, kind = params.options[flag]
+        if kind == "flag":
+            if eq:
+                return None
+            values[name] = True
+            continue
+        if eq:
+            value = inline
+        elif i < len(args) and not args[i].startswith("-"):
+            value = args[i]
+            i += 1
+        else:
+            return None  # no value, or one that looks like an option: let click decide
+        if kind == "multi":
+            values.setdefault(name, []).append(value)
+        else:
+            values[name] = value
+    if any(name not in values for name in params.required):
+        return None
+    for name, nargs in params.arguments:
+        if nargs == 1:
+            if not positional:
+                return None
+            values[name] = positional.pop(0)
+        else:
+            if not positional:
+                return None
+            values[name], positional = positional, []
+    if positional:
+        return None  # an extra argument
+    return values  # an option not given takes the body's default, which is typer's
+
+
+def run(path: tuple[str, ...], args: list[str], chdir: Path | None) -> int | None:
+    """Run `wb PATH… ARGS` if it is one of FAST and its arguments parse; None leaves it to typer."""
+    params, body = FAST[path]
+    values = parse(params, args)
+    if values is None:
+        return None
+    code: int = globals()[body](chdir, **values)
+    return code
+
+
+# -- the bodies -------------------------------------------------------------------------------------------
+
+
+def actor_of(value: str | None) -> str:
+    """--actor, defaulting to `human` when a person types at a terminal and `agent` when a program runs wb."""
+    if value is None:
+        return "human" if sys.stdin.isatty() and not os.environ.get("CI") else "agent"
+    if value not in ("agent", "human"):
+        raise UsageError(f"--actor must be agent or human, not {value!r}")
+    return value
+
+
+def parse_assignments(pairs: list[str], list_keys: tuple[str, ...]) -> dict[str, Any]:
+    """KEY=VALUE pairs. List fields take a JSON array or one item; `null` and empty clear nullable fields."""
+    changes: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"expected KEY=VALUE, got {pair!r}")
+        if key in list_keys:
+            if value == "null":
+                changes[key] = None  # the schema refuses it: a list field is never null
+            elif value.startswith("["):
+                try:
+                    changes[key] = json.loads(value)
+                except (ValueError, RecursionError):
+                    raise UsageError(f"{key}: not a JSON array: {value}") from None
+            else:
+                changes[key] = [value] if value else []
+        elif value == "null":
+            changes[key] = None
+        else:
+            changes[key] = value
+    return changes
+
+
+STATE_LIST_KEYS = ("touched_files", "assumptions", "blockers")
+TASK_LIST_KEYS = ("acceptance", "depends_on")
+
+
+def _bench(chdir: Path | None) -> Any:
+    from workbench.api import Bench
+
+    return Bench.open(chdir)
+
+
+def task_add(chdir: Path | None, title: str, kind: str = "build", reviews: str | None = None,
+             owner: str | None = None, accept: list[str] | None = None, depends_on: list[str] | None = None,
+             description: str | None = None, actor: str | None = None, json_: bool = False) -> int:
+    bench = _bench(chdir)
+    task = bench.add_task(title, kind=kind, owner=owner, acceptance=accept or [],
+                          depends_on=depends_on or [], description=description, reviews=reviews,
+                          actor=actor_of(actor))
+    if json_:
+        output.emit_json(task)
+    else:
+        output.say(f"{task['id']} added: {task['title']}")
+    output.report_write(bench)
+    return 0
+
+
+def task_start(chdir: Path | None, task_id: str, actor: str | None = None) -> int:
+    bench = _bench(chdir)
+    bench.start_task(task_id, actor=actor_of(actor))
+    output.say(bench.last.summary)
+    output.report_write(bench)
+    return 0
+
+
+def task_done(chdir: Path | None, task_id: str, force: bool = False, actor: str | None = None) -> int:
+    bench = _bench(chdir)
+    bench.done_task(task_id, force=force, actor=actor_of(actor))
+    output.say(bench.last.summary)
+    output.report_write(bench)
+    return 0
+
+
+def task_block(chdir: Path | None, task_id: str, reason: str, actor: str | None = None) -> int:
+    bench = _bench(chdir)
+    bench.block_task(task_id, reason, actor=actor_of(actor))
+    output.say(bench.last.summary)
+    output.report_write(bench)
+    return 0
+
+
+def note(chdir: Path | None, text: list[str], actor: str | None = None) -> int:
+    body = sys.stdin.read() if text == ["-"] else " ".join(text)
+    bench = _bench(chdir)
+    bench.note(body, actor=actor_of(actor))
+    output.say(f"noted (event {bench.last.seqs[-1]})")
+    output.report_write(bench)
+    return 0
+
+
+def set_state(chdir: Path | None, assignments: list[str], actor: str | None = None, json_: bool = False) -> int:
+    changes = parse_assignments(assignments, STATE_LIST_KEYS)
+    if changes.get("active_task_id") == "":
+        changes["active_task_id"] = None
+    bench = _bench(chdir)
+    state = bench.set_state(changes, actor=actor_of(actor))
+    if json_:
+        output.emit_json(state)
+    elif bench.last.seqs:
+        output.say(f"set {', '.join(sorted(changes))} (event {bench.last.seqs[-1]})")
+    else:
+        output.say("nothing changed")
+    output.report_write(bench)
+    return 0
