@@ -17,6 +17,7 @@ environment makes every run a real process, to check that both ways agree.
 
 from __future__ import annotations
 
+import faulthandler
 import hashlib
 import io
 import os
@@ -60,11 +61,13 @@ def _installed_roots() -> tuple[str, ...]:
     return (str(Path(workbench.__file__).parent), sys.prefix, sys.base_prefix, sys.exec_prefix)
 
 
-def call_wb(cwd: Path, *args: str, input: str | None = None, env: Mapping[str, str] | None = None
-            ) -> subprocess.CompletedProcess[str]:
-    """Run `wb` in this process through `main(argv)`, as a fresh process would run it (see the module doc)."""
+def call_wb(cwd: Path, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run `wb` in this process through `main(argv)`, as a fresh process would run it (see the module doc).
+    A run still going after `timeout` seconds ends this process with every thread's traceback on stderr
+    (a hang fails the test run instead of stalling it)."""
     if SPAWN_ALWAYS:
-        return spawn_wb(cwd, *args, input=input, env=env)
+        return spawn_wb(cwd, *args, input=input, env=env, timeout=timeout)
     from workbench.cli.main import main
 
     saved_env, saved_cwd, saved_path = dict(os.environ), os.getcwd(), list(sys.path)
@@ -76,6 +79,7 @@ def call_wb(cwd: Path, *args: str, input: str | None = None, env: Mapping[str, s
                io.TextIOWrapper(out, encoding="utf-8", errors="surrogateescape", write_through=True),
                io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True))
     sys.stdin, sys.stdout, sys.stderr = streams
+    faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
     try:
         if env is not None:
             os.environ.clear()
@@ -96,6 +100,7 @@ def call_wb(cwd: Path, *args: str, input: str | None = None, env: Mapping[str, s
             traceback.print_exc()
             code = 1
     finally:
+        faulthandler.cancel_dump_traceback_later()
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         for stream in streams:
             stream.flush()
@@ -106,8 +111,9 @@ def call_wb(cwd: Path, *args: str, input: str | None = None, env: Mapping[str, s
         sys.path[:] = saved_path
         roots = _installed_roots()
         for name in set(sys.modules) - saved_modules:  # a hook's module from the repo: the next run imports its own
-            where = getattr(sys.modules[name], "__file__", None)
-            if where is not None and not where.startswith(roots):
+            module = sys.modules[name]
+            where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
+            if where is not None and not str(where).startswith(roots):
                 del sys.modules[name]
     return subprocess.CompletedProcess(["wb", *args], code, _as_text(out.getvalue()), _as_text(err.getvalue()))
 
@@ -127,7 +133,7 @@ def run_wb(repo: Path, *args: str, input: str | None = None, env: Mapping[str, s
     """Run the `wb` command line in `repo`: in this process (`call_wb`), or a real one with `process=True`."""
     if process:
         return spawn_wb(repo, *args, input=input, env=env, timeout=timeout)
-    return call_wb(repo, *args, input=input, env=env)
+    return call_wb(repo, *args, input=input, env=env, timeout=timeout)
 
 
 @pytest.fixture(autouse=True)

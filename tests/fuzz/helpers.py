@@ -118,7 +118,7 @@ def exercise(root: Path, *, write: bool = True) -> Exception | None:
 
 def cli(root: Path, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """The command line on the fuzzed workbench, in this process (`main(argv)`, as a fresh process runs it)."""
-    return call_wb(root, *args, input=input)
+    return call_wb(root, *args, input=input, timeout=timeout)
 
 
 def assert_cli_clean(proc: subprocess.CompletedProcess[str], ok: tuple[int, ...] = (0,)) -> None:

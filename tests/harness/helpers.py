@@ -45,7 +45,7 @@ class WbRepo:
     def wb(self, *args: str, fault: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         if fault:  # the process kills itself at the fault point: a real one
             return spawn_wb(self.path, *args, env=_env(WB_FAULT=fault), timeout=timeout)
-        return call_wb(self.path, *args, env=_env())
+        return call_wb(self.path, *args, env=_env(), timeout=timeout)
 
     def wb_expect(self, code: int, *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
         proc = self.wb(*args, **kw)

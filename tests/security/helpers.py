@@ -24,7 +24,7 @@ def wb(repo: Path, *args: str, env: dict[str, str] | None = None, timeout: float
     full_env.update(env or {})
     if prefix:
         return spawn_wb(repo, *args, env=full_env, timeout=timeout, prefix=prefix)
-    return call_wb(repo, *args, env=full_env)
+    return call_wb(repo, *args, env=full_env, timeout=timeout)
 
 
 def wb_ok(repo: Path, *args: str, code: int = 0, **kw: Any) -> subprocess.CompletedProcess[str]:
