@@ -1,20 +1,139 @@
-"""Shared fixtures: an isolated environment, real git repositories in tmp_path, and a `wb` runner.
+"""Shared fixtures: an isolated environment, real git repositories in tmp_path, and the one `wb` runner.
 
 Every test runs with NO_COLOR, a fixed COLUMNS, a git identity from the environment and a temporary HOME,
 so nothing from the developer's machine (global git config, colours, terminal width) leaks in.
+
+`wb` runs one of two ways, both returning a `subprocess.CompletedProcess[str]`:
+- `spawn_wb`: a real process (`python -m workbench.cli.main`, or any argv) — for what only a process shows:
+  a crash (WB_FAULT, kill -9), the lock between processes, a terminal, stdin piped to a hook, start-up.
+- `call_wb`: in this process, through `workbench.cli.main.main(argv)` — for what a command prints and exits
+  with, without paying Python's start-up and wb's imports each time. It runs like a fresh process would: in
+  `cwd`, with `env` as the whole environment, stdin from `input` (never a TTY), stdout/stderr captured as
+  text; the environment, cwd, sys.path and modules imported from outside the installed packages (a hook's
+  module from the repo) are put back afterwards, so nothing of one run is seen by the next.
+`run_wb` (the `wb` fixture) is `call_wb`, or `spawn_wb` with `process=True`; WB_TESTS_SPAWN=1 in the
+environment makes every run a real process, to check that both ways agree.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import hashlib
+import io
+import os
 import subprocess
 import sys
-from collections.abc import Callable
+import traceback
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 WB_ARGV = [sys.executable, "-m", "workbench.cli.main"]
+SPAWN_ALWAYS = os.environ.get("WB_TESTS_SPAWN") == "1"
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """pyproject's addopts start 2 xdist workers (`-n 2`). Without pytest-xdist (not installed, or
+    `-p no:xdist`) `-n N` is accepted here and ignored: the suite runs in one process, as before."""
+    if not pluginmanager.has_plugin("xdist"):
+        parser.getgroup("xdist", "pytest-xdist absent").addoption(
+            "--numprocesses", dest="numprocesses", default=None,
+            help="ignored: pytest-xdist is not installed or is disabled; the tests run in one process")
+        parser.getgroup("xdist")._addoption(  # pytest keeps lowercase short options for itself and plugins
+            "-n", dest="numprocesses", default=None, help="ignored, as --numprocesses")
+
+
+def spawn_wb(cwd: Path, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
+             timeout: float = 120, argv: Sequence[str] = WB_ARGV, prefix: Sequence[str] = ()
+             ) -> subprocess.CompletedProcess[str]:
+    """Run `wb` as a real process in `cwd`: `[*prefix, *argv, *args]`, stdin `input` (else /dev/null),
+    `env` the whole environment (else this process's), output captured as text."""
+    return subprocess.run([*prefix, *argv, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=None if env is None else dict(env), input=input,
+                          stdin=subprocess.DEVNULL if input is None else None)
+
+
+def _installed_roots() -> tuple[str, ...]:
+    import workbench
+
+    return (str(Path(workbench.__file__).parent), sys.prefix, sys.base_prefix, sys.exec_prefix)
+
+
+def call_wb(cwd: Path, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run `wb` in this process through `main(argv)`, as a fresh process would run it (see the module doc).
+    A run still going after `timeout` seconds ends this process with every thread's traceback on stderr
+    (a hang fails the test run instead of stalling it)."""
+    if SPAWN_ALWAYS:
+        return spawn_wb(cwd, *args, input=input, env=env, timeout=timeout)
+    from workbench.cli.main import main
+
+    saved_env, saved_cwd, saved_path = dict(os.environ), os.getcwd(), list(sys.path)
+    saved_modules = set(sys.modules)
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    out, err = io.BytesIO(), io.BytesIO()
+    # the streams of a process whose stdin, stdout and stderr are pipes, in a UTF-8 locale
+    streams = (io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8", errors="surrogateescape"),
+               io.TextIOWrapper(out, encoding="utf-8", errors="surrogateescape", write_through=True),
+               io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True))
+    sys.stdin, sys.stdout, sys.stderr = streams
+    faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        os.chdir(cwd)
+        try:
+            with warnings.catch_warnings():  # as a process shows them: on its stderr, with Python's filters
+                warnings.resetwarnings()
+                for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+                    warnings.simplefilter("ignore", category)
+                warnings.showwarning = _show_warning
+                code = main(list(args))
+        except SystemExit as exit_:  # what a process would exit with
+            code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+            if exit_.code is not None and not isinstance(exit_.code, int):
+                sys.stderr.write(f"{exit_.code}\n")
+        except BaseException:  # an uncaught exception (`--debug` re-raises): Python prints it and exits 1
+            traceback.print_exc()
+            code = 1
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        for stream in streams:
+            stream.flush()
+            stream.detach()  # a wrapper closes its buffer when it is collected: keep the bytes readable
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        sys.path[:] = saved_path
+        roots = _installed_roots()
+        for name in set(sys.modules) - saved_modules:  # a hook's module from the repo: the next run imports its own
+            module = sys.modules[name]
+            where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
+            if where is not None and not str(where).startswith(roots):
+                del sys.modules[name]
+    return subprocess.CompletedProcess(["wb", *args], code, _as_text(out.getvalue()), _as_text(err.getvalue()))
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: object = None, line: str | None = None) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+def _as_text(data: bytes) -> str:
+    """Bytes read from a pipe as `subprocess.run(text=True)` reads them (universal newlines)."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
+
+
+def run_wb(repo: Path, *args: str, input: str | None = None, env: Mapping[str, str] | None = None,
+           process: bool = False, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the `wb` command line in `repo`: in this process (`call_wb`), or a real one with `process=True`."""
+    if process:
+        return spawn_wb(repo, *args, input=input, env=env, timeout=timeout)
+    return call_wb(repo, *args, input=input, env=env, timeout=timeout)
 
 
 @pytest.fixture(autouse=True)
@@ -45,12 +164,6 @@ def run_git(cwd: Path, *args: str, check: bool = True, input: str | None = None)
     return proc.stdout
 
 
-def run_wb(repo: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real `wb` command line in `repo` as a subprocess."""
-    return subprocess.run([*WB_ARGV, *args], cwd=repo, capture_output=True, text=True, input=input,
-                          timeout=120)
-
-
 def make_repo(path: Path, *, commit: bool = True) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     run_git(path, "init", "-q", "-b", "main")
@@ -76,7 +189,8 @@ def new_repo() -> Callable[..., Path]:
 
 @pytest.fixture
 def wb() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """`wb(repo, *args, input=None)`: run the CLI in `repo`, return the CompletedProcess (text)."""
+    """`wb(repo, *args, input=None, env=None, process=False)`: run the CLI in `repo` (in this process; a real
+    one with process=True), return the CompletedProcess (text)."""
     return run_wb
 
 

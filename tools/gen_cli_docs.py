@@ -1,4 +1,4 @@
-"""Regenerate docs/cli.md from the typer app itself (tests/test_cli_docs.py fails when it is stale).
+"""Regenerate docs/cli.md from the typer app itself (tests/docs/test_cli_docs.py fails when it is stale).
 
     python tools/gen_cli_docs.py [--check]
 """

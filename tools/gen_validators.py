@@ -3,7 +3,7 @@
 The write path validates every document before it touches disk. jsonschema takes ~100 ms to import, which
 alone would break the start-up bars, so the hot path runs validators compiled ahead of time by
 fastjsonschema into plain Python. jsonschema stays the authority: it renders the error message of every
-refusal and runs `wb validate`; tests check that both agree. tests/test_schemas.py fails when these files
+refusal and runs `wb validate`; tests check that both agree. tests/model/test_schemas.py fails when these files
 are stale.
 
     python tools/gen_validators.py [--check]

@@ -1,7 +1,7 @@
 """Regenerate .workbench.example/: a complete workbench made by the real wb — state with a decision log, a board
 with build and review tasks, the event log of a finished session, a config with tools and hooks.
 
-    python tools/make_example.py          (tests/test_example.py validates and replays the result)
+    python tools/make_example.py          (tests/docs/test_example.py validates and replays the result)
 """
 
 from __future__ import annotations

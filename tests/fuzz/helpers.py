@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,8 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from tests.conftest import hash_workbench
+from tests.conftest import call_wb, hash_workbench
 
-WB_ARGV = [sys.executable, "-m", "workbench.cli.main"]
 IDENTITY = {"GIT_AUTHOR_NAME": "Fuzz", "GIT_AUTHOR_EMAIL": "fuzz@example.invalid",
             "GIT_COMMITTER_NAME": "Fuzz", "GIT_COMMITTER_EMAIL": "fuzz@example.invalid"}
 
@@ -119,8 +117,8 @@ def exercise(root: Path, *, write: bool = True) -> Exception | None:
 
 
 def cli(root: Path, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*WB_ARGV, *args], cwd=root, capture_output=True, text=True, input=input,
-                          timeout=timeout)
+    """The command line on the fuzzed workbench, in this process (`main(argv)`, as a fresh process runs it)."""
+    return call_wb(root, *args, input=input, timeout=timeout)
 
 
 def assert_cli_clean(proc: subprocess.CompletedProcess[str], ok: tuple[int, ...] = (0,)) -> None:

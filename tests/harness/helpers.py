@@ -1,6 +1,7 @@
-"""Helpers of the harness tests: `WbRepo` drives the real `wb` command line as a subprocess (CI=1, so it
-never prompts) in a git repo with a workbench, writes and commits `.workbench/config.yaml` (tools, hooks,
-planner), and reads the event log, git and `wb status` from the outside."""
+"""Helpers of the harness tests: `WbRepo` drives the real `wb` command line (CI=1, so it never prompts) in a
+git repo with a workbench — through `main(argv)` in the test's process, or as a real process when a fault
+point is armed — writes and commits `.workbench/config.yaml` (tools, hooks, planner), and reads the event
+log, git and `wb status` from the outside."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import WB_ARGV, call_wb, spawn_wb  # noqa: F401 - WB_ARGV: for a real process
+
 PY = sys.executable
-WB_ARGV = [PY, "-m", "workbench.cli.main"]
 STEP_COMMIT = "wb: step "
 
 
@@ -41,9 +43,9 @@ class WbRepo:
 
     # -- driving ------------------------------------------------------------------------------------------
     def wb(self, *args: str, fault: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        extra = {"WB_FAULT": fault} if fault else {}
-        return subprocess.run([*WB_ARGV, *args], cwd=self.path, capture_output=True, text=True,
-                              env=_env(**extra), timeout=timeout, stdin=subprocess.DEVNULL)
+        if fault:  # the process kills itself at the fault point: a real one
+            return spawn_wb(self.path, *args, env=_env(WB_FAULT=fault), timeout=timeout)
+        return call_wb(self.path, *args, env=_env(), timeout=timeout)
 
     def wb_expect(self, code: int, *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
         proc = self.wb(*args, **kw)

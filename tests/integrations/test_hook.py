@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import WB_ARGV, hash_workbench, head_count, run_git
+from tests.conftest import hash_workbench, head_count, run_git, run_wb, spawn_wb
 
 SESSION = "8c35adc1-2f4e-4d2a-9a51-0c8f5b3e7d21"
 
@@ -35,8 +35,7 @@ def payloads(cwd: Path) -> dict[str, dict[str, Any]]:
 
 def hook(repo: Path, payload: Any, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     data = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run([*WB_ARGV, *args, "hook", "claude-code"], cwd=cwd or repo, input=data,
-                          capture_output=True, text=True, timeout=60)
+    return spawn_wb(cwd or repo, *args, "hook", "claude-code", input=data, timeout=60)  # stdin is a real pipe
 
 
 def events(repo: Path) -> list[dict[str, Any]]:
@@ -44,7 +43,7 @@ def events(repo: Path) -> list[dict[str, Any]]:
 
 
 def wb_ok(repo: Path, *args: str) -> str:
-    proc = subprocess.run([*WB_ARGV, *args], cwd=repo, capture_output=True, text=True, timeout=60)
+    proc = run_wb(repo, *args)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -133,16 +132,14 @@ def test_the_payload_cwd_finds_the_workbench(bench, repo: Path, tmp_path: Path) 
 def test_agent_events_leave_a_live_harness_session_alone(bench, repo: Path) -> None:
     (repo / "plan.json").write_text(json.dumps({"steps": [
         {"description": "Deploy", "tool": "deploy", "args": {"env": "staging"}}]}))
-    proc = subprocess.run([*WB_ARGV, "run", "Ship it", "--plan", "plan.json"], cwd=repo, capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL, env=_ci_env())
+    proc = run_wb(repo, "run", "Ship it", "--plan", "plan.json", env=_ci_env())
     assert proc.returncode == 3, proc.stderr
     before = json.loads(wb_ok(repo, "status", "--json"))["session"]
     for shape in payloads(repo).values():
         assert hook(repo, shape).returncode == 0
     after = json.loads(wb_ok(repo, "status", "--json"))["session"]
     assert after == before
-    resumed = subprocess.run([*WB_ARGV, "resume", "--result", '{"ok": true}'], cwd=repo, capture_output=True,
-                             text=True, timeout=60, stdin=subprocess.DEVNULL, env=_ci_env())
+    resumed = run_wb(repo, "resume", "--result", '{"ok": true}', env=_ci_env())
     assert resumed.returncode == 0, resumed.stderr
     wb_ok(repo, "validate")
     assert "snapshots match" in wb_ok(repo, "replay", "--verify")

@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import head_count, run_git, run_wb
+from tests.conftest import head_count, run_git, run_wb, spawn_wb
 
 from .conftest import v0_repo_at
 
@@ -37,8 +36,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def killed_migrate(repo: Path, point: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "WB_FAULT": point}
-    return subprocess.run([sys.executable, "-m", "workbench.cli.main", "migrate"], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return spawn_wb(repo, "migrate", env=env)
 
 
 @pytest.mark.parametrize("point, status_exit", POINTS, ids=[p for p, _ in POINTS])

@@ -30,6 +30,7 @@ def run_soak(tmp_path: Path, seconds: int, timeout: float) -> tuple[subprocess.C
     return proc, figures
 
 
+@pytest.mark.slow
 def test_soak_ci_sized(tmp_path: Path) -> None:
     proc, figures = run_soak(tmp_path, 10, timeout=300)
     assert figures["lost"] == "0", proc.stdout

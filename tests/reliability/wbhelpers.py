@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import spawn_wb
+
 BIN = Path(sys.executable).parent
 WB = str(BIN / "wb") if (BIN / "wb").exists() else (shutil.which("wb") or "wb")
 
@@ -46,8 +48,8 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
 
 
 def wb(repo: Path, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([WB, *args], cwd=repo, capture_output=True, text=True, env=base_env(**env),
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    """The installed `wb` script as a real process (crashes, locks and fault points need one)."""
+    return spawn_wb(repo, *args, env=base_env(**env), timeout=timeout, argv=[WB])
 
 
 def wb_ok(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:

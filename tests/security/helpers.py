@@ -1,5 +1,6 @@
 """Helpers of the security tests: a repo with a workbench whose config.yaml a test writes, the real `wb`
-command line, and probes that notice when something ran that should not have."""
+command line (in the test's process through `main(argv)`; a real process under a `prefix`, e.g. another
+user), and probes that notice when something ran that should not have."""
 
 from __future__ import annotations
 
@@ -11,18 +12,19 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import hash_workbench, run_git
+from tests.conftest import WB_ARGV, call_wb, hash_workbench, run_git, spawn_wb
 
 PY = sys.executable
-WB_ARGV = [PY, "-m", "workbench.cli.main"]
 
 
 def wb(repo: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60,
        prefix: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`wb` in `repo`, `env` added to the environment: a real process under `prefix`, else in this one."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run([*(prefix or []), *WB_ARGV, *args], cwd=repo, capture_output=True, text=True,
-                          env=full_env, timeout=timeout, stdin=subprocess.DEVNULL)
+    if prefix:
+        return spawn_wb(repo, *args, env=full_env, timeout=timeout, prefix=prefix)
+    return call_wb(repo, *args, env=full_env, timeout=timeout)
 
 
 def wb_ok(repo: Path, *args: str, code: int = 0, **kw: Any) -> subprocess.CompletedProcess[str]:

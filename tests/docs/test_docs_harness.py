@@ -6,7 +6,7 @@ from pathlib import Path
 
 from workbench.harness.machine import TRANSITIONS, render_markdown
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "harness.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "harness.md"
 
 
 def test_transition_table_in_docs_is_generated_from_the_code() -> None:

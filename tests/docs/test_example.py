@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.conftest import run_git, run_wb
 
-EXAMPLE = Path(__file__).resolve().parent.parent / ".workbench.example"
+EXAMPLE = Path(__file__).resolve().parents[2] / ".workbench.example"
 
 
 def test_example_validates_and_replays(repo: Path) -> None:

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import WB_ARGV, run_git, run_wb
+from tests.conftest import run_git, run_wb, spawn_wb
 from workbench.api import Bench, init
 
 
@@ -51,7 +49,7 @@ def test_snapshots_behind_the_log_are_caught_up_and_committed(repo: Path) -> Non
     init(repo)
     Bench.open(repo).add_task("first")
     env = {**os.environ, "WB_FAULT": "after_event_append"}
-    killed = subprocess.run([*WB_ARGV, "task", "add", "second"], cwd=repo, env=env, capture_output=True)
+    killed = spawn_wb(repo, "task", "add", "second", env=env)
     assert killed.returncode == -9
     code, report = _doctor(repo)
     assert code == 1 and {"snapshots_behind", "uncommitted"} <= _codes(report)
@@ -81,6 +79,5 @@ def test_broken_hash_chain_is_reported_not_fixed(repo: Path) -> None:
 
 
 def test_doctor_outside_a_workbench_is_one_line(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "workbench.cli.main", "doctor"], cwd=tmp_path,
-                          capture_output=True, text=True)
+    proc = run_wb(tmp_path, "doctor")
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from workbench.errors import SchemaRefused
 from workbench.model import schemas
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KINDS = ("state", "board", "event", "call", "config", "plan")
 MESSAGE = re.compile(r"^(?P<file>[a-z]+\.(json|md|yaml)): "
                      r"(?P<path>\(top level\)|[A-Za-z_][\w.\[\]-]*): (?P<rule>\S.*)$")
