@@ -16,7 +16,7 @@ from tests.migrate.conftest import v0_repo_at
 from workbench.api import Bench, diff, init
 from workbench.errors import Busy, NotFound, Refused, UsageError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STEPS = [{"description": "Read the issue"},
          {"description": "Say hello", "tool": "greet"},
          {"description": "Deploy to staging", "tool": "deploy", "args": {"env": "staging"}}]
