@@ -18,6 +18,8 @@ def resume_command(
     error: str = typer.Option(None, "--error", metavar="MSG", help="The awaited tool failed: why."),
     approve: bool = typer.Option(False, "--approve", help="Allow the tool call that waits for approval."),
     deny: bool = typer.Option(False, "--deny", help="Refuse it: the step ends denied, the session goes on."),
+    retry: bool = typer.Option(False, "--retry", help="Run the failed step again (a session paused on step_failed)."),
+    skip: bool = typer.Option(False, "--skip", help="Go on without the failed step; it stays shown as failed."),
     extend: list[str] = typer.Option(None, "--extend", metavar="LIMIT=N",
                                      help="Raise a budget: turns=N, tool_calls=N or seconds=N (repeatable)."),
     yield_id: str = typer.Option(None, "--yield", metavar="ID", help="Refuse unless this is the pending yield."),
@@ -46,7 +48,7 @@ def resume_command(
     wb = Workbench.discover(start_dir())
     outcome = bound.resume(wb, payload=payload, error=error, approve=True if approve else (False if deny else None),
                            extend=bound.parse_extend(extend or []), yield_id=yield_id, plan=plan, planner=planner,
-                           approver=tty_approver())
+                           approver=tty_approver(), retry=retry, skip=skip)
     return outcome_exit(outcome, json_)
 
 

@@ -53,6 +53,9 @@ def render(data: dict[str, Any]) -> None:
     pending = data["pending"]
     if pending:
         lines.append(("waiting for", f"{pending.get('reason', '')}: {pending.get('command', 'wb resume')}"))
+        why = (pending.get("payload") or {}).get("error")
+        if why:  # a failed step: say why it failed, not only that it did
+            lines.append(("failed", str(why)))
     total = data["board"]["total"]
     lines.append(("board", f"{counts['todo']} todo · {counts['in_progress']} in progress · {counts['blocked']} "
                            f"blocked · {counts['done']} done ({total} task{'' if total == 1 else 's'})"))

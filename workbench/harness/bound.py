@@ -138,7 +138,8 @@ def parse_extend(items: list[str]) -> dict[str, float]:
 
 def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, approve: bool | None = None,
            extend: dict[str, float] | None = None, yield_id: str | None = None, plan: Path | None = None,
-           planner: str | None = None, approver: Callable[[dict[str, Any]], bool] | None = None) -> Pending | Result:
+           planner: str | None = None, approver: Callable[[dict[str, Any]], bool] | None = None,
+           retry: bool = False, skip: bool = False) -> Pending | Result:
     session = wb.load(detect_human=False).docs.state.get("session")
     if not session:
         raise Refused("no session to resume (start one with `wb run GOAL --plan FILE`)")
@@ -153,12 +154,20 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
     if kind == "in_doubt" and payload is None and error is None and not approve:
         raise UsageError(f"{pending.get('reason', 'a tool call')} was started before a crash and never recorded: "
                          "`wb resume --result JSON` (it ran), `--error MSG` (it failed) or `--approve` (run it again)")
+    failed_step = str(pending.get("reason", "")).startswith("step_failed:")
+    if (retry or skip) and not failed_step:
+        raise UsageError("--retry and --skip answer a failed step; the session is not paused on one")
+    if failed_step and retry == skip:
+        why = (pending.get("payload") or {}).get("error", "")
+        raise UsageError(f"step {pending['reason'].split(':', 1)[1]} failed ({why}): `wb resume --retry` runs it "
+                         "again, `wb resume --skip` goes on without it, `wb abort` ends the session")
     chosen = resolve_planner(wb, plan, planner)
     if chosen is None and session["harness_state"] == "PLANNING" or (
             session.get("paused_from") == "PLANNING" and chosen is None):
         raise UsageError("this session is planning: pass the planner again (--plan FILE or --planner CMD)")
     loop = build_loop(wb, chosen, None, approver)
-    return loop.resume(payload, approve=approve, error=error, extend=extend, yield_id=yield_id)
+    return loop.resume(payload, approve=approve, error=error, extend=extend, yield_id=yield_id, retry=retry,
+                       skip=skip)
 
 
 def abort(wb: Workbench, reason: str) -> Result:

@@ -90,7 +90,8 @@ class HarnessLoop:
         return self._drive()
 
     def resume(self, payload: Any = None, *, approve: bool | None = None, error: str | None = None,
-               extend: dict[str, float] | None = None, yield_id: str | None = None) -> Pending | Result:
+               extend: dict[str, float] | None = None, yield_id: str | None = None, retry: bool = False,
+               skip: bool = False) -> Pending | Result:
         session = self.session
         if session is None:
             raise RuntimeError("no session to resume: start one with run(goal)")
@@ -137,6 +138,17 @@ class HarnessLoop:
             self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "error" if error else "result"})
             step = session["plan"][index]
             return self._record_outcome(index, step, step["key"], payload, error, by="human") or self._drive()
+        elif str(pending.get("reason", "")).startswith("step_failed:"):
+            if retry == skip:
+                raise ValueError(f"{pending['reason']}: resume with retry=True (run the step again) or skip=True "
+                                 "(go on without it), or abort")
+            failed_index = int((pending.get("payload") or {}).get("index", index - 1))
+            self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "retry" if retry else "skip",
+                                          "index": failed_index, "extend": dict(extend or {})})
+            if retry:
+                self._transition(State.EXECUTING, "retry the failed step")
+            else:
+                self._transition(State(session.get("paused_from") or "REFLECTING"), "skip the failed step")
         else:  # a pause
             self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "continue",
                                           "extend": dict(extend or {})})
@@ -240,7 +252,8 @@ class HarnessLoop:
         limit = self._limit("max_wall_seconds")
         return limit is not None and sess.active_seconds(self.session or {}, ids.utc_now()) >= float(limit)
 
-    def _pause(self, reason: str, *, limit: str | None = None) -> Pending:
+    def _pause(self, reason: str, *, limit: str | None = None, payload: dict[str, Any] | None = None,
+               command: str | None = None) -> Pending:
         session = self.session
         assert session is not None
         if limit is not None:
@@ -256,8 +269,8 @@ class HarnessLoop:
                               if limit else "")
         if planning:  # the planner is not kept in the workbench: a resume names it again
             hint = f"{hint} --plan FILE | {hint} --planner CMD"
-        self._emit("session.pause", {"reason": reason,
-                                     "yield": self._yield("pause", reason, {"reason": reason}, hint)})
+        self._emit("session.pause", {"reason": reason, "yield": self._yield(
+            "pause", reason, {"reason": reason, **(payload or {})}, command or hint)})
         self._fire("on_pause", {"reason": reason})
         return self._hold()
 
@@ -438,17 +451,23 @@ class HarnessLoop:
 
     def _dispatch(self, index: int, spec: Any, args: dict[str, Any], key: str) -> Pending | Result | None:
         assert self.tools is not None
+        details: dict[str, Any] = {}
         try:
             result, error = self.tools.run(spec, args, key), None
         except ToolError as err:
-            result, error = None, str(err)
+            result, error, details = None, str(err), err.details
         faults.point("after_tool_run")
         session = self.session
         assert session is not None
-        return self._record_outcome(index, session["plan"][index], key, result, error, by="wb")
+        return self._record_outcome(index, session["plan"][index], key, result, error, by="wb", details=details)
+
+    def _policy(self, step: dict[str, Any]) -> str:
+        """What a failed step does next: its own on_error, else its tool's, else pause."""
+        spec = self._spec(step)
+        return str(step.get("on_error") or getattr(spec, "on_error", None) or "pause")
 
     def _record_outcome(self, index: int, step: dict[str, Any], key: str, result: Any, error: str | None,
-                        by: str) -> Pending | Result | None:
+                        by: str, details: dict[str, Any] | None = None) -> Pending | Result | None:
         session = self.session
         assert session is not None
         journal = {"schema_version": 1, "key": key, "session": session["id"], "step": step["id"],
@@ -457,7 +476,17 @@ class HarnessLoop:
                    "error": error}
         if error is not None:
             journal["result"] = None
-            self._emit("tool.error", {"index": index, "key": key, "error": error, "by": by}, journal=journal)
+            failure: dict[str, Any] = {"index": index, "step": step["id"], "key": key, "error": error, "by": by}
+            for name in ("exit_code", "stderr_tail"):
+                if (details or {}).get(name) is not None:
+                    failure[name] = (details or {})[name]
+            if isinstance((details or {}).get("result"), dict):
+                failure["output"] = (details or {})["result"]
+            # a failure of a tool wb ran (now, or before a crash) follows the failure policy; an error a person
+            # or an agent reports answers the yield, and the session goes on unless the step asks otherwise
+            if by in ("wb", "journal"):
+                failure["policy"] = self._policy(step)
+            self._emit("tool.error", failure, journal=journal)
         else:
             self._emit("tool.result", {"index": index, "key": key, "result": journal["result"], "by": by,
                                        "summary": _summary(journal["result"])}, journal=journal)
@@ -500,6 +529,15 @@ class HarnessLoop:
         session = self.session
         assert session is not None
         last = session["plan"][session["step_index"] - 1] if session["step_index"] else {}
+        if last.get("status") == "error":
+            policy = last.get("on_error") or "continue"
+            reason = f"step_failed:{last['id']}"
+            if policy == "fail":
+                return self._complete(reason)
+            if policy == "pause":
+                return self._pause(reason, payload={"step": last["id"], "index": session["step_index"] - 1,
+                                                    "error": last.get("error", "")},
+                                   command="wb resume --retry | wb resume --skip")
         decision: Any = "next"
         if self.reflect is not None:
             try:
@@ -519,6 +557,8 @@ class HarnessLoop:
         session = self.session
         assert session is not None
         steps = copy.deepcopy(session["plan"])
+        if reason == "goal_met" and any(failed(s) for s in steps):
+            reason = "completed_with_failures"
         if self.state is not State.DONE:
             self._transition(State.DONE, reason)
         self._emit("session.complete", {"reason": reason, "steps": len(steps),
@@ -527,6 +567,15 @@ class HarnessLoop:
         self.sink.checkpoint(f"wb: session complete: {reason}", None)
         self._final = Result(State.DONE, reason, steps, list(self.events))
         return self._final
+
+
+def failed(step: dict[str, Any]) -> bool:
+    """A step whose tool failed under a failure policy and was not retried to success. A step a hook blocked
+    did not fail; an error reported to a yield (`resume(error=…)`) is the caller's answer and, as in the seed
+    lesson, the session goes on to goal_met unless the step itself declares `on_error`."""
+    error = step.get("error")
+    return (bool(error) and bool(step.get("on_error")) and step.get("status") in ("error", "skipped")
+            and not str(error).startswith("hook_abort:"))
 
 
 def _short(text: str, width: int = 50) -> str:

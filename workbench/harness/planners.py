@@ -30,7 +30,7 @@ def steps_from_plan(data: Any, source: str) -> list[Step]:
     steps = []
     for i, item in enumerate(data["steps"], start=1):
         steps.append(Step(item.get("id") or f"s{i}", item["description"], bool(item.get("tool")), item.get("tool"),
-                          dict(item.get("args") or {}), item.get("mode")))
+                          dict(item.get("args") or {}), item.get("mode"), item.get("on_error")))
     if len({s.id for s in steps}) != len(steps):
         raise Refused(f"{source}: steps: two steps share an id")
     return steps

@@ -25,6 +25,7 @@ class ToolSpec:
     timeout: float = 600.0
     idempotent: bool = False
     cwd: str | None = None
+    on_error: str | None = None  # pause | fail | continue (a plan step's own on_error wins)
 
 
 def fill(argv: tuple[str, ...], args: dict[str, Any]) -> list[str]:
@@ -41,6 +42,19 @@ def fill(argv: tuple[str, ...], args: dict[str, Any]) -> list[str]:
     return [_PLACEHOLDER.sub(sub, element) for element in argv]
 
 
+TAIL_LINES, TAIL_CHARS = 20, 2000
+
+
+def stderr_tail(text: str) -> str:
+    """The last lines of a failed tool's stderr, what a person reads first; the whole is in artifacts/."""
+    tail = "\n".join(text.rstrip("\n").splitlines()[-TAIL_LINES:])
+    return tail[-TAIL_CHARS:]
+
+
+def _status(code: int) -> str:
+    return f"{code}" if code >= 0 else f"{code} (killed by signal {-code})"
+
+
 class ToolBox:
     def __init__(self, tools: dict[str, dict[str, Any]], root: Path, artifacts: Path,
                  redact: list[str] | None = None) -> None:
@@ -49,7 +63,7 @@ class ToolBox:
         self.redact = [os.environ[name] for name in (redact or []) if os.environ.get(name)]
         self._specs = {
             name: ToolSpec(name, tuple(t["argv"]), t.get("mode", "mutating"), float(t.get("timeout", 600)),
-                           bool(t.get("idempotent", False)), t.get("cwd"))
+                           bool(t.get("idempotent", False)), t.get("cwd"), t.get("on_error"))
             for name, t in (tools or {}).items()
         }
 
@@ -76,13 +90,20 @@ class ToolBox:
         except OSError as err:
             raise ToolError(f"tool {spec.name} could not start: {err.strerror or err}") from None
         result: dict[str, Any] = {"exit_code": proc.returncode, "seconds": round(time.monotonic() - start, 3)}
+        failed = proc.returncode != 0
         for stream in ("stdout", "stderr"):
             data = self._scrub(getattr(proc, stream).decode(errors="replace")).encode()
-            if len(data) <= INLINE_LIMIT:
+            if len(data) <= INLINE_LIMIT and not (failed and data):
                 result[stream] = data.decode()
-            else:
-                result[stream] = data[:400].decode(errors="replace") + "…"
+            else:  # large, or the output of a failure: the whole of it goes to artifacts/
+                result[stream] = data[:400].decode(errors="replace") + ("…" if len(data) > 400 else "")
                 result[f"{stream}_artifact"] = self._artifact(key, stream, data)
+        if failed:
+            stderr = self._scrub(proc.stderr.decode(errors="replace"))
+            tail = stderr_tail(stderr)
+            last = tail.strip().splitlines()[-1] if tail.strip() else ""
+            raise ToolError(f"tool {spec.name}: exit {_status(proc.returncode)}" + (f": {last}" if last else ""),
+                            {"exit_code": proc.returncode, "stderr_tail": tail, "result": result})
         return result
 
     def _artifact(self, key: str, stream: str, data: bytes) -> dict[str, Any]:

@@ -19,16 +19,20 @@ class Step:
     tool_name: str | None = None
     tool_args: dict[str, Any] = field(default_factory=dict)
     mode: str | None = None
+    on_error: str | None = None  # pause | fail | continue; None: the tool's, else pause
 
     def to_item(self, ordinal: int) -> dict[str, Any]:
-        return {"id": self.id, "ordinal": ordinal, "description": self.description,
+        item = {"id": self.id, "ordinal": ordinal, "description": self.description,
                 "tool": self.tool_name if (self.requires_tool or self.tool_name) else None,
                 "args": dict(self.tool_args), "mode": self.mode}
+        if self.on_error is not None:
+            item["on_error"] = self.on_error
+        return item
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> Step:
         return cls(item["id"], item.get("description", ""), bool(item.get("tool")), item.get("tool"),
-                   dict(item.get("args") or {}), item.get("mode"))
+                   dict(item.get("args") or {}), item.get("mode"), item.get("on_error"))
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,12 @@ class PlannerError(Exception):
 
 
 class ToolError(Exception):
-    pass
+    """A tool failed: it exited non-zero, timed out, could not start or could not be filled in. `details`
+    (exit_code, stderr_tail, the output's artifacts) go into the `tool.error` event."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = dict(details or {})
 
 
 Planner = Callable[[str, list[Event]], list[Step]]

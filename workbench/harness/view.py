@@ -19,6 +19,8 @@ def headline(p: Any) -> str:
     if p.kind == "in_doubt":
         return (f"in doubt: `{payload.get('tool')}` of step {step} was started before a crash and its result "
                 "was never recorded; it is not idempotent, so wb will not run it again on its own")
+    if str(p.reason).startswith("step_failed:"):
+        return f"paused: step {payload.get('step', '')} failed: {payload.get('error', '')} ({p.reason})"
     return f"paused: {p.reason}"
 
 
