@@ -47,4 +47,11 @@ def tty_approver() -> Any:
         sys.stderr.flush()
         return sys.stdin.readline().strip().lower() in ("y", "yes")
 
+    # a person at the terminal answers: the loop records their approvals as `human`
+    ask.by = "human"  # type: ignore[attr-defined]
     return ask
+
+
+def approval_source() -> str:
+    """Who answers `wb resume --approve`: a person when it is typed at a terminal, else an agent."""
+    return "human" if sys.stdin.isatty() and not os.environ.get("CI") else "agent"

@@ -28,7 +28,7 @@ def resume_command(
     json_: bool = typer.Option(False, "--json", help="Machine-readable outcome."),
 ) -> int:
     """Continue the live session. Exit codes as `wb run`."""
-    from workbench.cli.harness_view import outcome_exit, tty_approver
+    from workbench.cli.harness_view import approval_source, outcome_exit, tty_approver
     from workbench.harness import bound
     from workbench.store.workbench import Workbench
 
@@ -48,7 +48,8 @@ def resume_command(
     wb = Workbench.discover(start_dir())
     outcome = bound.resume(wb, payload=payload, error=error, approve=True if approve else (False if deny else None),
                            extend=bound.parse_extend(extend or []), yield_id=yield_id, plan=plan, planner=planner,
-                           approver=tty_approver(), retry=retry, skip=skip)
+                           approver=tty_approver(), retry=retry, skip=skip,
+                           approved_by=approval_source())
     return outcome_exit(outcome, json_)
 
 

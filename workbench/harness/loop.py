@@ -14,6 +14,7 @@ from typing import Any
 from workbench import faults
 from workbench.harness.hooks import FireOutcome, HookAbort, HookRegistry
 from workbench.harness.machine import State, check
+from workbench.harness.tools import loosened, strictest
 from workbench.harness.types import (  # noqa: F401 - re-exported: the loop's vocabulary, importable from here
     Budget,
     Event,
@@ -42,7 +43,7 @@ class HarnessLoop:
     def __init__(self, planner: Planner | None = None, budget: Budget | None = None, *,
                  hooks: HookRegistry | None = None, reflect: Reflector | None = None, tools: Tools | None = None,
                  sink: Sink | None = None, approver: Callable[[dict[str, Any]], bool] | None = None,
-                 state: dict[str, Any] | None = None, planner_name: str = "") -> None:
+                 state: dict[str, Any] | None = None, planner_name: str = "", approvals: str = "any") -> None:
         self.planner = planner
         self.budget = budget or Budget()
         self.hooks = hooks or HookRegistry()
@@ -50,6 +51,7 @@ class HarnessLoop:
         self.tools = tools
         self.sink: Sink = sink or MemorySink()
         self.approver = approver
+        self.approvals = approvals  # "human": only a person may approve (an approver says so with `.by`)
         self.planner_name = planner_name or getattr(planner, "__qualname__", "") if planner else planner_name
         self._doc = copy.deepcopy(state) if state is not None else _blank_state()
         self.events: list[Event] = []
@@ -91,7 +93,7 @@ class HarnessLoop:
 
     def resume(self, payload: Any = None, *, approve: bool | None = None, error: str | None = None,
                extend: dict[str, float] | None = None, yield_id: str | None = None, retry: bool = False,
-               skip: bool = False) -> Pending | Result:
+               skip: bool = False, by: str = "agent") -> Pending | Result:
         session = self.session
         if session is None:
             raise RuntimeError("no session to resume: start one with run(goal)")
@@ -117,14 +119,17 @@ class HarnessLoop:
         if kind == "approval":
             if approve is None:
                 raise ValueError("the session waits for an approval: resume with approve=True or approve=False")
+            if approve and self.approvals == "human" and by != "human":
+                raise PermissionError(f"approvals: human — {pending['reason']} needs a person's approval")
             step = session["plan"][index]
             self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "approve" if approve else "deny"})
             if approve:
                 scope = "session" if self._mode(step) == "confirm_once" else "once"
                 self._emit("approval.granted", {"index": index, "tool": step["tool"],
-                                                "attempt": step.get("attempt", 0) + 1, "scope": scope})
+                                                "attempt": step.get("attempt", 0) + 1, "scope": scope, "by": by})
             else:
-                self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": "denied by a human"})
+                self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": f"denied by {by}",
+                                               "by": by})
                 held = self._finish_step(index, "denied")
                 if held:
                     return held
@@ -318,6 +323,11 @@ class HarnessLoop:
         used = {s.id for s in steps}
         if len(used) != len(steps):
             raise PlannerError("the planner returned two steps with the same id")
+        for s in steps:
+            why = loosened(s.id, s.tool_name or "", s.mode, self.tools.spec(s.tool_name) if self.tools and s.tool_name
+                           else None)
+            if why:
+                raise PlannerError(why)
         return steps
 
     # -- steps ---------------------------------------------------------------------------------------
@@ -386,8 +396,11 @@ class HarnessLoop:
         return self.tools.spec(step["tool"]) if self.tools is not None else None
 
     def _mode(self, step: dict[str, Any]) -> str:
+        """The step's mode, never looser than its tool's declared one (a plan may only tighten it)."""
         spec = self._spec(step)
-        return str(step.get("mode") or (spec.mode if spec is not None else "mutating"))
+        if spec is None:
+            return str(step.get("mode") or "mutating")
+        return strictest(step.get("mode"), spec.mode)
 
     def _do_tool(self, rerun: bool) -> Pending | Result | None:
         session = self.session
@@ -404,21 +417,26 @@ class HarnessLoop:
         spec = self._spec(step)
         attempt = step.get("attempt", 0) + 1
         args = dict(step.get("args") or {})
-        if spec is not None and not rerun:
+        # a declared tool asks as its mode says; an undeclared one only when the plan marks it so, before it
+        # is handed to a person (who might otherwise run a deploy nobody approved)
+        if (spec is not None or step.get("mode") in ("confirm_once", "mutating")) and not rerun:
             mode = self._mode(step)
             needs = mode == "mutating" or (mode == "confirm_once" and step["tool"] not in session["grants"])
             if needs and step.get("approved_attempt") != attempt:
                 if session.get("pending"):
                     return self._pending_now()
                 request = {"step": step["id"], "index": index, "tool": step["tool"], "args": args, "mode": mode}
-                if self.approver is not None:
+                by = str(getattr(self.approver, "by", "agent"))
+                if self.approver is not None and (self.approvals != "human" or by == "human"):
                     granted = bool(self.approver(request))
                     self._emit("approval.requested", {**request, "attempt": attempt, "inline": True})
                     if not granted:
-                        self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": "denied"})
+                        self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": "denied",
+                                                       "by": by})
                         return self._end_step(index, "denied")
                     self._emit("approval.granted", {"index": index, "tool": step["tool"], "attempt": attempt,
-                                                    "scope": "session" if mode == "confirm_once" else "once"})
+                                                    "scope": "session" if mode == "confirm_once" else "once",
+                                                    "by": by})
                 else:
                     reason = f"approval_required:{step['tool']}"
                     self._emit("approval.requested", {**request, "attempt": attempt, "yield": self._yield(

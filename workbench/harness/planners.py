@@ -59,6 +59,7 @@ def load_plan_file(path: Path) -> list[Step]:
 class FilePlanner:
     def __init__(self, steps: list[Step], name: str) -> None:
         self.steps = steps
+        self.name = name
         self.__qualname__ = f"plan file {name}"
 
     def __call__(self, goal: str, history: list[Event]) -> list[Step]:

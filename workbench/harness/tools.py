@@ -42,6 +42,21 @@ def fill(argv: tuple[str, ...], args: dict[str, Any]) -> list[str]:
     return [_PLACEHOLDER.sub(sub, element) for element in argv]
 
 
+MODES = ("safe_readonly", "confirm_once", "mutating")  # least strict first: a step may only move right
+
+
+def strictest(*modes: str | None) -> str:
+    return max((m for m in modes if m), key=MODES.index, default="mutating")
+
+
+def loosened(step_id: str, tool: str, asked: str | None, spec: ToolSpec | None) -> str | None:
+    """Why a step's mode may not stand (it is looser than its tool's declared mode), or None."""
+    if asked is None or spec is None or MODES.index(asked) >= MODES.index(spec.mode):
+        return None
+    return (f"step {step_id}: mode {asked} is looser than tool `{tool}`'s declared mode {spec.mode}; "
+            "a plan may only make a tool stricter")
+
+
 TAIL_LINES, TAIL_CHARS = 20, 2000
 
 
