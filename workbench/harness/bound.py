@@ -98,9 +98,10 @@ def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
     doc = {"status": state["status"], "session": copy.deepcopy(state["session"]), "counters": dict(state["counters"])}
     loop = HarnessLoop(planner=planner, budget=budget, hooks=hooks, tools=tools, sink=WorkbenchSink(wb),
                        approver=approver, state=doc, planner_name=getattr(planner, "__qualname__", "") or "",
-                       approvals=str(config.get("approvals") or "any"))
+                       approvals=str(config.get("approvals") or "any"), pull_reason="tool_result_required:{tool}")
     if isinstance(planner, CommandPlanner):
         loop.reflect = planner.reflect
+        planner.events = lambda: loop.events
     return loop
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from workbench import faults
 from workbench.harness.hooks import FireOutcome, HookAbort, HookRegistry
-from workbench.harness.machine import State, check
-from workbench.harness.tools import loosened, strictest
+from workbench.harness.machine import IllegalTransition, State, check
+from workbench.harness.tools import failure, loosened, strictest
 from workbench.harness.types import (  # noqa: F401 - re-exported: the loop's vocabulary, importable from here
     Budget,
     Event,
@@ -43,7 +43,8 @@ class HarnessLoop:
     def __init__(self, planner: Planner | None = None, budget: Budget | None = None, *,
                  hooks: HookRegistry | None = None, reflect: Reflector | None = None, tools: Tools | None = None,
                  sink: Sink | None = None, approver: Callable[[dict[str, Any]], bool] | None = None,
-                 state: dict[str, Any] | None = None, planner_name: str = "", approvals: str = "any") -> None:
+                 state: dict[str, Any] | None = None, planner_name: str = "", approvals: str = "any",
+                 pull_reason: str = "tool_call") -> None:
         self.planner = planner
         self.budget = budget or Budget()
         self.hooks = hooks or HookRegistry()
@@ -52,6 +53,7 @@ class HarnessLoop:
         self.sink: Sink = sink or MemorySink()
         self.approver = approver
         self.approvals = approvals  # "human": only a person may approve (an approver says so with `.by`)
+        self.pull_reason = pull_reason  # the reason of a tool pull; "{tool}" is filled in (wb names the tool)
         self.planner_name = planner_name or getattr(planner, "__qualname__", "") if planner else planner_name
         self._doc = copy.deepcopy(state) if state is not None else _blank_state()
         self.events: list[Event] = []
@@ -83,7 +85,8 @@ class HarnessLoop:
     def run(self, goal: str) -> Pending | Result:
         if self.session is not None:
             raise RuntimeError(f"a session is live ({self.session['id']}): resume or abort it first")
-        self._final = None
+        if self._final is not None:
+            raise RuntimeError("this loop's session has finished: a new session takes a new HarnessLoop")
         self.events = []
         sid = ids.new_id()
         self._emit("session.start", {"goal": goal, "planner": self.planner_name, "budget": self.budget.as_dict()},
@@ -135,6 +138,12 @@ class HarnessLoop:
                     return held
                 self._transition(State.REFLECTING)
         elif kind in ("tool_result", "in_doubt"):
+            if isinstance(payload, dict) and len(payload) == 1 and error is None:
+                # the seed lesson's forms: {"result": value} or {"error": message}
+                if "result" in payload:
+                    payload = payload["result"]
+                elif "error" in payload:
+                    payload, error = None, str(payload["error"])
             if kind == "in_doubt" and approve:
                 self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "rerun"})
                 return self._drive(rerun=True)
@@ -188,8 +197,12 @@ class HarnessLoop:
         return ev
 
     def _transition(self, dst: State, reason: str | None = None) -> None:
+        """The only place the harness state changes. An edge not in the table raises (RuntimeError) and records
+        nothing; there is no transition without a live session."""
         src = self.state
-        check(src, dst)
+        check(src, dst, live=self.session is not None, reason=reason)
+        if self.session is None:
+            raise IllegalTransition(f"no live session: {src.value} → {dst.value} needs run(goal) first")
         self._emit("harness.transition", {"from": src.value, "to": dst.value, "reason": reason})
 
     def _fire(self, topic: str, payload: dict[str, Any]) -> FireOutcome:
@@ -312,8 +325,11 @@ class HarnessLoop:
     def _call_planner(self, goal: str) -> list[Step]:
         if self.planner is None:
             return []
+        session = self.session
+        assert session is not None
+        executed = [Step.from_item(item) for item in session["plan"][: session["step_index"]]]
         try:
-            steps = self.planner(goal, list(self.events))
+            steps = self.planner(goal, executed)
         except PlannerError:
             raise
         except Exception as err:
@@ -350,7 +366,7 @@ class HarnessLoop:
             limit = self._limit("max_turns")
             if limit is not None and session["budget"]["used"]["turns"] >= limit:
                 return self._pause("budget_exceeded:turns", limit="max_turns")
-            outcome, aborted = self._guard("before_step", {"step": dict(step), "index": index})
+            outcome, aborted = self._guard("before_step", {"step": Step.from_item(step), "index": index})
             if aborted is not None:
                 return self._end_step(index, "aborted", reason=f"hook_abort:{aborted}")
             assert outcome is not None
@@ -377,7 +393,7 @@ class HarnessLoop:
         assert session is not None
         step = session["plan"][index]
         self._emit("step.end", {"index": index, "step": step["id"], "status": status, **extra})
-        outcome = self._fire("after_step", {"step": dict(step), "index": index, "status": status})
+        outcome = self._fire("after_step", {"step": Step.from_item(step), "index": index, "status": status})
         session = self.session
         assert session is not None
         self.sink.checkpoint(f"wb: step {index + 1}/{len(session['plan'])} {status}: {_short(step['description'])}",
@@ -445,10 +461,13 @@ class HarnessLoop:
         limit = self._limit("max_tool_calls")
         if limit is not None and session["budget"]["used"]["tool_calls"] >= limit:
             return self._pause("budget_exceeded:tool_calls", limit="max_tool_calls")
-        outcome, aborted = self._guard("before_tool_call", {"step": dict(step), "index": index,
+        outcome, aborted = self._guard("before_tool_call", {"step": Step.from_item(step), "index": index,
                                                             "tool": step["tool"], "args": args})
         if aborted is not None:
-            self._emit("tool.error", {"index": index, "error": f"hook_abort:{aborted}"})
+            blocked = f"hook_abort:{aborted}"
+            self._emit("tool.error", {"index": index, "step": step["id"], "error": blocked})
+            self._fire("on_error", {"step": Step.from_item(self._step(index)), "error": blocked, "where": "hook",
+                                    "step_id": step["id"]})
             return self._end_step(index, "aborted")
         assert outcome is not None
         if outcome.pause:
@@ -460,9 +479,10 @@ class HarnessLoop:
         journal = {"schema_version": 1, "key": key, "session": session["id"], "step": step["id"],
                    "attempt": attempt, "tool": step["tool"], "args": args, "status": "pending", "ts": ids.utc_now()}
         if spec is None:
-            reason = f"tool_result_required:{step['tool']}"
+            reason = self.pull_reason.replace("{tool}", step["tool"])
             self._emit("tool.call", {**call, "dispatch": "human", "yield": self._yield(
-                "tool_result", reason, call, "wb resume --result JSON | --result-file F | --error MSG")})
+                "tool_result", reason, {**call, "step_id": step["id"]},
+                "wb resume --result JSON | --result-file F | --error MSG")})
             return self._hold()
         self._emit("tool.call", {**call, "dispatch": "wb"}, journal=journal)
         return self._dispatch(index, spec, args, key)
@@ -472,6 +492,9 @@ class HarnessLoop:
         details: dict[str, Any] = {}
         try:
             result, error = self.tools.run(spec, args, key), None
+            nonzero = failure(spec.name, result) if isinstance(result, dict) else None
+            if nonzero is not None:  # it ran and exited non-zero: its step fails
+                raise nonzero
         except ToolError as err:
             result, error, details = None, str(err), err.details
         faults.point("after_tool_run")
@@ -515,10 +538,11 @@ class HarnessLoop:
         session = self.session
         assert session is not None
         step = session["plan"][index]
-        self._fire("after_tool_call", {"step": dict(step), "index": index, "tool": step["tool"],
+        self._fire("after_tool_call", {"step": Step.from_item(step), "index": index, "tool": step["tool"],
                                        "result": step.get("result"), "error": error})
         if error is not None:
-            self._fire("on_error", {"error": error, "where": "tool", "step": step["id"]})
+            self._fire("on_error", {"step": Step.from_item(step), "error": error, "where": "tool",
+                                    "step_id": step["id"]})
         return self._end_step(index, "error" if error else "done")
 
     def _collect(self, index: int, step: dict[str, Any]) -> Pending | Result | None:

@@ -66,8 +66,16 @@ def stderr_tail(text: str) -> str:
     return tail[-TAIL_CHARS:]
 
 
-def _status(code: int) -> str:
-    return f"{code}" if code >= 0 else f"{code} (killed by signal {-code})"
+def failure(name: str, result: dict[str, Any]) -> ToolError | None:
+    """A result whose exit status is not 0 is a failure of its step: the error to record, or None."""
+    code = result.get("exit_code")
+    if not isinstance(code, int) or code == 0:
+        return None
+    tail = str(result.get("stderr_tail") or "")
+    last = tail.strip().splitlines()[-1] if tail.strip() else ""
+    status = f"{code}" if code >= 0 else f"{code} (killed by signal {-code})"
+    return ToolError(f"tool {name}: exit {status}" + (f": {last}" if last else ""),
+                     {"exit_code": code, "stderr_tail": tail, "result": result})
 
 
 class ToolBox:
@@ -114,11 +122,7 @@ class ToolBox:
                 result[stream] = data[:400].decode(errors="replace") + ("…" if len(data) > 400 else "")
                 result[f"{stream}_artifact"] = self._artifact(key, stream, data)
         if failed:
-            stderr = self._scrub(proc.stderr.decode(errors="replace"))
-            tail = stderr_tail(stderr)
-            last = tail.strip().splitlines()[-1] if tail.strip() else ""
-            raise ToolError(f"tool {spec.name}: exit {_status(proc.returncode)}" + (f": {last}" if last else ""),
-                            {"exit_code": proc.returncode, "stderr_tail": tail, "result": result})
+            result["stderr_tail"] = stderr_tail(self._scrub(proc.stderr.decode(errors="replace")))
         return result
 
     def _artifact(self, key: str, stream: str, data: bytes) -> dict[str, Any]:

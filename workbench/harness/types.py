@@ -21,6 +21,15 @@ class Step:
     mode: str | None = None
     on_error: str | None = None  # pause | fail | continue; None: the tool's, else pause
 
+    # the state of a step the loop hands to hooks and planners (its plan item: status, attempt, result…);
+    # not a field, so equality and the lesson's constructor stay the dataclass's own
+    def item(self) -> dict[str, Any]:
+        return dict(getattr(self, "_item", None) or self.to_item(0))
+
+    def __getitem__(self, key: str) -> Any:
+        """`p["step"]["id"]` as well as `p["step"].id`: hooks written against wb's earlier dict payloads."""
+        return self.item()[key]
+
     def to_item(self, ordinal: int) -> dict[str, Any]:
         item = {"id": self.id, "ordinal": ordinal, "description": self.description,
                 "tool": self.tool_name if (self.requires_tool or self.tool_name) else None,
@@ -31,8 +40,10 @@ class Step:
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> Step:
-        return cls(item["id"], item.get("description", ""), bool(item.get("tool")), item.get("tool"),
+        step = cls(item["id"], item.get("description", ""), bool(item.get("tool")), item.get("tool"),
                    dict(item.get("args") or {}), item.get("mode"), item.get("on_error"))
+        object.__setattr__(step, "_item", dict(item))
+        return step
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,10 @@ class Result:
     done = True
 
 
+PullRequest = Pending  # the seed lesson's names for the pending request and the final result
+SessionResult = Result
+
+
 class StaleYield(ValueError):
     pass
 
@@ -93,7 +108,7 @@ class ToolError(Exception):
         self.details = dict(details or {})
 
 
-Planner = Callable[[str, list[Event]], list[Step]]
+Planner = Callable[[str, list[Step]], list[Step]]  # (goal, the steps already executed in this session)
 Reflector = Callable[[str, list[Event], dict[str, Any]], Any]
 
 
