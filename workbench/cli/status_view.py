@@ -51,6 +51,9 @@ def render(data: dict[str, Any]) -> None:
         if gauges:
             lines.append(("budget", " · ".join(gauges)))
     pending = data["pending"]
+    hint = data.get("resume")
+    if hint and not pending:  # a live session that records no yield: it runs, or a kill cut it short
+        lines.append(("session", f"{hint['reason']}: {hint['command']}"))
     if pending:
         lines.append(("waiting for", f"{pending.get('reason', '')}: {pending.get('command', 'wb resume')}"))
         why = (pending.get("payload") or {}).get("error")

@@ -164,7 +164,7 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
         raise Refused(f"config.yaml has approvals: human, and this approval does not come from a person: ask one "
                       f"to run `wb resume --approve` at a terminal ({pending.get('reason', '')})")
     kind = pending.get("kind")
-    if kind == "approval" and approve is None:
+    if kind == "approval" and approve is None and approver is None:
         raise UsageError(f"the session waits for approval of {pending.get('reason', '').split(':')[-1]}: "
                          "`wb resume --approve` or `wb resume --deny`")
     if kind == "tool_result" and payload is None and error is None:

@@ -18,6 +18,7 @@ from workbench.harness.tools import failure, loosened, strictest
 from workbench.harness.types import (  # noqa: F401 - re-exported: the loop's vocabulary, importable from here
     Budget,
     Event,
+    Interrupted,
     MemorySink,
     Pending,
     Planner,
@@ -120,6 +121,9 @@ class HarnessLoop:
         kind = pending["kind"]
         index = session["step_index"]
         if kind == "approval":
+            asker = str(getattr(self.approver, "by", "agent"))
+            if approve is None and self.approver is not None and (self.approvals != "human" or asker == "human"):
+                approve, by = bool(self.approver(dict(pending.get("payload") or {}))), asker  # ask again, inline
             if approve is None:
                 raise ValueError("the session waits for an approval: resume with approve=True or approve=False")
             if approve and self.approvals == "human" and by != "human":
@@ -221,6 +225,23 @@ class HarnessLoop:
 
     # -- the drive ---------------------------------------------------------------------------------
     def _drive(self, rerun: bool = False) -> Pending | Result:
+        try:
+            return self._drive_on(rerun)
+        except KeyboardInterrupt:
+            raise Interrupted(self._interrupted()) from None
+
+    def _interrupted(self) -> Pending | None:
+        """Ctrl-C: leave the session paused where it was, every event committed, so `wb resume` continues."""
+        session = self.session
+        if session is None:
+            return None
+        if session.get("pending") or self.state in (State.IDLE, State.DONE):
+            self.sink.checkpoint(f"wb: session interrupted: {(session.get('pending') or {}).get('reason', '')}",
+                                 session["id"])
+            return self._pending_now() if self.state is not State.DONE else None
+        return self._pause("interrupted")
+
+    def _drive_on(self, rerun: bool) -> Pending | Result:
         while True:
             state = self.state
             if state is State.DONE or self.session is None:
@@ -443,21 +464,27 @@ class HarnessLoop:
                     return self._pending_now()
                 request = {"step": step["id"], "index": index, "tool": step["tool"], "args": args, "mode": mode}
                 by = str(getattr(self.approver, "by", "agent"))
-                if self.approver is not None and (self.approvals != "human" or by == "human"):
-                    granted = bool(self.approver(request))
-                    self._emit("approval.requested", {**request, "attempt": attempt, "inline": True})
-                    if not granted:
-                        self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": "denied",
-                                                       "by": by})
-                        return self._end_step(index, "denied")
-                    self._emit("approval.granted", {"index": index, "tool": step["tool"], "attempt": attempt,
-                                                    "scope": "session" if mode == "confirm_once" else "once",
-                                                    "by": by})
-                else:
-                    reason = f"approval_required:{step['tool']}"
-                    self._emit("approval.requested", {**request, "attempt": attempt, "yield": self._yield(
-                        "approval", reason, request, "wb resume --approve | wb resume --deny")})
+                reason = f"approval_required:{step['tool']}"
+                inline = self.approver is not None and (self.approvals != "human" or by == "human")
+                # the question is recorded as a yield and committed before anyone is asked: an interrupt or a
+                # kill at the prompt leaves a session that says what it waits for
+                asked = self._yield("approval", reason, request, "wb resume --approve | wb resume --deny")
+                self._emit("approval.requested", {**request, "attempt": attempt, "yield": asked,
+                                                  **({"inline": True} if inline else {})})
+                if not inline:
                     return self._hold()
+                self.sink.checkpoint(f"wb: session asks: {reason}", session["id"])
+                assert self.approver is not None
+                granted = bool(self.approver(request))
+                self._emit("session.resume", {"yield_id": asked["yield_id"],
+                                              "action": "approve" if granted else "deny"})
+                if not granted:
+                    self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": f"denied by {by}",
+                                                   "by": by})
+                    return self._end_step(index, "denied")
+                self._emit("approval.granted", {"index": index, "tool": step["tool"], "attempt": attempt,
+                                                "scope": "session" if mode == "confirm_once" else "once",
+                                                "by": by})
         limit = self._limit("max_tool_calls")
         if limit is not None and session["budget"]["used"]["tool_calls"] >= limit:
             return self._pause("budget_exceeded:tool_calls", limit="max_tool_calls")
@@ -485,6 +512,8 @@ class HarnessLoop:
                 "wb resume --result JSON | --result-file F | --error MSG")})
             return self._hold()
         self._emit("tool.call", {**call, "dispatch": "wb"}, journal=journal)
+        # committed before the tool runs: after a kill -9 during it, the session says which call is in doubt
+        self.sink.checkpoint(f"wb: step {index + 1}/{len(session['plan'])} runs {step['tool']}", session["id"])
         return self._dispatch(index, spec, args, key)
 
     def _dispatch(self, index: int, spec: Any, args: dict[str, Any], key: str) -> Pending | Result | None:
@@ -497,6 +526,11 @@ class HarnessLoop:
                 raise nonzero
         except ToolError as err:
             result, error, details = None, str(err), err.details
+        except KeyboardInterrupt:  # Ctrl-C: the tool's group was killed; record that, then stop
+            session = self.session
+            assert session is not None
+            self._record_error(index, session["plan"][index], key, "interrupted: wb stopped the tool (Ctrl-C)", "wb")
+            raise
         faults.point("after_tool_run")
         session = self.session
         assert session is not None
@@ -509,6 +543,13 @@ class HarnessLoop:
 
     def _record_outcome(self, index: int, step: dict[str, Any], key: str, result: Any, error: str | None,
                         by: str, details: dict[str, Any] | None = None) -> Pending | Result | None:
+        self._record_error(index, step, key, error, by, details, result)
+        faults.point("after_tool_result")
+        return self._after_tool(index, error)
+
+    def _record_error(self, index: int, step: dict[str, Any], key: str, error: str | None, by: str,
+                      details: dict[str, Any] | None = None, result: Any = None) -> None:
+        """Record the call's outcome: `tool.error` (with the failure policy) or `tool.result`, journaled."""
         session = self.session
         assert session is not None
         journal = {"schema_version": 1, "key": key, "session": session["id"], "step": step["id"],
@@ -531,8 +572,6 @@ class HarnessLoop:
         else:
             self._emit("tool.result", {"index": index, "key": key, "result": journal["result"], "by": by,
                                        "summary": _summary(journal["result"])}, journal=journal)
-        faults.point("after_tool_result")
-        return self._after_tool(index, error)
 
     def _after_tool(self, index: int, error: str | None) -> Pending | Result | None:
         session = self.session

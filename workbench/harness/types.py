@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from workbench.errors import WorkbenchError
 from workbench.harness.machine import State
 
 
@@ -93,6 +94,20 @@ SessionResult = Result
 
 class StaleYield(ValueError):
     pass
+
+
+class Interrupted(WorkbenchError):
+    """Ctrl-C reached the loop: what the session had done is recorded and committed, and it waits (`pending`)
+    for `wb resume`. Exit 130, as for any interrupt, with the command that resumes it."""
+
+    exit_code = 130
+
+    def __init__(self, pending: Pending | None) -> None:
+        self.pending = pending
+        how = (pending.command or "wb resume") if pending is not None else "wb resume"
+        if pending is not None and pending.kind == "approval":
+            how = "wb resume --approve | wb resume --deny (at a terminal, `wb resume` asks again)"
+        super().__init__(f"interrupted: the session is paused and committed; {how} continues it, wb abort ends it")
 
 
 class PlannerError(Exception):

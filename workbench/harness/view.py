@@ -36,3 +36,15 @@ def commands(p: Any) -> list[str]:
     if p.command:
         return [c.strip() for c in p.command.split(" | ")] + ["wb abort"]
     return ["wb resume", "wb abort"]
+
+
+def resume_hint(session: Any) -> dict[str, str] | None:
+    """What a live session needs, yield or not: after a kill -9 it may wait on nothing recorded, and `wb resume`
+    still continues it (from the log; a tool call cut short is then in doubt)."""
+    if not isinstance(session, dict):
+        return None
+    pending = session.get("pending")
+    if isinstance(pending, dict):
+        return {"reason": str(pending.get("reason", "")), "command": str(pending.get("command") or "wb resume")}
+    return {"reason": f"{str(session.get('harness_state', '')).lower()}: running, or stopped short (a crash, kill -9)",
+            "command": "wb resume"}
