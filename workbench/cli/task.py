@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import typer
@@ -91,6 +92,9 @@ def show(task_id: str = typer.Argument(..., metavar="ID"), json_: bool = JSON) -
 def start(task_id: str = typer.Argument(..., metavar="ID"), actor: str = ACTOR) -> int:
     """Mark a task in progress and make it the active task."""
     bench = _bench()
+    if bench.show_task(task_id).get("status") == "in_progress":
+        output.say(f"{task_id} is already in progress: nothing to do")
+        return 0
     bench.start_task(task_id, actor=actor_of(actor))
     output.say(bench.last.summary)
     output.report_write(bench)
@@ -106,7 +110,21 @@ def done(
 ) -> int:
     """Run the task's acceptance commands; mark it done only if every one exits 0."""
     bench = _bench()
-    bench.done_task(task_id, force=force, actor=actor_of(actor))
+
+    def report(stage: str, result: dict[str, Any]) -> None:
+        # progress, on a terminal's stderr: stdout stays the one-line outcome, and without a terminal the error
+        # stays one line (it names the failure's last line)
+        if not sys.stderr.isatty():
+            return
+        if stage == "start":  # say what runs before it runs: a long test suite is not a hang
+            sys.stderr.write(f"$ {result['cmd']}\n")
+        elif result["exit"] != 0:
+            sys.stderr.write(f"  {result['outcome']}; the end of its output:\n")
+            for line in (result.get("output_tail") or "").rstrip().splitlines()[-15:]:
+                sys.stderr.write(f"  | {line}\n")
+        sys.stderr.flush()
+
+    bench.done_task(task_id, force=force, actor=actor_of(actor), report=report)
     output.say(bench.last.summary)
     output.report_write(bench)
     return 0
