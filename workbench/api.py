@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.errors import NotFound, Refused, UsageError, WorkbenchError
 from workbench.model import ids, reducer
 from workbench.model.redaction import redact, secret_values
-from workbench.ops.acceptance import run_acceptance
+from workbench.ops.acceptance import dependency_problem, last_line, run_acceptance, run_all
 from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import status_of
 from workbench.ops.validate import validate_workbench
@@ -131,6 +131,8 @@ class Bench:
         with self._tx(actor) as tx:
             task = self._task(tx, task_id)
             _require_open(task, "start")
+            if task["status"] == "in_progress":  # nothing to do: no event, no commit (the CLI says so)
+                return dict(task)
             before = task["status"]
             tx.summary = f"wb: {task_id} {before} → in_progress"
             tx.emit("task.start", {"id": task_id, "from": before})
@@ -149,26 +151,34 @@ class Bench:
         return dict(task)
 
     def done_task(self, task_id: str, *, force: bool = False, actor: str = "agent",
-                  timeout: float | None = None) -> dict[str, Any]:
+                  timeout: float | None = None,
+                  report: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
         """Mark a task done once every acceptance command exits 0 (run in the repo root, outside the lock).
-        `force=True` records the override and the failures instead of refusing."""
+        `force=True` records the override and the failures (each command's output tail) instead of refusing; a
+        refusal changes nothing and names the failure's last line. `report("start"|"end", …)` hears about each
+        command, before and after it runs."""
         snapshot = self.wb.load(detect_human=False).docs.board
         task = reducer.find_task(snapshot, task_id)
         if task is None:
             raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
         _require_open(task, "finish")
         limit = timeout or float(self.wb.config["acceptance_timeout"])
-        results = [run_acceptance(cmd, self.wb.root, limit) for cmd in task.get("acceptance", [])]
+        results = run_all(task.get("acceptance", []), self.wb.root, limit, report)
         failed = [r for r in results if r["exit"] != 0]
         if failed and not force:
-            first = failed[0]
-            raise Refused(f"{task_id}: acceptance failed: `{first['cmd']}` {first['outcome']}; fix it, or "
-                          f"`wb task done {task_id} --force` to override (the override is recorded)")
+            first = failed[0]  # a refusal changes nothing; the tail of the output is in the one line
+            raise Refused(f"{task_id}: acceptance failed: `{first['cmd']}` {first['outcome']}"
+                          + (f" ({last_line(first['output_tail'])})" if last_line(first["output_tail"]) else "")
+                          + f"; fix it, or `wb task done {task_id} --force` to override (the override is recorded)")
         with self._tx(actor) as tx:
             current = self._task(tx, task_id)
             _require_open(current, "finish")
             if current.get("acceptance", []) != task.get("acceptance", []):
                 raise Refused(f"{task_id}: its acceptance commands changed while they ran; run `wb task done` again")
+            if current != task:  # the checks ran without the lock: what they passed for must still stand
+                changed = sorted(k for k in set(current) | set(task) if current.get(k) != task.get(k))
+                raise Refused(f"{task_id} changed while its acceptance ran ({', '.join(changed)}); "
+                              f"run `wb task done {task_id}` again")
             before = current["status"]
             tx.summary = f"wb: {task_id} {before} → done" + (" (forced)" if failed else "")
             tx.emit("task.done", {"id": task_id, "from": before, "forced": bool(failed),
@@ -180,11 +190,16 @@ class Bench:
         bad = [k for k in changes if k not in SETTABLE_TASK_KEYS]
         if bad:
             raise UsageError(f"cannot set {', '.join(bad)} on a task; settable: {', '.join(SETTABLE_TASK_KEYS)}")
+        if changes.get("status") == "done":
+            raise Refused(f"{task_id}: a task is done when its acceptance passes: `wb task done {task_id}` runs it "
+                          f"(`--force` records an override)")
         with self._tx(actor) as tx:
             task = self._task(tx, task_id)
             for dep in changes.get("depends_on") or []:
                 if isinstance(dep, str) and reducer.find_task(tx.docs.board, dep) is None:
                     raise Refused(f"board.json: no task {dep} to depend on (see `wb task list`)")
+            if "depends_on" in changes:
+                dependency_problem(tx.docs.board, task_id, list(changes["depends_on"] or []))
             real = {k: v for k, v in changes.items() if task.get(k) != v}
             if not real:
                 return dict(task)
@@ -220,6 +235,10 @@ class Bench:
             raise UsageError(f"{', '.join(kept)} is kept by wb and cannot be set; settable: "
                              f"{', '.join(SETTABLE_STATE_KEYS)}")
         with self._tx(actor) as tx:
+            active = changes.get("active_task_id")  # a malformed id is the schema's to refuse
+            if isinstance(active, str) and re.fullmatch(r"T-\d{3,}", active) and \
+                    reducer.find_task(tx.docs.board, active) is None:
+                raise Refused(f"state.md: active_task_id: no task {active} on the board (see `wb task list`)")
             real = {k: v for k, v in changes.items() if tx.docs.state.get(k, object()) != v}
             if not real:
                 return dict(tx.docs.state)
@@ -283,14 +302,17 @@ class Bench:
     def resume(self, *, result: Any = None, error: str | None = None, approve: bool = False, deny: bool = False,
                extend: Mapping[str, float] | Sequence[str] | None = None, yield_id: str | None = None,
                plan: str | Path | None = None, planner: str | None = None,
-               approver: Callable[[dict[str, Any]], bool] | None = None) -> Pending | Result:
+               approver: Callable[[dict[str, Any]], bool] | None = None, retry: bool = False, skip: bool = False,
+               approved_by: str = "agent") -> Pending | Result:
         """`wb resume`: continue the live session from where it stopped (a yield, a pause, or a crash).
 
         Answer what it waits for: `result` (the awaited tool's result, any JSON value) or `error` (why that
         tool failed); `approve=True` or `deny=True` for a tool call waiting for approval (denied, the step
         ends denied and the session goes on). `extend` raises budgets: `{"turns": N, "tool_calls": N,
         "seconds": N}` (or the CLI's `["turns=N"]`). `yield_id` refuses unless it is the pending yield.
-        `plan`/`planner` are needed again when the session must replan. Returns as `run`."""
+        `plan`/`planner` are needed again when the session must replan. `retry`/`skip` answer a failed step's
+        pause (`step_failed:<id>`). `approved_by` is who approves: "human" only when a person at a terminal
+        does (config.yaml `approvals: human` refuses the others). Returns as `run`."""
         from workbench.harness import bound
 
         if approve and deny:
@@ -301,7 +323,7 @@ class Bench:
         return bound.resume(self.wb, payload=result, error=error,
                             approve=True if approve else (False if deny else None), extend=grow,
                             yield_id=yield_id, plan=Path(plan) if plan is not None else None, planner=planner,
-                            approver=approver)
+                            approver=approver, retry=retry, skip=skip, approved_by=approved_by)
 
     def abort(self, reason: str) -> Result:
         """`wb abort --reason TEXT`: end the live session (paused or waiting); its events stay in the log and

@@ -61,9 +61,11 @@ class WbRepo:
         return data
 
     def configure(self, *, tools: dict[str, Any] | None = None, hooks: dict[str, Any] | None = None,
-                  planner: dict[str, Any] | None = None, budget: dict[str, Any] | None = None) -> None:
+                  planner: dict[str, Any] | None = None, budget: dict[str, Any] | None = None,
+                  **settings: Any) -> None:
         """Write config.yaml (JSON is YAML) and commit it, so the workbench starts clean."""
         lines = ["schema_version: 1", f"tools: {json.dumps(tools or {})}", f"hooks: {json.dumps(hooks or {})}"]
+        lines += [f"{name}: {json.dumps(value)}" for name, value in settings.items()]
         if planner is not None:
             lines.append(f"planner: {json.dumps(planner)}")
         if budget is not None:
@@ -119,3 +121,77 @@ class WbRepo:
 def py_tool(code: str, *extra: str) -> list[str]:
     """An argv that runs a Python snippet (no shell anywhere)."""
     return [PY, "-c", code, *extra]
+
+
+def terminal_env(**extra: str) -> dict[str, str]:
+    """The test environment as a person at a terminal has it: no CI, TERM set."""
+    env = _env(**extra)
+    env.pop("CI", None)
+    env.update(TERM="xterm", COLUMNS="100")
+    return env
+
+
+class Terminal:
+    """`wb` on a real pseudo-terminal, as its controlling terminal (so Ctrl-C reaches it as the kernel sends
+    it): wait for a prompt, type an answer, press Ctrl-C, collect the exit code and what it printed."""
+
+    def __init__(self, repo: Path, *args: str, timeout: float = 120) -> None:
+        import pty
+
+        self.master, slave = pty.openpty()
+        self.timeout = timeout
+        self.out = b""
+
+        def controlling_tty() -> None:
+            import fcntl
+            import termios
+
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.proc = subprocess.Popen([*WB_ARGV, *args], cwd=repo, env=terminal_env(), stdin=slave, stdout=slave,
+                                     stderr=slave, close_fds=True, preexec_fn=controlling_tty)
+        os.close(slave)
+
+    def _read(self, wait: float) -> bool:
+        import select
+
+        ready, _, _ = select.select([self.master], [], [], wait)
+        if not ready:
+            return True
+        try:
+            data = os.read(self.master, 65536)
+        except OSError:  # EIO: the terminal is closed (the process has gone)
+            return False
+        self.out += data
+        return bool(data)
+
+    def expect(self, text: str) -> None:
+        import time
+
+        deadline = time.monotonic() + self.timeout
+        while text.encode() not in self.out:
+            assert time.monotonic() < deadline, f"{text!r} never appeared; the terminal shows: {self.text}"
+            if not self._read(0.2) and text.encode() not in self.out:
+                raise AssertionError(f"wb ended before {text!r}; the terminal shows: {self.text}")
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def ctrl_c(self) -> None:
+        self.type("\x03")
+
+    def finish(self) -> int:
+        import time
+
+        deadline = time.monotonic() + self.timeout
+        while self.proc.poll() is None and time.monotonic() < deadline:
+            self._read(0.2)
+        while self._read(0.05):
+            pass
+        os.close(self.master)
+        return self.proc.wait(timeout=10)
+
+    @property
+    def text(self) -> str:
+        return self.out.replace(b"\r\n", b"\n").decode(errors="replace")

@@ -31,7 +31,7 @@ ELEVEN = ("session.start", "plan.draft", "plan.commit", "step.start", "step.end"
 def planner_of(*steps: Step) -> Callable[[str, list[Any]], list[Step]]:
     """A planner that plans `steps` once, and nothing when asked again (a replan finds the goal met)."""
     def plan(goal: str, history: list[Any]) -> list[Step]:
-        return [copy.deepcopy(s) for s in steps] if not any(e.type == "plan.commit" for e in history) else []
+        return [copy.deepcopy(s) for s in steps] if not history else []
 
     return plan
 
@@ -118,13 +118,13 @@ def test_tool_steps_yield_twice_then_done() -> None:
     fired = record_all(loop)
     first = loop.run("release")
     assert isinstance(first, Pending) and first.done is False
-    assert first.kind == "tool_result" and first.reason == "tool_result_required:search"
+    assert first.kind == "tool_result" and first.reason == "tool_call" and first.payload["tool"] == "search"
     assert first.state is State.AWAITING_TOOL and loop.state is State.AWAITING_TOOL
     assert first.payload["tool"] == "search" and first.payload["args"] == {"q": "x"}
     assert first.yield_id
 
     second = loop.resume({"hits": 3})
-    assert isinstance(second, Pending) and second.reason == "tool_result_required:deploy"
+    assert isinstance(second, Pending) and second.reason == "tool_call" and second.payload["tool"] == "deploy"
     assert second.yield_id != first.yield_id
 
     final = loop.resume({"ok": True}, yield_id=second.yield_id)
@@ -147,7 +147,8 @@ def test_resume_without_a_result_while_awaiting_a_tool_raises_and_changes_nothin
     with pytest.raises(ValueError, match="tool result"):
         loop.resume(None)
     assert loop.state is State.AWAITING_TOOL and len(loop.events) == n
-    assert loop.resume({"ok": 1}).reason == "tool_result_required:deploy"
+    pull = loop.resume({"ok": 1})
+    assert pull.reason == "tool_call" and pull.payload["tool"] == "deploy"
 
 
 def test_resume_with_an_error_records_tool_error_and_goes_on() -> None:
@@ -207,7 +208,7 @@ def test_hook_abort_in_before_tool_call_becomes_tool_error_and_the_run_completes
 
     loop.hooks.on("before_tool_call", guard)
     first = loop.run("release")
-    assert isinstance(first, Pending) and first.reason == "tool_result_required:search"
+    assert isinstance(first, Pending) and first.reason == "tool_call" and first.payload["tool"] == "search"
     result = loop.resume({"ok": True})
     assert isinstance(result, Result) and result.state is State.DONE and result.reason == "goal_met"
     errors = [e.payload for e in result.events if e.type == "tool.error"]
@@ -265,14 +266,14 @@ def test_max_turns_pauses_and_extend_continues() -> None:
 def test_max_tool_calls_pauses_and_extend_continues() -> None:
     loop = HarnessLoop(planner=planner_of(*with_tools()), budget=Budget(max_tool_calls=1))
     first = loop.run("release")
-    assert isinstance(first, Pending) and first.reason == "tool_result_required:search"
+    assert isinstance(first, Pending) and first.reason == "tool_call" and first.payload["tool"] == "search"
     paused = loop.resume({"ok": 1})
     assert isinstance(paused, Pending) and paused.kind == "pause"
     assert paused.reason == "budget_exceeded:tool_calls"
     warn = [e.payload for e in loop.events if e.type == "budget.warn"]
     assert warn and warn[-1]["limit"] == "tool_calls"
     waiting = loop.resume(extend={"max_tool_calls": 5})
-    assert isinstance(waiting, Pending) and waiting.reason == "tool_result_required:deploy"
+    assert isinstance(waiting, Pending) and waiting.reason == "tool_call" and waiting.payload["tool"] == "deploy"
     result = loop.resume({"ok": 2})
     assert isinstance(result, Result) and result.reason == "goal_met"
 

@@ -74,7 +74,8 @@ def test_planner_command_line_is_split_not_shelled(repo: Path, suffix: str) -> N
 def test_tool_argv_from_config_is_not_a_shell_line(repo: Path) -> None:
     """A config argv of one string with spaces is one program name, not a command line."""
     owned = marker()
-    init_workbench(repo, config_yaml(tools={"one": {"argv": [f"touch {owned}"], "mode": "safe_readonly"}}))
+    init_workbench(repo, config_yaml(tools={"one": {"argv": [f"touch {owned}"], "mode": "safe_readonly",
+                                                              "on_error": "continue"}}))
     name = plan(repo, [{"description": "d", "tool": "one"}])
     wb_ok(repo, "run", "goal", "--plan", name)
     errors = [e for e in events(repo) if e["type"] == "tool.error"]
@@ -83,7 +84,8 @@ def test_tool_argv_from_config_is_not_a_shell_line(repo: Path) -> None:
 
 
 def test_unknown_placeholder_is_an_error_not_an_expansion(repo: Path) -> None:
-    init_workbench(repo, config_yaml(tools={"t": {"argv": [PY, "-c", "pass", "{missing}"], "mode": "safe_readonly"}}))
+    init_workbench(repo, config_yaml(tools={"t": {"argv": [PY, "-c", "pass", "{missing}"], "mode": "safe_readonly",
+                                                            "on_error": "continue"}}))
     name = plan(repo, [{"description": "d", "tool": "t", "args": {"x": 1}}])
     wb_ok(repo, "run", "goal", "--plan", name)
     errors = [e for e in events(repo) if e["type"] == "tool.error"]

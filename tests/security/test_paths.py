@@ -144,7 +144,7 @@ def test_tool_cwd_cannot_leave_the_repository(repo: Path, tmp_path: Path, cwd: s
     (repo / "link").symlink_to(tmp_path, target_is_directory=True)  # a link inside the repo pointing out
     (repo / "sub").mkdir()
     init_workbench(repo, config_yaml(tools={"t": {"argv": ["touch", str(owned)], "mode": "safe_readonly",
-                                                  "cwd": cwd}}))
+                                                  "cwd": cwd, "on_error": "continue"}}))
     name = plan(repo, [{"description": "escape", "tool": "t"}])
     wb_ok(repo, "run", "goal", "--plan", name)
     errors = [e["payload"]["error"] for e in events(repo) if e["type"] == "tool.error"]

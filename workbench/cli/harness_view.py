@@ -1,4 +1,5 @@
-"""How `wb run` and `wb resume` report where the loop stopped, and their exit codes (0 done, 3 yield, 4 pause)."""
+"""How `wb run` and `wb resume` report where the loop stopped, and their exit codes (0 done, 1 a step failed
+with `on_error: fail`, 3 yield, 4 pause)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ def outcome_exit(outcome: Any, as_json: bool) -> int:
             done = sum(1 for s in outcome.steps if s["status"] == "done")
             output.say(f"DONE ({outcome.reason}): {done} of {len(outcome.steps)} steps done")
             for s in outcome.steps:
-                output.say(f"  {s.get('ordinal', '?')}. [{s['status']}] {s['description']}")
-        return 0
+                why = f" — {s['error']}" if s.get("error") else ""
+                output.say(f"  {s.get('ordinal', '?')}. [{s['status']}] {s['description']}{why}")
+        return 1 if str(outcome.reason).startswith("step_failed:") else 0
     code = 4 if outcome.kind == "pause" else 3
     if as_json:
         output.emit_json({"done": False, "state": outcome.state.value, "reason": outcome.reason,
@@ -45,4 +47,11 @@ def tty_approver() -> Any:
         sys.stderr.flush()
         return sys.stdin.readline().strip().lower() in ("y", "yes")
 
+    # a person at the terminal answers: the loop records their approvals as `human`
+    ask.by = "human"  # type: ignore[attr-defined]
     return ask
+
+
+def approval_source() -> str:
+    """Who answers `wb resume --approve`: a person when it is typed at a terminal, else an agent."""
+    return "human" if sys.stdin.isatty() and not os.environ.get("CI") else "agent"

@@ -18,6 +18,8 @@ def resume_command(
     error: str = typer.Option(None, "--error", metavar="MSG", help="The awaited tool failed: why."),
     approve: bool = typer.Option(False, "--approve", help="Allow the tool call that waits for approval."),
     deny: bool = typer.Option(False, "--deny", help="Refuse it: the step ends denied, the session goes on."),
+    retry: bool = typer.Option(False, "--retry", help="Run the failed step again (a session paused on step_failed)."),
+    skip: bool = typer.Option(False, "--skip", help="Go on without the failed step; it stays shown as failed."),
     extend: list[str] = typer.Option(None, "--extend", metavar="LIMIT=N",
                                      help="Raise a budget: turns=N, tool_calls=N or seconds=N (repeatable)."),
     yield_id: str = typer.Option(None, "--yield", metavar="ID", help="Refuse unless this is the pending yield."),
@@ -27,7 +29,7 @@ def resume_command(
 ) -> int:
     """Continue the live session. Exit codes as `wb run`."""
     from workbench.api import Bench
-    from workbench.cli.harness_view import outcome_exit, tty_approver
+    from workbench.cli.harness_view import approval_source, outcome_exit, tty_approver
 
     if approve and deny:
         raise UsageError("--approve or --deny, not both")
@@ -44,7 +46,8 @@ def resume_command(
             raise UsageError(f"--result-file: {err.strerror}: {result_file}") from None
     outcome = Bench.open(start_dir()).resume(result=payload, error=error, approve=approve, deny=deny,
                                              extend=extend or [], yield_id=yield_id, plan=plan, planner=planner,
-                                             approver=tty_approver())
+                                             approver=tty_approver(), retry=retry, skip=skip,
+                                             approved_by=approval_source())
     return outcome_exit(outcome, json_)
 
 

@@ -51,8 +51,14 @@ def render(data: dict[str, Any]) -> None:
         if gauges:
             lines.append(("budget", " · ".join(gauges)))
     pending = data["pending"]
+    hint = data.get("resume")
+    if hint and not pending:  # a live session that records no yield: it runs, or a kill cut it short
+        lines.append(("session", f"{hint['reason']}: {hint['command']}"))
     if pending:
         lines.append(("waiting for", f"{pending.get('reason', '')}: {pending.get('command', 'wb resume')}"))
+        why = (pending.get("payload") or {}).get("error")
+        if why:  # a failed step: say why it failed, not only that it did
+            lines.append(("failed", str(why)))
     total = data["board"]["total"]
     lines.append(("board", f"{counts['todo']} todo · {counts['in_progress']} in progress · {counts['blocked']} "
                            f"blocked · {counts['done']} done ({total} task{'' if total == 1 else 's'})"))

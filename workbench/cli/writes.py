@@ -177,6 +177,9 @@ def task_add(chdir: Path | None, title: str, kind: str = "build", reviews: str |
 
 def task_start(chdir: Path | None, task_id: str, actor: str | None = None) -> int:
     bench = _bench(chdir)
+    if bench.show_task(task_id).get("status") == "in_progress":
+        output.say(f"{task_id} is already in progress: nothing to do")
+        return 0
     bench.start_task(task_id, actor=actor_of(actor))
     output.say(bench.last.summary)
     output.report_write(bench)
@@ -185,7 +188,21 @@ def task_start(chdir: Path | None, task_id: str, actor: str | None = None) -> in
 
 def task_done(chdir: Path | None, task_id: str, force: bool = False, actor: str | None = None) -> int:
     bench = _bench(chdir)
-    bench.done_task(task_id, force=force, actor=actor_of(actor))
+
+    def report(stage: str, result: dict[str, Any]) -> None:
+        # progress, on a terminal's stderr: stdout stays the one-line outcome, and without a terminal the error
+        # stays one line (it names the failure's last line)
+        if not sys.stderr.isatty():
+            return
+        if stage == "start":  # say what runs before it runs: a long test suite is not a hang
+            sys.stderr.write(f"$ {result['cmd']}\n")
+        elif result["exit"] != 0:
+            sys.stderr.write(f"  {result['outcome']}; the end of its output:\n")
+            for line in (result.get("output_tail") or "").rstrip().splitlines()[-15:]:
+                sys.stderr.write(f"  | {line}\n")
+        sys.stderr.flush()
+
+    bench.done_task(task_id, force=force, actor=actor_of(actor), report=report)
     output.say(bench.last.summary)
     output.report_write(bench)
     return 0

@@ -14,7 +14,8 @@ from workbench.errors import Busy, Refused, UsageError
 from workbench.harness.hooks import registry_from_config
 from workbench.harness.loop import Budget, HarnessLoop, Pending, Result
 from workbench.harness.planners import CommandPlanner, FilePlanner, callable_planner, load_plan_file
-from workbench.harness.tools import ToolBox
+from workbench.harness.tools import ToolBox, loosened
+from workbench.harness.types import StaleYield
 from workbench.store.humanedit import HumanGuard
 from workbench.store.workbench import Workbench
 
@@ -96,9 +97,11 @@ def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
     state = wb.load(detect_human=False).docs.state
     doc = {"status": state["status"], "session": copy.deepcopy(state["session"]), "counters": dict(state["counters"])}
     loop = HarnessLoop(planner=planner, budget=budget, hooks=hooks, tools=tools, sink=WorkbenchSink(wb),
-                       approver=approver, state=doc, planner_name=getattr(planner, "__qualname__", "") or "")
+                       approver=approver, state=doc, planner_name=getattr(planner, "__qualname__", "") or "",
+                       approvals=str(config.get("approvals") or "any"), pull_reason="tool_result_required:{tool}")
     if isinstance(planner, CommandPlanner):
         loop.reflect = planner.reflect
+        planner.events = lambda: loop.events
     return loop
 
 
@@ -113,6 +116,12 @@ def run(wb: Workbench, goal: str, *, plan: Path | None = None, planner: str | No
     chosen = resolve_planner(wb, plan, planner)
     if chosen is None:
         raise UsageError("no planner: give --plan FILE or --planner CMD (or set planner: in .workbench/config.yaml)")
+    if isinstance(chosen, FilePlanner):  # an agent writes the plan: it may not loosen the person's config
+        tools = ToolBox(wb.config.get("tools") or {}, wb.root, wb.paths.artifacts)
+        for step in chosen.steps:
+            why = loosened(step.id, step.tool_name or "", step.mode, tools.spec(step.tool_name or ""))
+            if why:
+                raise Refused(f"{chosen.name}: {why}")
     limits = dict(wb.config.get("budget") or {})
     budget = Budget(max_turns if max_turns is not None else limits.get("max_turns"),
                     max_tool_calls if max_tool_calls is not None else limits.get("max_tool_calls"),
@@ -138,13 +147,24 @@ def parse_extend(items: list[str]) -> dict[str, float]:
 
 def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, approve: bool | None = None,
            extend: dict[str, float] | None = None, yield_id: str | None = None, plan: Path | None = None,
-           planner: str | None = None, approver: Callable[[dict[str, Any]], bool] | None = None) -> Pending | Result:
+           planner: str | None = None, approver: Callable[[dict[str, Any]], bool] | None = None,
+           retry: bool = False, skip: bool = False, approved_by: str = "agent") -> Pending | Result:
+    """Continue the live session. `approved_by` says who answers: "human" only for a person (at a terminal),
+    "agent" for everything else (an MCP client, a script); config.yaml's `approvals: human` refuses the latter."""
     session = wb.load(detect_human=False).docs.state.get("session")
     if not session:
         raise Refused("no session to resume (start one with `wb run GOAL --plan FILE`)")
     pending = session.get("pending") or {}
+    if yield_id is not None and yield_id != pending.get("yield_id"):
+        waits = (f"the session waits on yield {pending['yield_id']} ({pending.get('reason', '')})" if pending
+                 else "the session waits on no yield")
+        raise Refused(f"yield {yield_id} is not the pending one: {waits}")
+    if approve and pending.get("kind") == "approval" and approved_by != "human" and \
+            wb.config.get("approvals") == "human":
+        raise Refused(f"config.yaml has approvals: human, and this approval does not come from a person: ask one "
+                      f"to run `wb resume --approve` at a terminal ({pending.get('reason', '')})")
     kind = pending.get("kind")
-    if kind == "approval" and approve is None:
+    if kind == "approval" and approve is None and approver is None:
         raise UsageError(f"the session waits for approval of {pending.get('reason', '').split(':')[-1]}: "
                          "`wb resume --approve` or `wb resume --deny`")
     if kind == "tool_result" and payload is None and error is None:
@@ -153,12 +173,23 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
     if kind == "in_doubt" and payload is None and error is None and not approve:
         raise UsageError(f"{pending.get('reason', 'a tool call')} was started before a crash and never recorded: "
                          "`wb resume --result JSON` (it ran), `--error MSG` (it failed) or `--approve` (run it again)")
+    failed_step = str(pending.get("reason", "")).startswith("step_failed:")
+    if (retry or skip) and not failed_step:
+        raise UsageError("--retry and --skip answer a failed step; the session is not paused on one")
+    if failed_step and retry == skip:
+        why = (pending.get("payload") or {}).get("error", "")
+        raise UsageError(f"step {pending['reason'].split(':', 1)[1]} failed ({why}): `wb resume --retry` runs it "
+                         "again, `wb resume --skip` goes on without it, `wb abort` ends the session")
     chosen = resolve_planner(wb, plan, planner)
     if chosen is None and session["harness_state"] == "PLANNING" or (
             session.get("paused_from") == "PLANNING" and chosen is None):
         raise UsageError("this session is planning: pass the planner again (--plan FILE or --planner CMD)")
     loop = build_loop(wb, chosen, None, approver)
-    return loop.resume(payload, approve=approve, error=error, extend=extend, yield_id=yield_id)
+    try:
+        return loop.resume(payload, approve=approve, error=error, extend=extend, yield_id=yield_id, retry=retry,
+                           skip=skip, by=approved_by)
+    except StaleYield as err:
+        raise Refused(str(err)) from None
 
 
 def abort(wb: Workbench, reason: str) -> Result:

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-TOPICS = (
-    "before_plan", "after_plan", "before_step", "after_step", "before_tool_call", "after_tool_call",
+TOPICS = (  # the seed lesson's ten, in its order
+    "before_plan", "after_plan", "before_tool_call", "after_tool_call", "before_step", "after_step",
     "on_error", "on_pause", "on_budget_exceeded", "on_complete",
 )
+HOOK_TOPICS = TOPICS
 
 
 class HookAbort(Exception):  # noqa: N818 - the seed lesson's name
@@ -124,7 +125,7 @@ def command_hook(topic: str, argv: list[str], timeout: float, cwd: str, env: dic
             return HookDirective(problems=[{"topic": topic, "hook": label, "error": why}])
 
         try:
-            proc = subprocess.run(argv, input=json.dumps(payload, default=str).encode(), capture_output=True,
+            proc = subprocess.run(argv, input=json.dumps(payload, default=_plain).encode(), capture_output=True,
                                   timeout=timeout, cwd=cwd, env=env)
         except subprocess.TimeoutExpired:
             return failed(f"timed out after {timeout:g}s")
@@ -155,6 +156,14 @@ def command_hook(topic: str, argv: list[str], timeout: float, cwd: str, env: dic
 
     run.__qualname__ = label
     return run
+
+
+def _plain(value: Any) -> Any:
+    """JSON for a command hook: a Step as its plan item (id, description, tool, args, mode, status)."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        return item()
+    return str(value)
 
 
 def import_from_repo(spec: str, root: str | None) -> Any:

@@ -13,10 +13,12 @@ from typing import Any
 
 from workbench import faults
 from workbench.harness.hooks import FireOutcome, HookAbort, HookRegistry
-from workbench.harness.machine import State, check
+from workbench.harness.machine import IllegalTransition, State, check
+from workbench.harness.tools import failure, loosened, strictest
 from workbench.harness.types import (  # noqa: F401 - re-exported: the loop's vocabulary, importable from here
     Budget,
     Event,
+    Interrupted,
     MemorySink,
     Pending,
     Planner,
@@ -42,7 +44,8 @@ class HarnessLoop:
     def __init__(self, planner: Planner | None = None, budget: Budget | None = None, *,
                  hooks: HookRegistry | None = None, reflect: Reflector | None = None, tools: Tools | None = None,
                  sink: Sink | None = None, approver: Callable[[dict[str, Any]], bool] | None = None,
-                 state: dict[str, Any] | None = None, planner_name: str = "") -> None:
+                 state: dict[str, Any] | None = None, planner_name: str = "", approvals: str = "any",
+                 pull_reason: str = "tool_call") -> None:
         self.planner = planner
         self.budget = budget or Budget()
         self.hooks = hooks or HookRegistry()
@@ -50,6 +53,8 @@ class HarnessLoop:
         self.tools = tools
         self.sink: Sink = sink or MemorySink()
         self.approver = approver
+        self.approvals = approvals  # "human": only a person may approve (an approver says so with `.by`)
+        self.pull_reason = pull_reason  # the reason of a tool pull; "{tool}" is filled in (wb names the tool)
         self.planner_name = planner_name or getattr(planner, "__qualname__", "") if planner else planner_name
         self._doc = copy.deepcopy(state) if state is not None else _blank_state()
         self.events: list[Event] = []
@@ -81,7 +86,8 @@ class HarnessLoop:
     def run(self, goal: str) -> Pending | Result:
         if self.session is not None:
             raise RuntimeError(f"a session is live ({self.session['id']}): resume or abort it first")
-        self._final = None
+        if self._final is not None:
+            raise RuntimeError("this loop's session has finished: a new session takes a new HarnessLoop")
         self.events = []
         sid = ids.new_id()
         self._emit("session.start", {"goal": goal, "planner": self.planner_name, "budget": self.budget.as_dict()},
@@ -90,7 +96,8 @@ class HarnessLoop:
         return self._drive()
 
     def resume(self, payload: Any = None, *, approve: bool | None = None, error: str | None = None,
-               extend: dict[str, float] | None = None, yield_id: str | None = None) -> Pending | Result:
+               extend: dict[str, float] | None = None, yield_id: str | None = None, retry: bool = False,
+               skip: bool = False, by: str = "agent") -> Pending | Result:
         session = self.session
         if session is None:
             raise RuntimeError("no session to resume: start one with run(goal)")
@@ -114,21 +121,33 @@ class HarnessLoop:
         kind = pending["kind"]
         index = session["step_index"]
         if kind == "approval":
+            asker = str(getattr(self.approver, "by", "agent"))
+            if approve is None and self.approver is not None and (self.approvals != "human" or asker == "human"):
+                approve, by = bool(self.approver(dict(pending.get("payload") or {}))), asker  # ask again, inline
             if approve is None:
                 raise ValueError("the session waits for an approval: resume with approve=True or approve=False")
+            if approve and self.approvals == "human" and by != "human":
+                raise PermissionError(f"approvals: human — {pending['reason']} needs a person's approval")
             step = session["plan"][index]
             self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "approve" if approve else "deny"})
             if approve:
                 scope = "session" if self._mode(step) == "confirm_once" else "once"
                 self._emit("approval.granted", {"index": index, "tool": step["tool"],
-                                                "attempt": step.get("attempt", 0) + 1, "scope": scope})
+                                                "attempt": step.get("attempt", 0) + 1, "scope": scope, "by": by})
             else:
-                self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": "denied by a human"})
+                self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": f"denied by {by}",
+                                               "by": by})
                 held = self._finish_step(index, "denied")
                 if held:
                     return held
                 self._transition(State.REFLECTING)
         elif kind in ("tool_result", "in_doubt"):
+            if isinstance(payload, dict) and len(payload) == 1 and error is None:
+                # the seed lesson's forms: {"result": value} or {"error": message}
+                if "result" in payload:
+                    payload = payload["result"]
+                elif "error" in payload:
+                    payload, error = None, str(payload["error"])
             if kind == "in_doubt" and approve:
                 self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "rerun"})
                 return self._drive(rerun=True)
@@ -137,6 +156,17 @@ class HarnessLoop:
             self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "error" if error else "result"})
             step = session["plan"][index]
             return self._record_outcome(index, step, step["key"], payload, error, by="human") or self._drive()
+        elif str(pending.get("reason", "")).startswith("step_failed:"):
+            if retry == skip:
+                raise ValueError(f"{pending['reason']}: resume with retry=True (run the step again) or skip=True "
+                                 "(go on without it), or abort")
+            failed_index = int((pending.get("payload") or {}).get("index", index - 1))
+            self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "retry" if retry else "skip",
+                                          "index": failed_index, "extend": dict(extend or {})})
+            if retry:
+                self._transition(State.EXECUTING, "retry the failed step")
+            else:
+                self._transition(State(session.get("paused_from") or "REFLECTING"), "skip the failed step")
         else:  # a pause
             self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "continue",
                                           "extend": dict(extend or {})})
@@ -171,8 +201,12 @@ class HarnessLoop:
         return ev
 
     def _transition(self, dst: State, reason: str | None = None) -> None:
+        """The only place the harness state changes. An edge not in the table raises (RuntimeError) and records
+        nothing; there is no transition without a live session."""
         src = self.state
-        check(src, dst)
+        check(src, dst, live=self.session is not None, reason=reason)
+        if self.session is None:
+            raise IllegalTransition(f"no live session: {src.value} → {dst.value} needs run(goal) first")
         self._emit("harness.transition", {"from": src.value, "to": dst.value, "reason": reason})
 
     def _fire(self, topic: str, payload: dict[str, Any]) -> FireOutcome:
@@ -191,6 +225,23 @@ class HarnessLoop:
 
     # -- the drive ---------------------------------------------------------------------------------
     def _drive(self, rerun: bool = False) -> Pending | Result:
+        try:
+            return self._drive_on(rerun)
+        except KeyboardInterrupt:
+            raise Interrupted(self._interrupted()) from None
+
+    def _interrupted(self) -> Pending | None:
+        """Ctrl-C: leave the session paused where it was, every event committed, so `wb resume` continues."""
+        session = self.session
+        if session is None:
+            return None
+        if session.get("pending") or self.state in (State.IDLE, State.DONE):
+            self.sink.checkpoint(f"wb: session interrupted: {(session.get('pending') or {}).get('reason', '')}",
+                                 session["id"])
+            return self._pending_now() if self.state is not State.DONE else None
+        return self._pause("interrupted")
+
+    def _drive_on(self, rerun: bool) -> Pending | Result:
         while True:
             state = self.state
             if state is State.DONE or self.session is None:
@@ -240,7 +291,8 @@ class HarnessLoop:
         limit = self._limit("max_wall_seconds")
         return limit is not None and sess.active_seconds(self.session or {}, ids.utc_now()) >= float(limit)
 
-    def _pause(self, reason: str, *, limit: str | None = None) -> Pending:
+    def _pause(self, reason: str, *, limit: str | None = None, payload: dict[str, Any] | None = None,
+               command: str | None = None) -> Pending:
         session = self.session
         assert session is not None
         if limit is not None:
@@ -256,8 +308,8 @@ class HarnessLoop:
                               if limit else "")
         if planning:  # the planner is not kept in the workbench: a resume names it again
             hint = f"{hint} --plan FILE | {hint} --planner CMD"
-        self._emit("session.pause", {"reason": reason,
-                                     "yield": self._yield("pause", reason, {"reason": reason}, hint)})
+        self._emit("session.pause", {"reason": reason, "yield": self._yield(
+            "pause", reason, {"reason": reason, **(payload or {})}, command or hint)})
         self._fire("on_pause", {"reason": reason})
         return self._hold()
 
@@ -294,8 +346,11 @@ class HarnessLoop:
     def _call_planner(self, goal: str) -> list[Step]:
         if self.planner is None:
             return []
+        session = self.session
+        assert session is not None
+        executed = [Step.from_item(item) for item in session["plan"][: session["step_index"]]]
         try:
-            steps = self.planner(goal, list(self.events))
+            steps = self.planner(goal, executed)
         except PlannerError:
             raise
         except Exception as err:
@@ -305,6 +360,11 @@ class HarnessLoop:
         used = {s.id for s in steps}
         if len(used) != len(steps):
             raise PlannerError("the planner returned two steps with the same id")
+        for s in steps:
+            why = loosened(s.id, s.tool_name or "", s.mode, self.tools.spec(s.tool_name) if self.tools and s.tool_name
+                           else None)
+            if why:
+                raise PlannerError(why)
         return steps
 
     # -- steps ---------------------------------------------------------------------------------------
@@ -327,7 +387,7 @@ class HarnessLoop:
             limit = self._limit("max_turns")
             if limit is not None and session["budget"]["used"]["turns"] >= limit:
                 return self._pause("budget_exceeded:turns", limit="max_turns")
-            outcome, aborted = self._guard("before_step", {"step": dict(step), "index": index})
+            outcome, aborted = self._guard("before_step", {"step": Step.from_item(step), "index": index})
             if aborted is not None:
                 return self._end_step(index, "aborted", reason=f"hook_abort:{aborted}")
             assert outcome is not None
@@ -354,7 +414,7 @@ class HarnessLoop:
         assert session is not None
         step = session["plan"][index]
         self._emit("step.end", {"index": index, "step": step["id"], "status": status, **extra})
-        outcome = self._fire("after_step", {"step": dict(step), "index": index, "status": status})
+        outcome = self._fire("after_step", {"step": Step.from_item(step), "index": index, "status": status})
         session = self.session
         assert session is not None
         self.sink.checkpoint(f"wb: step {index + 1}/{len(session['plan'])} {status}: {_short(step['description'])}",
@@ -373,8 +433,11 @@ class HarnessLoop:
         return self.tools.spec(step["tool"]) if self.tools is not None else None
 
     def _mode(self, step: dict[str, Any]) -> str:
+        """The step's mode, never looser than its tool's declared one (a plan may only tighten it)."""
         spec = self._spec(step)
-        return str(step.get("mode") or (spec.mode if spec is not None else "mutating"))
+        if spec is None:
+            return str(step.get("mode") or "mutating")
+        return strictest(step.get("mode"), spec.mode)
 
     def _do_tool(self, rerun: bool) -> Pending | Result | None:
         session = self.session
@@ -391,33 +454,47 @@ class HarnessLoop:
         spec = self._spec(step)
         attempt = step.get("attempt", 0) + 1
         args = dict(step.get("args") or {})
-        if spec is not None and not rerun:
+        # a declared tool asks as its mode says; an undeclared one only when the plan marks it so, before it
+        # is handed to a person (who might otherwise run a deploy nobody approved)
+        if (spec is not None or step.get("mode") in ("confirm_once", "mutating")) and not rerun:
             mode = self._mode(step)
             needs = mode == "mutating" or (mode == "confirm_once" and step["tool"] not in session["grants"])
             if needs and step.get("approved_attempt") != attempt:
                 if session.get("pending"):
                     return self._pending_now()
                 request = {"step": step["id"], "index": index, "tool": step["tool"], "args": args, "mode": mode}
-                if self.approver is not None:
-                    granted = bool(self.approver(request))
-                    self._emit("approval.requested", {**request, "attempt": attempt, "inline": True})
-                    if not granted:
-                        self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": "denied"})
-                        return self._end_step(index, "denied")
-                    self._emit("approval.granted", {"index": index, "tool": step["tool"], "attempt": attempt,
-                                                    "scope": "session" if mode == "confirm_once" else "once"})
-                else:
-                    reason = f"approval_required:{step['tool']}"
-                    self._emit("approval.requested", {**request, "attempt": attempt, "yield": self._yield(
-                        "approval", reason, request, "wb resume --approve | wb resume --deny")})
+                by = str(getattr(self.approver, "by", "agent"))
+                reason = f"approval_required:{step['tool']}"
+                inline = self.approver is not None and (self.approvals != "human" or by == "human")
+                # the question is recorded as a yield and committed before anyone is asked: an interrupt or a
+                # kill at the prompt leaves a session that says what it waits for
+                asked = self._yield("approval", reason, request, "wb resume --approve | wb resume --deny")
+                self._emit("approval.requested", {**request, "attempt": attempt, "yield": asked,
+                                                  **({"inline": True} if inline else {})})
+                if not inline:
                     return self._hold()
+                self.sink.checkpoint(f"wb: session asks: {reason}", session["id"])
+                assert self.approver is not None
+                granted = bool(self.approver(request))
+                self._emit("session.resume", {"yield_id": asked["yield_id"],
+                                              "action": "approve" if granted else "deny"})
+                if not granted:
+                    self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": f"denied by {by}",
+                                                   "by": by})
+                    return self._end_step(index, "denied")
+                self._emit("approval.granted", {"index": index, "tool": step["tool"], "attempt": attempt,
+                                                "scope": "session" if mode == "confirm_once" else "once",
+                                                "by": by})
         limit = self._limit("max_tool_calls")
         if limit is not None and session["budget"]["used"]["tool_calls"] >= limit:
             return self._pause("budget_exceeded:tool_calls", limit="max_tool_calls")
-        outcome, aborted = self._guard("before_tool_call", {"step": dict(step), "index": index,
+        outcome, aborted = self._guard("before_tool_call", {"step": Step.from_item(step), "index": index,
                                                             "tool": step["tool"], "args": args})
         if aborted is not None:
-            self._emit("tool.error", {"index": index, "error": f"hook_abort:{aborted}"})
+            blocked = f"hook_abort:{aborted}"
+            self._emit("tool.error", {"index": index, "step": step["id"], "error": blocked})
+            self._fire("on_error", {"step": Step.from_item(self._step(index)), "error": blocked, "where": "hook",
+                                    "step_id": step["id"]})
             return self._end_step(index, "aborted")
         assert outcome is not None
         if outcome.pause:
@@ -429,26 +506,50 @@ class HarnessLoop:
         journal = {"schema_version": 1, "key": key, "session": session["id"], "step": step["id"],
                    "attempt": attempt, "tool": step["tool"], "args": args, "status": "pending", "ts": ids.utc_now()}
         if spec is None:
-            reason = f"tool_result_required:{step['tool']}"
+            reason = self.pull_reason.replace("{tool}", step["tool"])
             self._emit("tool.call", {**call, "dispatch": "human", "yield": self._yield(
-                "tool_result", reason, call, "wb resume --result JSON | --result-file F | --error MSG")})
+                "tool_result", reason, {**call, "step_id": step["id"]},
+                "wb resume --result JSON | --result-file F | --error MSG")})
             return self._hold()
         self._emit("tool.call", {**call, "dispatch": "wb"}, journal=journal)
+        # committed before the tool runs: after a kill -9 during it, the session says which call is in doubt
+        self.sink.checkpoint(f"wb: step {index + 1}/{len(session['plan'])} runs {step['tool']}", session["id"])
         return self._dispatch(index, spec, args, key)
 
     def _dispatch(self, index: int, spec: Any, args: dict[str, Any], key: str) -> Pending | Result | None:
         assert self.tools is not None
+        details: dict[str, Any] = {}
         try:
             result, error = self.tools.run(spec, args, key), None
+            nonzero = failure(spec.name, result) if isinstance(result, dict) else None
+            if nonzero is not None:  # it ran and exited non-zero: its step fails
+                raise nonzero
         except ToolError as err:
-            result, error = None, str(err)
+            result, error, details = None, str(err), err.details
+        except KeyboardInterrupt:  # Ctrl-C: the tool's group was killed; record that, then stop
+            session = self.session
+            assert session is not None
+            self._record_error(index, session["plan"][index], key, "interrupted: wb stopped the tool (Ctrl-C)", "wb")
+            raise
         faults.point("after_tool_run")
         session = self.session
         assert session is not None
-        return self._record_outcome(index, session["plan"][index], key, result, error, by="wb")
+        return self._record_outcome(index, session["plan"][index], key, result, error, by="wb", details=details)
+
+    def _policy(self, step: dict[str, Any]) -> str:
+        """What a failed step does next: its own on_error, else its tool's, else pause."""
+        spec = self._spec(step)
+        return str(step.get("on_error") or getattr(spec, "on_error", None) or "pause")
 
     def _record_outcome(self, index: int, step: dict[str, Any], key: str, result: Any, error: str | None,
-                        by: str) -> Pending | Result | None:
+                        by: str, details: dict[str, Any] | None = None) -> Pending | Result | None:
+        self._record_error(index, step, key, error, by, details, result)
+        faults.point("after_tool_result")
+        return self._after_tool(index, error)
+
+    def _record_error(self, index: int, step: dict[str, Any], key: str, error: str | None, by: str,
+                      details: dict[str, Any] | None = None, result: Any = None) -> None:
+        """Record the call's outcome: `tool.error` (with the failure policy) or `tool.result`, journaled."""
         session = self.session
         assert session is not None
         journal = {"schema_version": 1, "key": key, "session": session["id"], "step": step["id"],
@@ -457,21 +558,30 @@ class HarnessLoop:
                    "error": error}
         if error is not None:
             journal["result"] = None
-            self._emit("tool.error", {"index": index, "key": key, "error": error, "by": by}, journal=journal)
+            failure: dict[str, Any] = {"index": index, "step": step["id"], "key": key, "error": error, "by": by}
+            for name in ("exit_code", "stderr_tail"):
+                if (details or {}).get(name) is not None:
+                    failure[name] = (details or {})[name]
+            if isinstance((details or {}).get("result"), dict):
+                failure["output"] = (details or {})["result"]
+            # a failure of a tool wb ran (now, or before a crash) follows the failure policy; an error a person
+            # or an agent reports answers the yield, and the session goes on unless the step asks otherwise
+            if by in ("wb", "journal"):
+                failure["policy"] = self._policy(step)
+            self._emit("tool.error", failure, journal=journal)
         else:
             self._emit("tool.result", {"index": index, "key": key, "result": journal["result"], "by": by,
                                        "summary": _summary(journal["result"])}, journal=journal)
-        faults.point("after_tool_result")
-        return self._after_tool(index, error)
 
     def _after_tool(self, index: int, error: str | None) -> Pending | Result | None:
         session = self.session
         assert session is not None
         step = session["plan"][index]
-        self._fire("after_tool_call", {"step": dict(step), "index": index, "tool": step["tool"],
+        self._fire("after_tool_call", {"step": Step.from_item(step), "index": index, "tool": step["tool"],
                                        "result": step.get("result"), "error": error})
         if error is not None:
-            self._fire("on_error", {"error": error, "where": "tool", "step": step["id"]})
+            self._fire("on_error", {"step": Step.from_item(step), "error": error, "where": "tool",
+                                    "step_id": step["id"]})
         return self._end_step(index, "error" if error else "done")
 
     def _collect(self, index: int, step: dict[str, Any]) -> Pending | Result | None:
@@ -500,6 +610,15 @@ class HarnessLoop:
         session = self.session
         assert session is not None
         last = session["plan"][session["step_index"] - 1] if session["step_index"] else {}
+        if last.get("status") == "error":
+            policy = last.get("on_error") or "continue"
+            reason = f"step_failed:{last['id']}"
+            if policy == "fail":
+                return self._complete(reason)
+            if policy == "pause":
+                return self._pause(reason, payload={"step": last["id"], "index": session["step_index"] - 1,
+                                                    "error": last.get("error", "")},
+                                   command="wb resume --retry | wb resume --skip")
         decision: Any = "next"
         if self.reflect is not None:
             try:
@@ -519,6 +638,8 @@ class HarnessLoop:
         session = self.session
         assert session is not None
         steps = copy.deepcopy(session["plan"])
+        if reason == "goal_met" and any(failed(s) for s in steps):
+            reason = "completed_with_failures"
         if self.state is not State.DONE:
             self._transition(State.DONE, reason)
         self._emit("session.complete", {"reason": reason, "steps": len(steps),
@@ -527,6 +648,15 @@ class HarnessLoop:
         self.sink.checkpoint(f"wb: session complete: {reason}", None)
         self._final = Result(State.DONE, reason, steps, list(self.events))
         return self._final
+
+
+def failed(step: dict[str, Any]) -> bool:
+    """A step whose tool failed under a failure policy and was not retried to success. A step a hook blocked
+    did not fail; an error reported to a yield (`resume(error=…)`) is the caller's answer and, as in the seed
+    lesson, the session goes on to goal_met unless the step itself declares `on_error`."""
+    error = step.get("error")
+    return (bool(error) and bool(step.get("on_error")) and step.get("status") in ("error", "skipped")
+            and not str(error).startswith("hook_abort:"))
 
 
 def _short(text: str, width: int = 50) -> str:

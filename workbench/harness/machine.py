@@ -42,14 +42,29 @@ for _active in ACTIVE:
     TRANSITIONS[(_active, State.IDLE)] = "pause: budget exceeded, or a hook asked for review"
     TRANSITIONS[(_active, State.DONE)] = TRANSITIONS.get((_active, State.DONE), "abort")
 
+# The seed lesson's table is the nine edges of its diagram plus the pauses; the rest are wb's (resuming a paused
+# session, aborting one) and are legal only with a live session and their reason.
+SEED_EDGES = frozenset({
+    (State.IDLE, State.PLANNING), (State.PLANNING, State.EXECUTING), (State.PLANNING, State.DONE),
+    (State.EXECUTING, State.AWAITING_TOOL), (State.EXECUTING, State.REFLECTING),
+    (State.AWAITING_TOOL, State.REFLECTING),
+    (State.REFLECTING, State.EXECUTING), (State.REFLECTING, State.PLANNING), (State.REFLECTING, State.DONE),
+    *((active, State.IDLE) for active in ACTIVE),
+})
+
 
 class IllegalTransition(RuntimeError):
     pass
 
 
-def check(src: State, dst: State) -> None:
+def check(src: State, dst: State, *, live: bool = True, reason: str | None = "checked") -> None:
+    """Raise IllegalTransition unless src → dst is in the table; wb's own edges also need a live session and
+    a reason (the loop passes both; `check(src, dst)` asks about the table alone)."""
     if (src, dst) not in TRANSITIONS:
         raise IllegalTransition(f"illegal harness transition {src.value} → {dst.value}")
+    if (src, dst) not in SEED_EDGES and (not live or not reason):
+        raise IllegalTransition(f"harness transition {src.value} → {dst.value} is wb's: it needs a live session "
+                                "and its reason")
 
 
 def _validate_table() -> None:
@@ -77,8 +92,9 @@ _validate_table()
 
 
 def render_markdown() -> str:
-    lines = ["| from | to | when |", "|---|---|---|"]
+    lines = ["| from | to | when | table |", "|---|---|---|---|"]
     order = list(State)
     for (src, dst), when in sorted(TRANSITIONS.items(), key=lambda kv: (order.index(kv[0][0]), order.index(kv[0][1]))):
-        lines.append(f"| {src.value} | {dst.value} | {when} |")
+        table = "seed" if (src, dst) in SEED_EDGES else "wb (live session + reason)"
+        lines.append(f"| {src.value} | {dst.value} | {when} | {table} |")
     return "\n".join(lines) + "\n"

@@ -30,7 +30,7 @@ def steps_from_plan(data: Any, source: str) -> list[Step]:
     steps = []
     for i, item in enumerate(data["steps"], start=1):
         steps.append(Step(item.get("id") or f"s{i}", item["description"], bool(item.get("tool")), item.get("tool"),
-                          dict(item.get("args") or {}), item.get("mode")))
+                          dict(item.get("args") or {}), item.get("mode"), item.get("on_error")))
     if len({s.id for s in steps}) != len(steps):
         raise Refused(f"{source}: steps: two steps share an id")
     return steps
@@ -59,10 +59,11 @@ def load_plan_file(path: Path) -> list[Step]:
 class FilePlanner:
     def __init__(self, steps: list[Step], name: str) -> None:
         self.steps = steps
+        self.name = name
         self.__qualname__ = f"plan file {name}"
 
-    def __call__(self, goal: str, history: list[Event]) -> list[Step]:
-        return list(self.steps) if not any(e.type == "plan.commit" for e in history) else []
+    def __call__(self, goal: str, history: list[Step]) -> list[Step]:
+        return list(self.steps) if not history else []  # once steps ran, the file has nothing more to plan
 
 
 class CommandPlanner:
@@ -77,6 +78,7 @@ class CommandPlanner:
         self.cwd = cwd
         self.context = context
         self.timeout = timeout
+        self.events: Callable[[], list[Event]] = list  # the loop's events, for the request's history
         self.__qualname__ = "command " + " ".join(argv)
 
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -99,12 +101,14 @@ class CommandPlanner:
             raise PlannerError(f"planner `{label}` printed JSON that is not an object")
         return answer
 
-    def _request(self, kind: str, goal: str, history: list[Event]) -> dict[str, Any]:
+    def _request(self, kind: str, goal: str, events: list[Event]) -> dict[str, Any]:
         return {"kind": kind, "goal": goal, **self.context(),
-                "history": [{"type": e.type, "ts": e.ts, "payload": e.payload} for e in history[-200:]]}
+                "history": [{"type": e.type, "ts": e.ts, "payload": e.payload} for e in events[-200:]]}
 
-    def __call__(self, goal: str, history: list[Event]) -> list[Step]:
-        answer = self._ask(self._request("plan", goal, history))
+    def __call__(self, goal: str, history: list[Step]) -> list[Step]:
+        request = self._request("plan", goal, self.events())
+        request["executed"] = [s.item() for s in history]
+        answer = self._ask(request)
         try:
             return steps_from_plan(answer, "planner output")
         except Refused as err:
@@ -118,7 +122,7 @@ class CommandPlanner:
         return decision
 
 
-def callable_planner(spec: str, root: str | None = None) -> Callable[[str, list[Event]], list[Step]]:
+def callable_planner(spec: str, root: str | None = None) -> Callable[[str, list[Step]], list[Step]]:
     from workbench.harness.hooks import import_from_repo
 
     try:

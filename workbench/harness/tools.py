@@ -14,6 +14,9 @@ from typing import Any
 from workbench.harness.types import ToolError
 
 INLINE_LIMIT = 4096  # bytes of output kept in the event; more goes to artifacts/
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024  # per stream, unless a tool declares max_output_bytes; the rest is discarded
+DRAIN_SECONDS = 0.5  # after the tool exits, how long wb reads what a background child still writes to its pipes
+KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL to a timed-out tool's process group
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -25,6 +28,86 @@ class ToolSpec:
     timeout: float = 600.0
     idempotent: bool = False
     cwd: str | None = None
+    on_error: str | None = None  # pause | fail | continue (a plan step's own on_error wins)
+    max_output_bytes: int = MAX_OUTPUT_BYTES
+
+
+@dataclass
+class Captured:
+    data: bytearray
+    cut: int = 0  # bytes read and discarded beyond the cap
+
+
+@dataclass
+class Finished:
+    returncode: int
+    stdout: Captured
+    stderr: Captured
+    timed_out: bool = False
+
+
+def run_process(argv: list[str], cwd: Path, timeout: float, cap: int) -> Finished:
+    """Run argv in its own process group; read both pipes, keeping at most `cap` bytes of each (the rest is
+    read and counted, so the tool never blocks and wb's memory stays bounded). The verdict is the tool's own
+    exit: once it has exited, what a background child still writes is read for DRAIN_SECONDS, then wb stops
+    listening. On timeout the whole group is killed (SIGTERM, then SIGKILL)."""
+    import selectors
+    import signal
+
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = Captured(bytearray()), Captured(bytearray())
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ, out)
+    sel.register(proc.stderr, selectors.EVENT_READ, err)
+    deadline = time.monotonic() + timeout
+    drain_until: float | None = None
+    timed_out = False
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if proc.poll() is not None:
+                drain_until = drain_until or now + DRAIN_SECONDS
+                if now >= drain_until:
+                    break
+            elif now >= deadline:
+                timed_out = True
+                _kill_group(proc, signal.SIGTERM)
+                try:
+                    proc.wait(KILL_GRACE)
+                except subprocess.TimeoutExpired:
+                    pass
+                _kill_group(proc, signal.SIGKILL)
+                break
+            for key, _mask in sel.select(timeout=0.05):
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                captured: Captured = key.data
+                room = cap - len(captured.data)
+                if room > 0:
+                    captured.data += chunk[:room]
+                captured.cut += max(0, len(chunk) - max(room, 0))
+        if timed_out:
+            _kill_group(proc, signal.SIGKILL)
+        returncode = proc.wait()
+    finally:
+        sel.close()
+        proc.stdout.close()
+        proc.stderr.close()
+        if proc.poll() is None:  # an error in wb itself: leave no tool behind
+            _kill_group(proc, signal.SIGKILL)
+            proc.wait()
+    return Finished(returncode, out, err, timed_out)
+
+
+def _kill_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def fill(argv: tuple[str, ...], args: dict[str, Any]) -> list[str]:
@@ -41,6 +124,42 @@ def fill(argv: tuple[str, ...], args: dict[str, Any]) -> list[str]:
     return [_PLACEHOLDER.sub(sub, element) for element in argv]
 
 
+MODES = ("safe_readonly", "confirm_once", "mutating")  # least strict first: a step may only move right
+
+
+def strictest(*modes: str | None) -> str:
+    return max((m for m in modes if m), key=MODES.index, default="mutating")
+
+
+def loosened(step_id: str, tool: str, asked: str | None, spec: ToolSpec | None) -> str | None:
+    """Why a step's mode may not stand (it is looser than its tool's declared mode), or None."""
+    if asked is None or spec is None or MODES.index(asked) >= MODES.index(spec.mode):
+        return None
+    return (f"step {step_id}: mode {asked} is looser than tool `{tool}`'s declared mode {spec.mode}; "
+            "a plan may only make a tool stricter")
+
+
+TAIL_LINES, TAIL_CHARS = 20, 2000
+
+
+def stderr_tail(text: str) -> str:
+    """The last lines of a failed tool's stderr, what a person reads first; the whole is in artifacts/."""
+    tail = "\n".join(text.rstrip("\n").splitlines()[-TAIL_LINES:])
+    return tail[-TAIL_CHARS:]
+
+
+def failure(name: str, result: dict[str, Any]) -> ToolError | None:
+    """A result whose exit status is not 0 is a failure of its step: the error to record, or None."""
+    code = result.get("exit_code")
+    if not isinstance(code, int) or code == 0:
+        return None
+    tail = str(result.get("stderr_tail") or "")
+    last = tail.strip().splitlines()[-1] if tail.strip() else ""
+    status = f"{code}" if code >= 0 else f"{code} (killed by signal {-code})"
+    return ToolError(f"tool {name}: exit {status}" + (f": {last}" if last else ""),
+                     {"exit_code": code, "stderr_tail": tail, "result": result})
+
+
 class ToolBox:
     def __init__(self, tools: dict[str, dict[str, Any]], root: Path, artifacts: Path,
                  redact: list[str] | None = None) -> None:
@@ -49,7 +168,8 @@ class ToolBox:
         self.redact = [os.environ[name] for name in (redact or []) if os.environ.get(name)]
         self._specs = {
             name: ToolSpec(name, tuple(t["argv"]), t.get("mode", "mutating"), float(t.get("timeout", 600)),
-                           bool(t.get("idempotent", False)), t.get("cwd"))
+                           bool(t.get("idempotent", False)), t.get("cwd"), t.get("on_error"),
+                           int(t.get("max_output_bytes", MAX_OUTPUT_BYTES)))
             for name, t in (tools or {}).items()
         }
 
@@ -70,22 +190,28 @@ class ToolBox:
                 raise ToolError(f"tool {spec.name}: cwd {spec.cwd!r} leaves the repository")
         start = time.monotonic()
         try:
-            proc = subprocess.run(argv, cwd=cwd, capture_output=True, timeout=spec.timeout, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise ToolError(f"tool {spec.name} timed out after {spec.timeout:g}s") from None
+            run = run_process(argv, cwd, spec.timeout, spec.max_output_bytes)
         except OSError as err:
             raise ToolError(f"tool {spec.name} could not start: {err.strerror or err}") from None
-        result: dict[str, Any] = {"exit_code": proc.returncode, "seconds": round(time.monotonic() - start, 3)}
-        for stream in ("stdout", "stderr"):
-            data = self._scrub(getattr(proc, stream).decode(errors="replace")).encode()
-            if len(data) <= INLINE_LIMIT:
+        if run.timed_out:
+            raise ToolError(f"tool {spec.name} timed out after {spec.timeout:g}s (its process group was killed)")
+        result: dict[str, Any] = {"exit_code": run.returncode, "seconds": round(time.monotonic() - start, 3)}
+        failed = run.returncode != 0
+        for stream, captured in (("stdout", run.stdout), ("stderr", run.stderr)):
+            data = self._scrub(bytes(captured.data).decode(errors="replace")).encode()
+            if len(data) <= INLINE_LIMIT and not (failed and data) and not captured.cut:
                 result[stream] = data.decode()
-            else:
-                result[stream] = data[:400].decode(errors="replace") + "…"
-                result[f"{stream}_artifact"] = self._artifact(key, stream, data)
+            else:  # large, or the output of a failure: the whole of it (up to the cap) goes to artifacts/
+                result[stream] = data[:400].decode(errors="replace") + ("…" if len(data) > 400 else "")
+                if captured.cut:
+                    data += (f"\n[wb: {captured.cut} more bytes discarded: the tool's max_output_bytes is "
+                             f"{spec.max_output_bytes}]\n").encode()
+                result[f"{stream}_artifact"] = self._artifact(key, stream, data, captured.cut)
+        if failed:
+            result["stderr_tail"] = stderr_tail(self._scrub(bytes(run.stderr.data).decode(errors="replace")))
         return result
 
-    def _artifact(self, key: str, stream: str, data: bytes) -> dict[str, Any]:
+    def _artifact(self, key: str, stream: str, data: bytes, cut: int = 0) -> dict[str, Any]:
         """A tool's long output, kept in artifacts/ through the store's write function: the tool ran outside
         any transaction (its effect cannot wait for one), and the file is committed with the step's events."""
         from workbench.store.atomic import write_workbench_file
@@ -96,5 +222,8 @@ class ToolBox:
             raise ToolError(f"{self.artifacts.name}/ is a symbolic link or lies outside the repository: "
                             "wb writes artifacts only inside .workbench/ (the output was not kept)")
         write_workbench_file(self.artifacts.parent, f"{self.artifacts.name}/{name}", data)
-        return {"path": f".workbench/artifacts/{name}", "sha256": hashlib.sha256(data).hexdigest(),
-                "bytes": len(data)}
+        art: dict[str, Any] = {"path": f".workbench/artifacts/{name}", "sha256": hashlib.sha256(data).hexdigest(),
+                               "bytes": len(data)}
+        if cut:
+            art["truncated_bytes"] = cut
+        return art

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from workbench.errors import WorkbenchError
 from workbench.harness.machine import State
 
 
@@ -19,16 +20,31 @@ class Step:
     tool_name: str | None = None
     tool_args: dict[str, Any] = field(default_factory=dict)
     mode: str | None = None
+    on_error: str | None = None  # pause | fail | continue; None: the tool's, else pause
+
+    # the state of a step the loop hands to hooks and planners (its plan item: status, attempt, result…);
+    # not a field, so equality and the lesson's constructor stay the dataclass's own
+    def item(self) -> dict[str, Any]:
+        return dict(getattr(self, "_item", None) or self.to_item(0))
+
+    def __getitem__(self, key: str) -> Any:
+        """`p["step"]["id"]` as well as `p["step"].id`: hooks written against wb's earlier dict payloads."""
+        return self.item()[key]
 
     def to_item(self, ordinal: int) -> dict[str, Any]:
-        return {"id": self.id, "ordinal": ordinal, "description": self.description,
+        item = {"id": self.id, "ordinal": ordinal, "description": self.description,
                 "tool": self.tool_name if (self.requires_tool or self.tool_name) else None,
                 "args": dict(self.tool_args), "mode": self.mode}
+        if self.on_error is not None:
+            item["on_error"] = self.on_error
+        return item
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> Step:
-        return cls(item["id"], item.get("description", ""), bool(item.get("tool")), item.get("tool"),
-                   dict(item.get("args") or {}), item.get("mode"))
+        step = cls(item["id"], item.get("description", ""), bool(item.get("tool")), item.get("tool"),
+                   dict(item.get("args") or {}), item.get("mode"), item.get("on_error"))
+        object.__setattr__(step, "_item", dict(item))
+        return step
 
 
 @dataclass(frozen=True)
@@ -72,8 +88,26 @@ class Result:
     done = True
 
 
+PullRequest = Pending  # the seed lesson's names for the pending request and the final result
+SessionResult = Result
+
+
 class StaleYield(ValueError):
     pass
+
+
+class Interrupted(WorkbenchError):
+    """Ctrl-C reached the loop: what the session had done is recorded and committed, and it waits (`pending`)
+    for `wb resume`. Exit 130, as for any interrupt, with the command that resumes it."""
+
+    exit_code = 130
+
+    def __init__(self, pending: Pending | None) -> None:
+        self.pending = pending
+        how = (pending.command or "wb resume") if pending is not None else "wb resume"
+        if pending is not None and pending.kind == "approval":
+            how = "wb resume --approve | wb resume --deny (at a terminal, `wb resume` asks again)"
+        super().__init__(f"interrupted: the session is paused and committed; {how} continues it, wb abort ends it")
 
 
 class PlannerError(Exception):
@@ -81,10 +115,15 @@ class PlannerError(Exception):
 
 
 class ToolError(Exception):
-    pass
+    """A tool failed: it exited non-zero, timed out, could not start or could not be filled in. `details`
+    (exit_code, stderr_tail, the output's artifacts) go into the `tool.error` event."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = dict(details or {})
 
 
-Planner = Callable[[str, list[Event]], list[Step]]
+Planner = Callable[[str, list[Step]], list[Step]]  # (goal, the steps already executed in this session)
 Reflector = Callable[[str, list[Event], dict[str, Any]], Any]
 
 

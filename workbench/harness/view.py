@@ -19,6 +19,8 @@ def headline(p: Any) -> str:
     if p.kind == "in_doubt":
         return (f"in doubt: `{payload.get('tool')}` of step {step} was started before a crash and its result "
                 "was never recorded; it is not idempotent, so wb will not run it again on its own")
+    if str(p.reason).startswith("step_failed:"):
+        return f"paused: step {payload.get('step', '')} failed: {payload.get('error', '')} ({p.reason})"
     return f"paused: {p.reason}"
 
 
@@ -34,3 +36,15 @@ def commands(p: Any) -> list[str]:
     if p.command:
         return [c.strip() for c in p.command.split(" | ")] + ["wb abort"]
     return ["wb resume", "wb abort"]
+
+
+def resume_hint(session: Any) -> dict[str, str] | None:
+    """What a live session needs, yield or not: after a kill -9 it may wait on nothing recorded, and `wb resume`
+    still continues it (from the log; a tool call cut short is then in doubt)."""
+    if not isinstance(session, dict):
+        return None
+    pending = session.get("pending")
+    if isinstance(pending, dict):
+        return {"reason": str(pending.get("reason", "")), "command": str(pending.get("command") or "wb resume")}
+    return {"reason": f"{str(session.get('harness_state', '')).lower()}: running, or stopped short (a crash, kill -9)",
+            "command": "wb resume"}

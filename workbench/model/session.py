@@ -97,11 +97,21 @@ def fold(state: dict[str, Any], ev: dict[str, Any]) -> None:
         plan[p["index"]]["result"] = p.get("summary", "")
     elif kind == "tool.error":
         plan[p["index"]]["error"] = p["error"]
+        if p.get("policy"):  # what the failure of a tool wb ran does next (pause | fail | continue)
+            plan[p["index"]]["on_error"] = p["policy"]
     elif kind == "step.end":
         plan[p["index"]]["status"] = p["status"]
         session["step_index"] = p["index"] + 1
     elif kind == "session.resume":
         session["pending"] = None
+        if p.get("action") == "retry":  # the failed step runs again, as a new attempt
+            step = plan[p["index"]]
+            for key in ("result", "error", "key"):
+                step.pop(key, None)
+            step["status"] = "pending"
+            session["step_index"] = p["index"]
+        elif p.get("action") == "skip":
+            plan[p["index"]]["status"] = "skipped"
         for limit, extra in (p.get("extend") or {}).items():
             limits = session["budget"]["limits"]
             if limits.get(limit) is not None:

@@ -6,8 +6,11 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from workbench.errors import Refused
 
 
 def run_acceptance(cmd: str, cwd: Path, timeout: float) -> dict[str, Any]:
@@ -30,3 +33,50 @@ def run_acceptance(cmd: str, cwd: Path, timeout: float) -> dict[str, Any]:
         code, outcome, tail = 124, f"timed out after {timeout:g}s", ""
     return {"cmd": cmd, "exit": code, "outcome": outcome, "seconds": round(time.monotonic() - start, 3),
             "output_tail": tail}
+
+
+def run_all(cmds: list[str], cwd: Path, timeout: float,
+            report: Callable[[str, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Run each command in turn (no lock held: other writers and `wb status` go on meanwhile), telling
+    `report` before ("start", {"cmd"}) and after ("end", result) each one."""
+    results = []
+    for cmd in cmds:
+        if report is not None:
+            report("start", {"cmd": cmd})
+        result = run_acceptance(cmd, cwd, timeout)
+        if report is not None:
+            report("end", result)
+        results.append(result)
+    return results
+
+
+def last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip()[:200] if lines else ""
+
+
+def dependency_problem(board: dict[str, Any], task_id: str, depends_on: list[str]) -> None:
+    """Refuse a self-dependency or a dependency cycle that `task_id` depending on `depends_on` would make."""
+    if task_id in depends_on:
+        raise Refused(f"board.json: {task_id} cannot depend on itself")
+    graph = {t["id"]: list(t.get("depends_on") or []) for t in board["tasks"]}
+    graph[task_id] = list(depends_on)
+    path: list[str] = []
+
+    def walk(node: str, seen: set[str]) -> list[str] | None:
+        if node == task_id and path:
+            return [*path, node]
+        if node in seen:
+            return None
+        seen.add(node)
+        path.append(node)
+        for nxt in graph.get(node, []):
+            found = walk(nxt, seen)
+            if found:
+                return found
+        path.pop()
+        return None
+
+    cycle = walk(task_id, set())
+    if cycle:
+        raise Refused(f"board.json: depends_on would make a cycle: {' → '.join(cycle)}")

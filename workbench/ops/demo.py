@@ -59,6 +59,8 @@ def run_demo(directory: Path | None, say: Callable[[str], None]) -> Path:
     sh("wb", "status")
     say("\n# a person approves the mutating tool:")
     sh("wb", "resume", "--approve", expect=3)
+    say("\n# exit 3 again: the plan marks `deploy` mutating, so a person approves it before it is handed over:")
+    sh("wb", "resume", "--approve", expect=3)
     say("\n# exit 3 again: `deploy` must be run by a person, who reports its result:")
     sh("wb", "resume", "--result", '{"url": "https://staging.example.invalid", "ok": true}')
     sh("wb", "task", "done", "T-001")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.harness.view import resume_hint
 from workbench.store.workbench import Workbench
 
 
@@ -35,6 +36,7 @@ def status_of(wb: Workbench) -> dict[str, Any]:
         "counters": state.get("counters", {}),
         "session": session,
         "pending": session.get("pending") if isinstance(session, dict) else None,
+        "resume": resume_hint(session),
         "board": {"total": len(board["tasks"]), "by_status": counts},
         "last_event": last,
         "unrecorded_human_edits": [e["file"] for e in loaded.human_edits],
