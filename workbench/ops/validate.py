@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from workbench.errors import GitError, NotFound, Refused
+from workbench.errors import GitError, NotFound, Refused, WorkbenchError
 from workbench.model import schemas
 from workbench.model.layout import WB_DIR
 from workbench.progress import tick
@@ -112,7 +112,10 @@ def committed_lines_changed(wb: Workbench) -> str | None:
     """The log is only ever appended to, so the last commit that recorded it anchors its chain: an edit of a
     committed line — the last one included, which no `prev` of a later line protects yet — is reported. None
     when the file still starts with every committed line (or there is no commit to compare with)."""
-    git_cfg = wb.config["git"]
+    try:
+        git_cfg = wb.config["git"]
+    except WorkbenchError:
+        return None  # config.yaml itself is reported as a problem of its own
     if git_cfg.get("commit") == "off" or wb.git.operation_in_progress():
         return None  # mid-merge or mid-rebase the file is git's to rewrite until the operation ends
     ref = git_cfg.get("ref")
