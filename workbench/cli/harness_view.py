@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from workbench.cli import output
-from workbench.harness.view import commands, headline
+from workbench.ops.yields import commands, headline
 
 
 def outcome_exit(outcome: Any, as_json: bool) -> int:

@@ -231,7 +231,7 @@ def _written(bench: Bench, **data: Any) -> dict[str, Any]:
 
 
 def _outcome(outcome: Any) -> dict[str, Any]:
-    from workbench.harness.view import commands
+    from workbench.ops.yields import commands
 
     if outcome.done:
         return {"done": True, "state": outcome.state.value, "reason": outcome.reason, "steps": outcome.steps}

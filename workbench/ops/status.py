@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.harness.view import resume_hint
 from workbench.store.workbench import Workbench
 
 
 def status_of(wb: Workbench) -> dict[str, Any]:
+    from workbench.ops.yields import resume_hint  # the harness package is not on a write's path
+
     loaded = wb.load(detect_human=True, need_body=False)
     docs = loaded.docs
     state, board = docs.state, docs.board
