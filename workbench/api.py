@@ -97,8 +97,8 @@ class Bench:
                 task["description"] = description
             if reviews is not None or kind == "review":
                 task["reviews"] = reviews
-            tx.summary = f"wb: add {task['id']} {_short(title)}"
-            tx.emit("task.add", {"task": task}, ts=now)
+            added = tx.emit("task.add", {"task": task}, ts=now)["payload"]["task"]
+            tx.summary = f"wb: add {task['id']} {_short(added['title'])}"  # redacted before it is cut short
         self._done(tx)
         return task
 
@@ -189,8 +189,8 @@ class Bench:
         if not text.strip():
             raise UsageError("a note needs text")
         with self._tx(actor) as tx:
-            tx.summary = f"wb: note {_short(text)}"
-            tx.emit("note.add", {"text": text.strip()})
+            noted = tx.emit("note.add", {"text": text.strip()})["payload"]["text"]
+            tx.summary = f"wb: note {_short(noted)}"  # redacted before it is cut short
         self._done(tx)
 
     def set_state(self, changes: dict[str, Any], actor: str = "agent") -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import subprocess
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.harness.types import ToolError
+from workbench.model.redaction import redact_text, secret_values
 
 INLINE_LIMIT = 4096  # bytes of output kept in the event; more goes to artifacts/
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -46,7 +46,7 @@ class ToolBox:
                  redact: list[str] | None = None) -> None:
         self.root = root
         self.artifacts = artifacts
-        self.redact = [os.environ[name] for name in (redact or []) if os.environ.get(name)]
+        self.redact = secret_values({"redact": redact or []})
         self._specs = {
             name: ToolSpec(name, tuple(t["argv"]), t.get("mode", "mutating"), float(t.get("timeout", 600)),
                            bool(t.get("idempotent", False)), t.get("cwd"))
@@ -55,11 +55,6 @@ class ToolBox:
 
     def spec(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
-
-    def _scrub(self, text: str) -> str:
-        for secret in self.redact:
-            text = text.replace(secret, "[redacted]")
-        return text
 
     def run(self, spec: ToolSpec, args: dict[str, Any], key: str) -> dict[str, Any]:
         argv = fill(spec.argv, args)
@@ -77,7 +72,7 @@ class ToolBox:
             raise ToolError(f"tool {spec.name} could not start: {err.strerror or err}") from None
         result: dict[str, Any] = {"exit_code": proc.returncode, "seconds": round(time.monotonic() - start, 3)}
         for stream in ("stdout", "stderr"):
-            data = self._scrub(getattr(proc, stream).decode(errors="replace")).encode()
+            data = redact_text(getattr(proc, stream).decode(errors="replace"), self.redact).encode()
             if len(data) <= INLINE_LIMIT:
                 result[stream] = data.decode()
             else:
@@ -88,7 +83,7 @@ class ToolBox:
     def _artifact(self, key: str, stream: str, data: bytes) -> dict[str, Any]:
         from workbench.store.atomic import atomic_write
 
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key)
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", redact_text(key, self.redact))
         name = f"{safe}.{stream}.txt"
         if self.artifacts.is_symlink() or not self.artifacts.parent.resolve().is_relative_to(self.root.resolve()):
             raise ToolError(f"{self.artifacts.name}/ is a symbolic link or lies outside the repository: "

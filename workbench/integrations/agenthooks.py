@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from typing import Any
 
@@ -100,26 +99,15 @@ def _json(value: Any) -> str:
 
 
 def _redact(payload: dict[str, Any], wb: Any) -> dict[str, Any]:
-    """Values of the environment variables named in config.yaml `redact` never reach the log."""
+    """Values of the environment variables named in config.yaml `redact` never reach the log: redacted before
+    clipping, so neither a clipped head nor its sha256 is taken of a secret."""
+    from workbench.model.redaction import redact, secret_values
+
     try:
-        secrets = [os.environ[n] for n in wb.config.get("redact") or [] if os.environ.get(n)]
+        secrets = secret_values(wb.config)
     except (AttributeError, KeyError):
         secrets = []
-    if not secrets:
-        return payload
-
-    def scrub(value: Any) -> Any:
-        if isinstance(value, str):
-            for secret in secrets:
-                value = value.replace(secret, "[redacted]")
-            return value
-        if isinstance(value, dict):
-            return {k: scrub(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [scrub(v) for v in value]
-        return value
-
-    return dict(scrub(payload))
+    return dict(redact(payload, secrets))
 
 
 # -- Claude Code ----------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ from workbench.model import ids, reducer, schemas
 from workbench.model.boardfile import encode_board
 from workbench.model.jsonl import encode, line_hash
 from workbench.model.layout import GITIGNORE, WB_DIR
+from workbench.model.redaction import redact, secret_values
 from workbench.progress import Progress, share, tick
 from workbench.store.atomic import atomic_write, fsync_dir
 from workbench.store.caches import sha as _sha
@@ -141,10 +142,11 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
         payload["board"] = {k: v for k, v in docs.board.items() if k != "last_event"}
     payload = copy.deepcopy(payload)
     events: list[dict[str, Any]] = []
+    secrets = secret_values(found["config"].doc if isinstance(found["config"].doc, dict) else {})
 
-    def add(type_: str, data: dict[str, Any], actor: str) -> None:
+    def add(type_: str, data: dict[str, Any], actor: str) -> None:  # redacted: folded below, so are the snapshots
         events.append({"schema_version": 1, "id": ids.new_id(), "ts": ctx.now, "type": type_, "actor": actor,
-                       "session": None, "payload": data})
+                       "session": None, "payload": redact(data, secrets)})
 
     if base.seq == 0:
         add("workbench.init", {"next_action": docs.state.get("next_action", "")}, "wb")
