@@ -14,13 +14,13 @@ raises a WorkbenchError subclass when refused. `bench.last` describes the last c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from workbench.errors import NotFound, Refused, UsageError
 from workbench.model import ids, reducer
+from workbench.model.ids import TASK_ID
 from workbench.ops.acceptance import run_acceptance
 from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import status_of
@@ -30,7 +30,6 @@ from workbench.store.workbench import Transaction, Workbench
 
 __all__ = ["Bench", "LastWrite", "ReplayReport", "init", "replay", "run_acceptance", "status_of", "validate_workbench"]
 
-TASK_ID = re.compile(r"^T-\d{3,}$")
 SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews")
 SETTABLE_STATE_KEYS = ("status", "next_action", "active_task_id", "touched_files", "assumptions", "blockers")
 KEPT_STATE_KEYS = ("schema_version", "updated_at", "last_event", "counters", "session")

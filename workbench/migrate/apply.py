@@ -54,7 +54,7 @@ from workbench.migrate.registry import (  # noqa: F401 - the registry and migrat
     state_0_to_1,
     upgrade,
 )
-from workbench.model import ids, reducer, schemas
+from workbench.model import configfile, ids, reducer, schemas
 from workbench.model.boardfile import encode_board
 from workbench.model.jsonl import encode, line_hash
 from workbench.model.layout import GITIGNORE, WB_DIR
@@ -70,7 +70,6 @@ from workbench.store.workbench import Workbench
 INTENT = ".migrate.json"
 INTENT_VERSION = 1
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
-TASK_ID = re.compile(r"^T-\d{3,}$")
 # A plan passes over an old log four times; their weights are their measured costs (upcasting a line costs
 # about six readings of it), so the bar of a migration moves at an even pace rather than in jumps.
 READ, UPCAST, CHECK, ENCODE = 1, 6, 1, 2
@@ -236,7 +235,7 @@ def _render_config(raw: bytes, config: dict[str, Any]) -> bytes:
     if added:
         node.insert(0, "schema_version", node.pop("schema_version"))
     text = yamlio.dump_round_trip(node)
-    if yamlio.to_plain(yamlio.load_safe(text, "config.yaml")) != config:
+    if configfile.parse(text.encode("utf-8")) != config:
         raise Refused("config.yaml: the migrated file does not read back as the migrated settings (a wb bug); "
                       "nothing was changed")
     return text.encode("utf-8")

@@ -76,10 +76,7 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
             wb.log.append([event], tail)
             created = True
         if created or not p.state.exists() or not p.board.exists():
-            docs: reducer.Docs | None = None
-            for _line, logged in wb.log.iter_all():
-                docs = docs or reducer.empty_docs(logged["ts"])
-                reducer.apply(docs, logged)
+            docs = reducer.fold(logged for _line, logged in wb.log.iter_all())
             assert docs is not None
             schemas.check("state", docs.state, "state.md")
             schemas.check("board", docs.board, "board.json")

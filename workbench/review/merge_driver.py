@@ -12,22 +12,20 @@ KINDS = ("board", "events", "state")
 
 
 def _events(raw: bytes) -> list[dict[str, Any]]:
-    out = []
-    for line in raw.split(b"\n"):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue  # a torn line: never acknowledged
-    return out
+    from workbench.model.jsonl import records, split_lines
+
+    lines, _torn = split_lines(raw)  # a torn last line was never acknowledged
+    return records(lines)[0]  # damaged lines are skipped
 
 
 def _board(raw: bytes) -> dict[str, Any]:
+    from workbench.errors import Refused
+    from workbench.model.boardfile import parse_board
+
     try:
-        data = json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        data = {}
-    return data if isinstance(data, dict) else {}
+        return parse_board(raw) if raw.strip() else {}
+    except Refused:
+        return {}
 
 
 def _state(raw: bytes) -> tuple[Any, dict[str, Any], str]:
@@ -53,12 +51,11 @@ def _merge_commits(root: Path) -> tuple[str, str, str] | None:
 
 
 def _versions_at(root: Path, commits: tuple[str, str, str]) -> dict[str, dict[str, bytes]]:
-    from workbench.git.repo import GitRepo
+    from workbench.git.repo import cat_batch
 
-    repo = GitRepo(root)
     names = ("events.jsonl", "board.json", "state.md")
     specs = [f"{c}:.workbench/{n}" for c in commits for n in names]
-    found = repo._cat(specs)
+    found = cat_batch(root, specs)
     out: dict[str, dict[str, bytes]] = {}
     for i, side in enumerate(("base", "ours", "theirs")):
         out[side] = {n: (found[i * 3 + k][1] if found[i * 3 + k] else b"") for k, n in enumerate(names)}  # type: ignore[index]

@@ -8,7 +8,6 @@ it did not write itself. Writing goes through `Workbench.transaction()` (workben
 from __future__ import annotations
 
 import copy
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from workbench.errors import GitError, NotFound, Refused
 from workbench.git.repo import CommitOutcome, GitRepo, find_worktree
 from workbench.model import reducer, schemas
 from workbench.model.boardfile import check_board_shape, parse_board
+from workbench.model.jsonl import loads_record, split_lines
 from workbench.model.layout import WB_DIR, Paths, check_no_links
 from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
@@ -180,14 +180,11 @@ class Workbench:
         except FileNotFoundError:
             return None
         found = None
-        for line in data.split(b"\n")[:-1]:  # a torn last line (no newline) was never acknowledged
+        for line in split_lines(data)[0]:  # a torn last line (no newline) was never acknowledged
             if key.encode() not in line:
                 continue
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(record, dict) and record.get("key") == key:
+            record = loads_record(line)  # a damaged line is skipped
+            if record is not None and record.get("key") == key:
                 found = record
         return found
 
