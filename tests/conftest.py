@@ -32,7 +32,8 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
     for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG_GLOBAL", "GIT_AUTHOR_DATE",
-                 "GIT_COMMITTER_DATE", "WB_FAULT", "WB_FAULT_SKIP", "WB_DEBUG", "WB_LOCK_TIMEOUT"):
+                 "GIT_COMMITTER_DATE", "WB_FAULT", "WB_FAULT_SKIP", "WB_PAUSE", "WB_PAUSE_FILE", "WB_DEBUG",
+                 "WB_LOCK_TIMEOUT"):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -7,20 +7,29 @@
     bench.start_task(task["id"])
     bench.note("Chose a hand-written parser: the grammar is tiny.")
     bench.done_task(task["id"])
+    outcome = bench.run("Ship it", plan="plan.yaml")       # `wb run`: a Result, or a Pending at a yield
+    outcome = bench.resume(approve=True)                   # `wb resume --approve`
 
-Each mutating method is one transaction (lock, validation, event log, atomic snapshots, one git commit) and
-raises a WorkbenchError subclass when refused. `bench.last` describes the last commit and its warnings.
+The verbs are the command line's, in snake_case: `wb resume --approve` is `bench.resume(approve=True)`,
+`wb doctor --fix` is `bench.doctor(fix=True)`, `wb diff --format json A B` is `bench.diff("A", "B")`. Each
+returns data and never prints. Each mutating method is one transaction (lock, validation, event log, atomic
+snapshots, one git commit) and raises a WorkbenchError subclass when refused. `bench.last` describes the
+last commit and its warnings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench.errors import NotFound, Refused, UsageError
+from workbench.errors import NotFound, Refused, UsageError, WorkbenchError
 from workbench.model import ids, reducer
 from workbench.model.ids import TASK_ID
+from workbench.model.redaction import redact, secret_values
 from workbench.ops.acceptance import run_acceptance
 from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import status_of
@@ -28,20 +37,31 @@ from workbench.ops.validate import validate_workbench
 from workbench.store.transaction import LastWrite
 from workbench.store.workbench import Transaction, Workbench
 
-__all__ = ["Bench", "LastWrite", "ReplayReport", "init", "replay", "run_acceptance", "status_of", "validate_workbench"]
+if TYPE_CHECKING:  # the harness, review, doctor and migrate load only when their verb is called
+    from workbench.harness.types import Pending, Result
+    from workbench.migrate.apply import Report as MigrateReport
+    from workbench.ops.doctor import Report as DoctorReport
 
+__all__ = ["Bench", "LastWrite", "ReplayReport", "diff", "init", "replay", "run_acceptance", "status_of",
+           "validate_workbench"]
+
+EVENT_TYPE = re.compile(r"^[a-z]+(\.[a-z_]+)+$")  # as schemas/event.schema.json
 SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews")
 SETTABLE_STATE_KEYS = ("status", "next_action", "active_task_id", "touched_files", "assumptions", "blockers")
 KEPT_STATE_KEYS = ("schema_version", "updated_at", "last_event", "counters", "session")
 
 
 class Bench:
+    """One workbench, opened: its verbs are the command line's (see the module docstring)."""
+
     def __init__(self, wb: Workbench) -> None:
         self.wb = wb
         self.last = LastWrite()
 
     @classmethod
     def open(cls, path: str | Path | None = None) -> Bench:
+        """The workbench of the git work tree containing `path` (default: the current directory); NotFound
+        when there is no git repository or no `.workbench/` (run `init` first)."""
         return cls(Workbench.discover(Path(path) if path is not None else None))
 
     @property
@@ -224,6 +244,171 @@ class Bench:
 
     def replay(self, progress: Callable[[int, int], None] | None = None) -> ReplayReport:
         return replay(self.wb, progress)
+
+
+    # -- the harness: `wb run`, `wb resume`, `wb abort` -----------------------------------------------------
+    def run(self, goal: str, *, plan: str | Path | None = None, steps: list[dict[str, Any]] | None = None,
+            planner: str | None = None, max_turns: int | None = None, max_tool_calls: int | None = None,
+            max_seconds: float | None = None,
+            approver: Callable[[dict[str, Any]], bool] | None = None) -> Pending | Result:
+        """`wb run GOAL`: start a harness session and drive it until it is done or yields.
+
+        The plan comes from `plan` (a YAML or JSON plan file; a relative path is read from the current
+        directory), `steps` (an inline plan: `[{"description", "tool"?, "args"?, "mode"?}]`, checked by the
+        same schema as a file), `planner` (a command: the request as JSON on stdin, the plan as JSON on
+        stdout), or else `planner:` in config.yaml. The budgets default to config.yaml `budget`. `approver`,
+        when given, is asked inline (`approver(request) -> bool`) for a tool call that needs approval;
+        without it the session yields instead.
+
+        Returns a `Result` (`.done` is True: `.state`, `.reason`, `.steps`; `wb run` exits 0) or a `Pending`
+        (`.kind` is "approval", "tool_result" or "in_doubt" — exit 3 — or "pause" — exit 4; `.yield_id`,
+        `.payload`, `.reason`). Raises `Busy` while another session is live."""
+        from workbench.harness import bound
+
+        if plan is not None and steps is not None:
+            raise UsageError("give plan (a plan file) or steps (an inline plan), not both")
+
+        def go(path: Path | None) -> Pending | Result:
+            return bound.run(self.wb, goal, plan=path, planner=planner, max_turns=max_turns,
+                             max_tool_calls=max_tool_calls, max_seconds=max_seconds, approver=approver)
+
+        if steps is None:
+            return go(Path(plan) if plan is not None else None)
+        # inline steps go through the plan-file path, so they are validated by the same schema and code
+        with tempfile.TemporaryDirectory(prefix="wb-plan-") as tmp:
+            inline = Path(tmp) / "inline-plan.json"
+            inline.write_text(json.dumps({"steps": steps}), encoding="utf-8")
+            return go(inline)
+
+    def resume(self, *, result: Any = None, error: str | None = None, approve: bool = False, deny: bool = False,
+               extend: Mapping[str, float] | Sequence[str] | None = None, yield_id: str | None = None,
+               plan: str | Path | None = None, planner: str | None = None,
+               approver: Callable[[dict[str, Any]], bool] | None = None) -> Pending | Result:
+        """`wb resume`: continue the live session from where it stopped (a yield, a pause, or a crash).
+
+        Answer what it waits for: `result` (the awaited tool's result, any JSON value) or `error` (why that
+        tool failed); `approve=True` or `deny=True` for a tool call waiting for approval (denied, the step
+        ends denied and the session goes on). `extend` raises budgets: `{"turns": N, "tool_calls": N,
+        "seconds": N}` (or the CLI's `["turns=N"]`). `yield_id` refuses unless it is the pending yield.
+        `plan`/`planner` are needed again when the session must replan. Returns as `run`."""
+        from workbench.harness import bound
+
+        if approve and deny:
+            raise UsageError("approve or deny, not both")
+        if result is not None and error is not None:
+            raise UsageError("give a result or an error, not both")
+        grow = bound.parse_extend(_extend_items(extend))
+        return bound.resume(self.wb, payload=result, error=error,
+                            approve=True if approve else (False if deny else None), extend=grow,
+                            yield_id=yield_id, plan=Path(plan) if plan is not None else None, planner=planner,
+                            approver=approver)
+
+    def abort(self, reason: str) -> Result:
+        """`wb abort --reason TEXT`: end the live session (paused or waiting); its events stay in the log and
+        `reason` is recorded on the abort. Returns the `Result` (its `.steps` with their final status);
+        `Refused` when no session is live."""
+        from workbench.harness import bound
+
+        return bound.abort(self.wb, reason)
+
+    # -- repair, review, upgrade: `wb doctor`, `wb diff`, `wb migrate` -------------------------------------
+    def doctor(self, fix: bool = False, progress: Callable[[int, int], None] | None = None) -> DoctorReport:
+        """`wb doctor [--fix]`: a torn log tail, snapshots behind the log, a broken hash chain, schema problems,
+        uncommitted workbench changes, leftover temp files, a lock held now. With `fix`, repair what can be
+        (never the hash chain), after waiting for a running wb to finish. Returns the report: `.healthy`
+        (`wb doctor` exits 0 when True, else 1) and `.findings` (`.code`, `.message`, `.fixable`, `.fixed`;
+        `.as_dict()` is an entry of `wb doctor --json`)."""
+        from workbench.ops.doctor import examine
+
+        if fix:
+            with self.wb.lock():
+                pass  # wait for a running wb to finish first
+        return examine(self.wb, fix=fix, progress=progress)
+
+    def diff(self, rev_a: str | None = None, rev_b: str | None = None, *,
+             all_fields: bool = False) -> dict[str, Any]:
+        """`wb diff [REV [REV]]`: what changed in the workbench between two revisions, by meaning — the dict
+        `wb diff --format json` prints (docs/diff.md). See `diff()`."""
+        return diff(self.root, rev_a, rev_b, all_fields=all_fields)
+
+    def migrate(self, dry_run: bool = False, *, progress: Callable[[int, int], None] | None = None,
+                now: str | None = None) -> MigrateReport:
+        """`wb migrate [--dry-run]`: upgrade the files an older wb wrote, record `migration.apply` and commit.
+        Idempotent; finishes an interrupted migration; `dry_run` computes the same plan and writes nothing.
+        Returns the report (`.changed`, `.files`, `.commit`, `.warnings`; `.to_json()` is what
+        `wb migrate --json` prints). A file newer than this wb is refused (`SchemaRefused`, exit 5)."""
+        from workbench.migrate.apply import migrate
+
+        return migrate(self.root, dry_run=dry_run, now=now, progress=progress)
+
+    # -- other agents' events: `wb hook` ------------------------------------------------------------------
+    def record_event(self, type: str, payload: dict[str, Any], actor: str = "agent", *, commit: bool = True,
+                     summary: str | None = None) -> dict[str, Any]:
+        """Record one event of a type wb does not fold (e.g. `agent.tool_call`, as `wb hook claude-code` does)
+        as one transaction: redact, clip the payload to size (`model/clip.py`), validate, append, and commit
+        (`commit=False` leaves the commit to the next write). Returns the logged event; `Refused` for a type wb
+        folds into state.md or the harness session, `UsageError` for a malformed type or payload."""
+        from workbench.model.clip import clip_payload
+        from workbench.model.eventtypes import HARNESS_EVENTS
+
+        if not EVENT_TYPE.match(type):
+            raise UsageError(f"event type {type!r}: expected dotted lower-case words, e.g. agent.tool_call")
+        if type in reducer.REDUCERS or type in HARNESS_EVENTS:
+            raise Refused(f"event type {type}: wb folds it into state.md or the harness session; record it "
+                          f"through its own command, or choose a type of your own (e.g. "
+                          f"agent.{type.split('.')[-1]})")
+        if actor not in ("agent", "human", "wb"):
+            raise UsageError(f"actor {actor!r}: agent, human or wb")
+        if not isinstance(payload, dict):
+            raise UsageError("an event payload is a JSON object")
+        # redacted before clipping: a clip could cut a secret in two, and its sha256 would be of the secret
+        clipped = clip_payload(redact(payload, secret_values(self.wb.config)))
+        with self.wb.transaction(actor=actor, commit=commit) as tx:
+            tx.summary = summary or f"wb: {type}"
+            event = tx.emit(type, clipped)
+        self._done(tx)
+        return event
+
+def diff(path: str | Path | None = None, rev_a: str | None = None, rev_b: str | None = None, *,
+         all_fields: bool = False) -> dict[str, Any]:
+    """`wb diff [REV [REV]]` in the git work tree containing `path`, as the dict `wb diff --format json` prints.
+    No revision: HEAD (or the branch config.yaml `git.ref` records state on) against the working tree; one:
+    it against the working tree (`A..B` and `A...B` as in git); two: `rev_a` against `rev_b`. `all_fields`
+    keeps the fields every write changes (updated_at, last_event). A module-level function as well as a
+    verb: like `git diff`, it needs no workbench (a side without one is an empty workbench)."""
+    from workbench.git.repo import find_worktree
+    from workbench.review.diff import diff as compare_revs
+
+    if rev_a is None and rev_b is not None:
+        raise UsageError("a second revision needs a first")
+    root = find_worktree(Path(path) if path is not None else Path.cwd())
+    revs = [r for r in (rev_a, rev_b) if r is not None]
+    return compare_revs(root, revs, all_fields=all_fields, default_base="HEAD" if revs else _default_base(root))
+
+
+def _default_base(root: Path) -> str:
+    """HEAD, or the branch config.yaml's git.ref records state on (then HEAD's tree has no workbench)."""
+    config = root / ".workbench" / "config.yaml"
+    if not config.exists():
+        return "HEAD"
+    from workbench.store.config import load_config
+
+    try:
+        ref = load_config(config)["git"].get("ref")
+    except WorkbenchError:
+        return "HEAD"
+    return str(ref) if ref else "HEAD"
+
+
+def _extend_items(extend: Mapping[str, float] | Sequence[str] | None) -> list[str]:
+    """`--extend` items (`turns=N`) from a mapping, or the CLI's items as they are."""
+    if extend is None:
+        return []
+    if isinstance(extend, str):
+        return [extend]
+    if isinstance(extend, Mapping):
+        return [f"{name}={number}" for name, number in extend.items()]
+    return list(extend)
 
 
 def _short(text: str, width: int = 60) -> str:

@@ -93,10 +93,17 @@ def test_cat_batch(tmp_path: Path) -> None:
     (r"\"cat-file\"", "git/repo.py"),
     (r"\bempty_docs\(", "model/reducer.py"),
     (r"TASK_ID = re\.compile", "model/ids.py"),
-    (r"duplicate id ", "model/boardfile.py|ops/validate.py"),  # raised in one, reported in the other
     (r"yamlio\.load_safe\(", "model/configfile.py|model/statefile.py|harness/planners.py"),
 ])
 def test_each_reader_is_written_once(pattern: str, home: str) -> None:
     where = sorted(p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
                    if "_validators" not in p.parts and re.search(pattern, p.read_text(encoding="utf-8")))
     assert set(where) <= set(home.split("|")), f"{pattern} outside {home}: {where}"
+
+
+def test_the_duplicate_id_check_is_one_function() -> None:
+    """Raised by the write path, reported by validate: each through `duplicate_ids`."""
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if "_validators" not in path.parts and "duplicate id " in text:
+            assert "duplicate_ids(" in text, f"{path.relative_to(PACKAGE)} checks for duplicate ids its own way"

@@ -10,10 +10,9 @@ from workbench.cli.app import start_dir
 
 def abort_command(reason: str = typer.Option("aborted by a human", "--reason", help="Recorded on the event.")) -> int:
     """End the live harness session (paused or waiting). Its events stay in the log."""
-    from workbench.harness import bound
-    from workbench.store.workbench import Workbench
+    from workbench.api import Bench
 
-    result = bound.abort(Workbench.discover(start_dir()), reason)
+    result = Bench.open(start_dir()).abort(reason)
     done = sum(1 for s in result.steps if s["status"] == "done")
     output.say(f"aborted: {reason} ({done} of {len(result.steps)} steps were done)")
     return 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -29,15 +28,15 @@ def diff_command(
 ) -> int:
     """Show what changed in the workbench between two revisions, by meaning: state fields, decision-log
     entries, tasks field by field, events and tool calls appended. Exit 0 whether or not anything changed."""
+    from workbench.api import diff
     from workbench.errors import UsageError
-    from workbench.git.repo import find_worktree
-    from workbench.review.diff import diff
 
     if format_ not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not '{format_}'")
-    root = find_worktree(start_dir() or Path.cwd())
     revs = list(revs or [])
-    data = diff(root, revs, all_fields=all_, default_base="HEAD" if revs else _default_base(root))
+    if len(revs) > 2:
+        raise UsageError("wb diff takes at most two revisions")
+    data = diff(start_dir(), *revs, all_fields=all_)
     if format_ == "json":
         output.emit_json(data)
     elif format_ == "markdown":
@@ -47,21 +46,6 @@ def diff_command(
     for warning in data["warnings"]:
         output.warn(warning)
     return 0
-
-
-def _default_base(root: Path) -> str:
-    """HEAD, or the branch config.yaml's git.ref records state on (then HEAD's tree has no workbench)."""
-    config = root / ".workbench" / "config.yaml"
-    if not config.exists():
-        return "HEAD"
-    from workbench.errors import WorkbenchError
-    from workbench.store.config import load_config
-
-    try:
-        ref = load_config(config)["git"].get("ref")
-    except WorkbenchError:
-        return "HEAD"
-    return str(ref) if ref else "HEAD"
 
 
 # -- values ------------------------------------------------------------------------------------------------

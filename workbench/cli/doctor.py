@@ -14,15 +14,11 @@ def doctor_command(
 ) -> int:
     """Check the workbench: torn log tail, snapshots behind the log, hash chain, schemas, uncommitted
     changes, leftover temp files, stale lock. Exit 0 when healthy (or repaired), 1 otherwise."""
-    from workbench.ops.doctor import examine
-    from workbench.store.workbench import Workbench
+    from workbench.api import Bench
 
-    wb = Workbench.discover(start_dir())
-    if fix:
-        with wb.lock():
-            pass  # wait for a running wb to finish first
+    bench = Bench.open(start_dir())
     with output.Progress("checking the event log") as progress:
-        report = examine(wb, fix=fix, progress=progress)
+        report = bench.doctor(fix=fix, progress=progress)
     if json_:
         output.emit_json({"healthy": report.healthy, "findings": [f.as_dict() for f in report.findings]})
     else:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from workbench.cli.app import start_dir
+
+if TYPE_CHECKING:
+    from workbench.api import Bench
 
 app = typer.Typer(help="Record a coding agent's hook events (tool calls, session start, stop) in the workbench.",
                   no_args_is_help=True)
@@ -45,7 +48,7 @@ def claude_code() -> int:
     return 0
 
 
-def _bench(hook: dict[str, Any]) -> Any:
+def _bench(hook: dict[str, Any]) -> Bench:
     """The workbench of -C, else of the agent's working directory (the payload's cwd), else of ours."""
     from workbench.api import Bench
 

@@ -17,10 +17,11 @@ def migrate_command(
 ) -> int:
     """Upgrade .workbench/ to the formats this wb reads, record `migration.apply` and commit. Idempotent; re-run
     it to finish a migration that was interrupted. A file newer than this wb is refused (exit 5)."""
-    from workbench.migrate import apply as migrate
+    from workbench.api import Bench
 
+    bench = Bench.open(start_dir())
     with output.Progress("planning the migration" if dry_run else "migrating .workbench/") as progress:
-        report = migrate.migrate(start_dir(), dry_run=dry_run, progress=progress)
+        report = bench.migrate(dry_run=dry_run, progress=progress)
     if json_:
         output.emit_json(report.to_json())
         return 0

@@ -26,9 +26,8 @@ def resume_command(
     json_: bool = typer.Option(False, "--json", help="Machine-readable outcome."),
 ) -> int:
     """Continue the live session. Exit codes as `wb run`."""
+    from workbench.api import Bench
     from workbench.cli.harness_view import outcome_exit, tty_approver
-    from workbench.harness import bound
-    from workbench.store.workbench import Workbench
 
     if approve and deny:
         raise UsageError("--approve or --deny, not both")
@@ -43,10 +42,9 @@ def resume_command(
             payload = _json(result_file.read_text(encoding="utf-8"), str(result_file))
         except OSError as err:
             raise UsageError(f"--result-file: {err.strerror}: {result_file}") from None
-    wb = Workbench.discover(start_dir())
-    outcome = bound.resume(wb, payload=payload, error=error, approve=True if approve else (False if deny else None),
-                           extend=bound.parse_extend(extend or []), yield_id=yield_id, plan=plan, planner=planner,
-                           approver=tty_approver())
+    outcome = Bench.open(start_dir()).resume(result=payload, error=error, approve=approve, deny=deny,
+                                             extend=extend or [], yield_id=yield_id, plan=plan, planner=planner,
+                                             approver=tty_approver())
     return outcome_exit(outcome, json_)
 
 

@@ -21,11 +21,10 @@ def run_command(
 ) -> int:
     """Run GOAL: plan, then step by step; exit 0 when done, 3 at a yield (a tool result or an approval is
     needed), 4 at a pause (budget or hook). `wb resume` continues."""
+    from workbench.api import Bench
     from workbench.cli.harness_view import outcome_exit, tty_approver
-    from workbench.harness import bound
-    from workbench.store.workbench import Workbench
 
-    wb = Workbench.discover(start_dir())
-    outcome = bound.run(wb, goal, plan=plan, planner=planner, max_turns=max_turns, max_tool_calls=max_tool_calls,
-                        max_seconds=max_seconds, approver=tty_approver())
+    outcome = Bench.open(start_dir()).run(goal, plan=plan, planner=planner, max_turns=max_turns,
+                                          max_tool_calls=max_tool_calls, max_seconds=max_seconds,
+                                          approver=tty_approver())
     return outcome_exit(outcome, json_)

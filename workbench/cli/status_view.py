@@ -61,6 +61,11 @@ def render(data: dict[str, Any]) -> None:
         lines.append(("last event", f"#{last['seq']} {last['type']} by {last['actor']} at {last['ts']}"))
     for file in data["unrecorded_human_edits"]:
         lines.append(("hand edit", f"{file} was edited by hand; the next wb write records it"))
+    waiting = data.get("not_yet_written")
+    if waiting:
+        why = f"{waiting['why']}; " if waiting["why"] else ""
+        lines.append(("not committed", f"{waiting['events']} recorded event(s) wait in the git directory ({why}the "
+                                       "next wb write after that writes and commits them)"))
     width = max(len(k) for k, _ in lines)
     if output.color_enabled():
         from rich.console import Console

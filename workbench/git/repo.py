@@ -18,6 +18,7 @@ import weakref
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workbench import faults
 from workbench.errors import GitError, NotFound
@@ -173,11 +174,23 @@ class GitRepo:
     def __init__(self, worktree: Path) -> None:
         self.worktree = worktree
         self._git_dir: Path | None = None
+        self._common_dir: Path | None = None
         self._algo = "sha1"
         self._ident_cache: tuple[str, str] | None = None
         # the last commit this process made: (ref, commit sha, root tree entries, .workbench files)
         self._last: tuple[str, str, dict[str, tuple[str, str]], dict[str, tuple[str, str]]] | None = None
         self._refs = RefMover(worktree)
+        # how state commits are made (config.yaml `git:`; set by the store when it reads the config)
+        self.author: str | None = None  # "Name <email>": wb's commits are made as this identity
+        self.sign: bool | None = None  # None: as commit.gpgsign says; False: never (and never a warning)
+        self.run_hooks = False  # run the repository's pre-commit and commit-msg hooks for state commits
+        self._gpgsign: bool | None = None
+
+    def configure(self, git_config: dict[str, Any]) -> None:
+        """Take config.yaml's `git:` section: author, sign, run_hooks."""
+        self.author = git_config.get("author") or None
+        self.sign = git_config.get("sign")
+        self.run_hooks = bool(git_config.get("run_hooks"))
 
     def close(self) -> None:
         """End the helper git process (it also ends by itself when this process exits)."""
@@ -186,19 +199,36 @@ class GitRepo:
     # -- discovery ----------------------------------------------------------------------------
     @property
     def git_dir(self) -> Path:
+        """This worktree's own git directory: HEAD, the index, MERGE_HEAD and the other per-worktree files."""
         if self._git_dir is None:
-            dot_git = self.worktree / ".git"
-            if dot_git.is_dir() and not os.environ.get("GIT_DIR"):
-                # the common case, read without a subprocess: a plain repository
-                config = (dot_git / "config").read_text(errors="replace") if (dot_git / "config").exists() else ""
-                self._git_dir = dot_git
-                self._algo = "sha256" if re.search(r"objectformat\s*=\s*sha256", config, re.I) else "sha1"
-            else:  # a worktree, a submodule, GIT_DIR: let git say
-                out = run_git(self.worktree, "rev-parse", "--absolute-git-dir", "--show-object-format").stdout
-                lines = out.decode().splitlines()
-                self._git_dir = Path(lines[0])
-                self._algo = lines[1].strip() if len(lines) > 1 else "sha1"
+            self._discover()
+        assert self._git_dir is not None
         return self._git_dir
+
+    @property
+    def common_dir(self) -> Path:
+        """The git directory every worktree of the repository shares: objects and branches live here. The
+        same as `git_dir` in a plain repository; `.git` of the main worktree for a linked one."""
+        if self._common_dir is None:
+            self._discover()
+        assert self._common_dir is not None
+        return self._common_dir
+
+    def _discover(self) -> None:
+        dot_git = self.worktree / ".git"
+        if dot_git.is_dir() and not os.environ.get("GIT_DIR") and not os.environ.get("GIT_COMMON_DIR"):
+            # the common case, read without a subprocess: a plain repository
+            config = (dot_git / "config").read_text(errors="replace") if (dot_git / "config").exists() else ""
+            self._git_dir = self._common_dir = dot_git
+            self._algo = "sha256" if re.search(r"objectformat\s*=\s*sha256", config, re.I) else "sha1"
+            return
+        # a linked worktree, a submodule, GIT_DIR: let git say
+        out = run_git(self.worktree, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir",
+                      "--show-object-format").stdout
+        lines = out.decode().splitlines()
+        self._git_dir = Path(lines[0])
+        self._common_dir = Path(lines[1]) if len(lines) > 1 else self._git_dir
+        self._algo = lines[2].strip() if len(lines) > 2 else "sha1"
 
     def operation_in_progress(self) -> str | None:
         g = self.git_dir
@@ -208,6 +238,18 @@ class GitRepo:
             if (g / name).exists():
                 return what
         return None
+
+    def wait_for_users_git(self, seconds: float = 10.0) -> bool:
+        """Wait while a git command of the user's holds the index lock (a commit, stash, merge or checkout in
+        progress), so wb neither moves their branch nor writes their work tree under it. False when it is
+        still held after `seconds` (wb then goes on: a lock git left behind must not stop wb for ever)."""
+        lock = self.git_dir / "index.lock"
+        deadline = time.monotonic() + seconds
+        while lock.exists():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
 
     def symbolic_head(self) -> str | None:
         """The branch HEAD points at (born or unborn), or None when HEAD is detached."""
@@ -225,8 +267,10 @@ class GitRepo:
 
     def _read_ref_fast(self, ref: str) -> str | None:
         """The loose ref file, when there is one (what git itself reads first); None means 'ask git'."""
+        # branches are shared by every worktree; HEAD and refs/bisect, refs/worktree are each worktree's own
+        own = ref == "HEAD" or ref.startswith(("refs/bisect/", "refs/worktree/", "refs/rewritten/"))
         try:
-            return (self.git_dir / ref).read_text().strip() or None
+            return ((self.git_dir if own else self.common_dir) / ref).read_text().strip() or None
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
 
@@ -234,14 +278,21 @@ class GitRepo:
     def _write_object(self, kind: str, body: bytes) -> str:
         raw = f"{kind} {len(body)}\0".encode() + body
         sha = hashlib.new(self._algo, raw).hexdigest()
-        path = self.git_dir / "objects" / sha[:2] / sha[2:]
-        if not path.exists():
-            path.parent.mkdir(exist_ok=True)
-            tmp = path.parent / f"tmp_obj_wb_{os.getpid()}_{sha[:8]}"
-            with open(tmp, "wb") as fh:
-                fh.write(zlib.compress(raw, 1))
-            os.chmod(tmp, 0o444)
-            os.replace(tmp, path)
+        path = self.common_dir / "objects" / sha[:2] / sha[2:]  # shared by every worktree
+        if path.exists():
+            # freshen it, as git does when it reuses an object: `git gc` prunes unreachable loose objects by
+            # age, and this one is about to become reachable from a commit
+            try:
+                os.utime(path)
+                return sha
+            except OSError:
+                pass  # not ours to touch (a shared repository): write a fresh copy of our own
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.parent / f"tmp_obj_wb_{os.getpid()}_{sha[:8]}"
+        with open(tmp, "wb") as fh:
+            fh.write(zlib.compress(raw, 1))
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, path)
         return sha
 
     def _write_tree(self, entries: dict[str, tuple[str, str]]) -> str:
@@ -290,18 +341,21 @@ class GitRepo:
         return files
 
     def _ident(self) -> tuple[str, str]:
-        """(author, committer) as 'Name <email> <epoch> <tz>'."""
-        if self._ident_cache is None or os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE"):
-            idents = {}
-            for line in run_git(self.worktree, "var", "-l").stdout.decode(errors="replace").splitlines():
-                key, sep, value = line.partition("=")
-                if sep and key in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
-                    idents[key] = value.strip()
-            if len(idents) < 2:
-                raise GitError("no identity")
-            out, com = idents["GIT_AUTHOR_IDENT"], idents["GIT_COMMITTER_IDENT"]
+        """(author, committer) as 'Name <email> <epoch> <tz>': config.yaml's git.author, else git's own identity
+        as `git commit` would take it — strictly: no invented `root@host.(none)`, and user.useConfigOnly holds."""
+        dated = os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE")
+        if self.author:
+            self._ident_cache = (self.author, self.author)
+        elif self._ident_cache is None or dated:
+            idents = []
+            for var in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+                proc = run_git(self.worktree, "var", var, check=False)
+                if proc.returncode != 0:  # git var is strict for one variable: as `git commit` is
+                    raise GitError("no identity")
+                idents.append(proc.stdout.decode(errors="replace").strip())
+            out, com = idents
             self._ident_cache = (out.rsplit(" ", 2)[0], com.rsplit(" ", 2)[0])
-            if os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE"):
+            if dated:
                 return out, com
         now = int(time.time())
         offset = -time.altzone if time.localtime(now).tm_isdst > 0 else -time.timezone
@@ -369,6 +423,8 @@ class GitRepo:
         files = self._snapshot_files()
         wb_tree = self._workbench_tree(files)
         faults.point("after_git_objects")
+        if self.run_hooks:
+            message = self._run_commit_hooks(message)
         for _attempt in range(5):
             parent, root, old_files = self._parent_info(ref)
             new_root = {WB_DIR: ("40000", wb_tree)} if state_only else {**root, WB_DIR: ("40000", wb_tree)}
@@ -389,8 +445,10 @@ class GitRepo:
                 body += "\n"
             if also:  # a hand edit of config.yaml (tools, modes, hooks) rides along: say so where a reviewer looks
                 body += f"Wb-Also-Changed: {', '.join(also)}\n"
-            commit = self._write_object("commit", body.encode())
+            commit = self._signed_commit(body) if self._signing() else self._write_object("commit", body.encode())
             faults.point("before_git_ref")
+            if not state_only:
+                self.wait_for_users_git()  # their `git commit` would fail on the branch wb just moved
             why = self._refs.move(ref, commit, parent or "0" * len(commit))
             if why is not None:
                 if any(m in why for m in ("No space left", "Read-only file system", "Permission denied")):
@@ -402,15 +460,148 @@ class GitRepo:
             outcome = CommitOutcome(sha=commit)
             if not state_only:
                 self._sync_index(files, old_files, outcome)
+            self._gc_auto()
             return outcome
         raise GitError(f"could not move {ref}: it kept changing under wb; retry")
+
+    # -- the user's policy: signing, hooks, housekeeping ----------------------------------------
+    def _signing(self) -> bool:
+        if self.sign is not None:
+            return self.sign
+        if self._gpgsign is None:
+            out = run_git(self.worktree, "config", "--bool", "--get", "commit.gpgsign", check=False).stdout
+            self._gpgsign = out.decode().strip() == "true"
+        return self._gpgsign
+
+    def _signed_commit(self, body: str) -> str:
+        """The commit object signed as `git commit -S` would sign it (user.signingkey, gpg.format): written
+        by `git commit-tree -S`, the same headers and message as the unsigned path."""
+        headers, _, message = body.partition("\n\n")
+        args = ["commit-tree", "-S"]
+        env = {}
+        tree = ""
+        for line in headers.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "tree":
+                tree = value
+            elif key == "parent":
+                args += ["-p", value]
+            elif key in ("author", "committer"):
+                name, _, rest = value.partition(" <")
+                email, _, date = rest.partition("> ")
+                prefix = "GIT_AUTHOR" if key == "author" else "GIT_COMMITTER"
+                env.update({f"{prefix}_NAME": name, f"{prefix}_EMAIL": email, f"{prefix}_DATE": date})
+        proc = run_git(self.worktree, *args, tree, "-F", "-", stdin=message.encode(), env=env, check=False)
+        if proc.returncode != 0:
+            why = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise GitError(f"commit.gpgsign is set but the state commit could not be signed "
+                           f"({why[-1] if why else 'git commit-tree -S failed'}); fix signing, or set "
+                           "git.sign: false in .workbench/config.yaml to commit state unsigned")
+        return proc.stdout.decode().strip()
+
+    def _run_commit_hooks(self, message: str) -> str:
+        """config.yaml `git.run_hooks: true`: the repository's pre-commit, then commit-msg on the message
+        (which it may rewrite), as `git commit` runs them. A hook that fails refuses the commit."""
+        import tempfile
+
+        proc = run_git(self.worktree, "hook", "run", "--ignore-missing", "pre-commit", check=False)
+        if proc.returncode != 0:
+            raise GitError(f"the pre-commit hook refused the state commit (exit {proc.returncode}): "
+                           f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
+        with tempfile.NamedTemporaryFile("w+", suffix=".COMMIT_EDITMSG", delete=False, encoding="utf-8") as fh:
+            fh.write(message)
+        try:
+            proc = run_git(self.worktree, "hook", "run", "--ignore-missing", "commit-msg", "--", fh.name,
+                           check=False)
+            if proc.returncode != 0:
+                raise GitError(f"the commit-msg hook refused the state commit (exit {proc.returncode}): "
+                               f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
+            return Path(fh.name).read_text(encoding="utf-8")
+        finally:
+            os.unlink(fh.name)
+
+    def _gc_auto(self) -> None:
+        """`git gc --auto`, as git's own commands run it after they write objects: wb's loose objects (a new
+        copy of events.jsonl per commit) get packed. The estimate is git's own (objects/17 holds ~1/256 of
+        the loose objects); only past it does a detached `git gc --auto` start, and wb never waits for it."""
+        try:
+            count = len(os.listdir(self.common_dir / "objects" / "17"))
+        except OSError:
+            return
+        if count <= (self._gc_auto_limit() + 255) // 256:  # git's own estimate, from gc.auto
+            return
+        try:
+            subprocess.Popen(["git", "gc", "--auto", "--quiet"], cwd=self.worktree, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:
+            pass
+
+    # -- completeness (a `git gc --prune=now` beside a writer can prune what a commit is about to name) --
+    def missing_objects(self, ref: str = "HEAD") -> list[str]:
+        """The objects wb's last commit on `ref` names for .workbench/ (its tree, the subtree, the blobs) that the
+        object store lacks: [] when complete, or when there is no commit."""
+        found = self._cat([f"{ref}^{{commit}}"])[0]
+        if found is None:
+            return []
+        tree = next((line[5:] for line in found[1].decode(errors="replace").splitlines()
+                     if line.startswith("tree ")), "")
+        root = self._cat([tree])[0]
+        if root is None:
+            return [tree]
+        entry = self._parse_tree(root[1]).get(WB_DIR)
+        if entry is None:
+            return []
+        missing = []
+        pending = [entry[1]]
+        while pending:
+            sha = pending.pop()
+            body = self._cat([sha])[0]
+            if body is None:
+                missing.append(sha)
+                continue
+            for mode, child in self._parse_tree(body[1]).values():
+                if mode == "40000":
+                    pending.append(child)
+                elif self._cat([child])[0] is None:
+                    missing.append(child)
+        return missing
+
+    def restore_objects(self, ref: str = "HEAD") -> list[str]:
+        """Write again, from the files on disk, the objects of `ref`'s commit that were pruned: the .workbench
+        blobs and trees (the same bytes give the same ids), and its root tree (the parent's, with this
+        .workbench). Returns what is still missing — objects the files no longer match."""
+        self._workbench_tree(self._snapshot_files())
+        missing = self.missing_objects(ref)
+        if missing:
+            found = self._cat([f"{ref}^{{commit}}"])[0]
+            if found is not None:
+                lines = found[1].decode(errors="replace").splitlines()
+                tree = next((x[5:] for x in lines if x.startswith("tree ")), "")
+                parent = next((x[7:] for x in lines if x.startswith("parent ")), None)
+                parent_root = self._parent_info(parent)[1] if parent else {}
+                if tree in missing:  # rebuilt as the commit built it; a different id means the files moved on
+                    self._write_tree({**parent_root, WB_DIR: ("40000", self._workbench_tree(self._snapshot_files()))})
+            missing = self.missing_objects(ref)
+        return missing
+
+    def _gc_auto_limit(self) -> int:
+        """gc.auto as the repository's own config file sets it (default 6700; 0 turns automatic gc off). Read
+        from the file, not through git: this runs after every commit. `git gc --auto` itself reads the full
+        configuration again before it does anything."""
+        try:
+            text = (self.common_dir / "config").read_text(errors="replace")
+        except OSError:
+            return 6700
+        found = re.search(r"^\[gc\][^\[]*?^\s*auto\s*=\s*(-?\d+)", text, re.M | re.S | re.I)
+        limit = int(found.group(1)) if found else 6700
+        return limit if limit > 0 else 1 << 62
 
     def _ident_or_raise(self) -> tuple[str, str]:
         try:
             return self._ident()
         except GitError:
-            raise GitError("git has no identity for commits: set `git config user.name` and "
-                           "`git config user.email` (or GIT_AUTHOR_NAME/EMAIL)") from None
+            raise GitError("git has no identity for commits: set `git config user.name` and `git config "
+                           "user.email`, or git.author in .workbench/config.yaml") from None
 
     def _sync_index(self, files: dict[str, tuple[str, str]], old: dict[str, tuple[str, str]],
                     outcome: CommitOutcome) -> None:

@@ -81,14 +81,15 @@ class ToolBox:
         return result
 
     def _artifact(self, key: str, stream: str, data: bytes) -> dict[str, Any]:
-        from workbench.store.atomic import atomic_write
+        """A tool's long output, kept in artifacts/ through the store's write function: the tool ran outside
+        any transaction (its effect cannot wait for one), and the file is committed with the step's events."""
+        from workbench.store.atomic import write_workbench_file
 
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", redact_text(key, self.redact))
         name = f"{safe}.{stream}.txt"
         if self.artifacts.is_symlink() or not self.artifacts.parent.resolve().is_relative_to(self.root.resolve()):
             raise ToolError(f"{self.artifacts.name}/ is a symbolic link or lies outside the repository: "
                             "wb writes artifacts only inside .workbench/ (the output was not kept)")
-        self.artifacts.mkdir(exist_ok=True)
-        atomic_write(self.artifacts / name, data)
+        write_workbench_file(self.artifacts.parent, f"{self.artifacts.name}/{name}", data)
         return {"path": f".workbench/artifacts/{name}", "sha256": hashlib.sha256(data).hexdigest(),
                 "bytes": len(data)}

@@ -1,6 +1,6 @@
 """`wb mcp`: the workbench as a Model Context Protocol server over stdio, on the official `mcp` SDK.
 
-Each tool calls the Python API (`workbench.api.Bench`, `workbench.harness.bound`), so a call is the same
+Each tool calls the Python API (`workbench.api.Bench`, the command line's verbs), so a call is the same
 transaction as on the command line: lock, validation, event log, atomic snapshots, one git commit. A refused
 call comes back as an MCP tool error whose text is the one-line message the CLI prints (without its `wb: `).
 
@@ -12,11 +12,10 @@ short descriptions, no schema titles, no output schemas; results are compact JSO
 from __future__ import annotations
 
 import json
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
@@ -25,6 +24,9 @@ from pydantic import Field
 
 from workbench import __version__
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.api import Bench
 
 INSTRUCTIONS = (
     "wb keeps this repository's agent state in .workbench/ (task board, decision log, event log), "
@@ -43,7 +45,7 @@ class Tools:
         self.start = start
         self._mutex = threading.Lock()
 
-    def bench(self) -> Any:
+    def bench(self) -> Bench:
         # Opened afresh for each call, as each CLI process does: a server lives as long as the agent's session,
         # and config.yaml (tools, hooks, budgets) may change meanwhile. Opening is cheap (a walk up to .git).
         # A server started before `wb init` answers each call with the one-line error instead of failing.
@@ -144,23 +146,11 @@ class Tools:
             max_seconds: float | None = None) -> Any:
         """Start a harness session on GOAL; runs until done or a yield (tool result, approval, pause)."""
         def start() -> Any:
-            from workbench.harness import bound
-
             bench = self.bench()
             if (plan is None) == (steps is None):
                 raise _usage("run needs one of plan (a plan file) or steps (an inline plan)")
-
-            def go(path: Path) -> Any:
-                return _outcome(bound.run(bench.wb, goal, plan=path, max_turns=max_turns,
-                                          max_tool_calls=max_tool_calls, max_seconds=max_seconds))
-
-            if plan is not None:
-                return go(bench.root / plan)
-            # inline steps go through the plan-file path, so they are validated by the same schema and code
-            with tempfile.TemporaryDirectory(prefix="wb-mcp-") as tmp:
-                inline = Path(tmp) / "inline-plan.json"
-                inline.write_text(json.dumps({"steps": steps}), encoding="utf-8")
-                return go(inline)
+            return _outcome(bench.run(goal, plan=bench.root / plan if plan is not None else None, steps=steps,
+                                      max_turns=max_turns, max_tool_calls=max_tool_calls, max_seconds=max_seconds))
 
         return self.call(start)
 
@@ -174,13 +164,10 @@ class Tools:
                plan: Annotated[str | None, Field(description="plan file, if the session must replan")] = None) -> Any:
         """Continue the live harness session after a yield or a pause."""
         def go_on() -> Any:
-            from workbench.harness import bound
-
             bench = self.bench()
-            grow = bound.parse_extend([f"{k}={v:g}" for k, v in (extend or {}).items()])
-            approve = None if decision is None else decision == "approve"
-            return _outcome(bound.resume(bench.wb, payload=result, error=error, approve=approve, extend=grow,
-                                         yield_id=yield_id, plan=bench.root / plan if plan else None))
+            return _outcome(bench.resume(result=result, error=error, approve=decision == "approve",
+                                         deny=decision == "deny", extend=extend, yield_id=yield_id,
+                                         plan=bench.root / plan if plan else None))
 
         return self.call(go_on)
 
@@ -242,7 +229,7 @@ def _usage(message: str) -> WorkbenchError:
     return UsageError(message)
 
 
-def _written(bench: Any, **data: Any) -> dict[str, Any]:
+def _written(bench: Bench, **data: Any) -> dict[str, Any]:
     last = bench.last
     return {**data, "summary": last.summary, "commit": last.commit, "warnings": last.warnings}
 

@@ -60,10 +60,12 @@ from workbench.model.jsonl import encode, line_hash
 from workbench.model.layout import GITIGNORE, WB_DIR
 from workbench.model.redaction import redact, secret_values
 from workbench.progress import Progress, share, tick
-from workbench.store.atomic import atomic_write, fsync_dir
+from workbench.store import caches
+from workbench.store import commit as commit_policy
+from workbench.store.atomic import remove_workbench_file, write_workbench_file
 from workbench.store.caches import sha as _sha
 from workbench.store.config import CONFIG_DEFAULTS
-from workbench.store.drivers import ATTRIBUTES, register_drivers, wb_command
+from workbench.store.drivers import ATTRIBUTES, register_drivers
 from workbench.store.eventlog import Tail, chain
 from workbench.store.workbench import Workbench
 
@@ -143,7 +145,11 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
     events: list[dict[str, Any]] = []
     secrets = secret_values(found["config"].doc if isinstance(found["config"].doc, dict) else {})
 
-    def add(type_: str, data: dict[str, Any], actor: str) -> None:  # redacted: folded below, so are the snapshots
+    config = upgrade("config", found["config"].doc, found["config"].version or 0, ctx) if "config" in stale else None
+    config_doc = config or found["config"].doc or {}
+    secrets = secret_values(config_doc if isinstance(config_doc, dict) else {})
+
+    def add(type_: str, data: dict[str, Any], actor: str) -> None:  # redacted, as the transaction's emit does
         events.append({"schema_version": 1, "id": ids.new_id(), "ts": ctx.now, "type": type_, "actor": actor,
                        "session": None, "payload": redact(data, secrets)})
 
@@ -159,7 +165,6 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
     docs.state = {**{k: docs.state[k] for k in order if k in docs.state}, **docs.state}  # keys where they were
 
     # validate everything, then render each file and check it reads back as the document
-    config = upgrade("config", found["config"].doc, found["config"].version or 0, ctx) if "config" in stale else None
     if config is not None:
         schemas.check("config", config, "config.yaml")
     schemas.check("state", docs.state, "state.md")
@@ -343,7 +348,7 @@ def migrate(start: Path | None = None, *, dry_run: bool = False, now: str | None
             if plan.intent is None:
                 return _report(wb, None, plan.versions, [])
             intent, versions = plan.intent, plan.versions
-            atomic_write(path, json.dumps(intent, ensure_ascii=False).encode("utf-8"))
+            write_workbench_file(wb.paths.wb, INTENT, json.dumps(intent, ensure_ascii=False).encode("utf-8"))
             faults.point("migrate:after_intent")
         outcome = _execute(wb, intent)
     report = _report(wb, intent, versions, intent["files"], resumed=resumed)
@@ -395,10 +400,8 @@ def _execute(wb: Workbench, intent: dict[str, Any]) -> CommitOutcome:
     events = intent["events"]
     if not _logged(wb, events[-1]):  # the files are written before the events: once logged, they are all there
         for write in intent["writes"]:
-            target = p.wb / write["path"]
-            if _file_sha(target) != write["sha256"]:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(target, write["text"].encode("utf-8"))
+            if _file_sha(p.wb / write["path"]) != write["sha256"]:
+                write_workbench_file(p.wb, write["path"], write["text"].encode("utf-8"))
             if write["path"] in ("state.md", "board.json"):
                 faults.point("migrate:after_" + write["path"].split(".")[0])
         tail = wb.log.tail()
@@ -412,13 +415,12 @@ def _execute(wb: Workbench, intent: dict[str, Any]) -> CommitOutcome:
         _write_caches(wb, intent["state_cache"])
     warnings = []
     try:  # as `wb init` does; idempotent, so a re-run simply does it again
-        register_drivers(wb.root, wb_command())
+        register_drivers(wb.root, wb.git.common_dir)
     except GitError as err:
         warnings.append(f"wb's git diff and merge drivers are not registered ({err}); `wb init` registers them")
     outcome = _commit(wb, intent)
     outcome.warnings[:0] = warnings
-    (p.wb / INTENT).unlink(missing_ok=True)
-    fsync_dir(p.wb)
+    remove_workbench_file(p.wb, INTENT)
     return outcome
 
 
@@ -440,19 +442,18 @@ def _file_sha(path: Path) -> str | None:
 
 
 def _write_caches(wb: Workbench, state_cache: dict[str, Any]) -> None:
-    """What the next load compares with to tell a human's edit from wb's own write (see store.py)."""
+    """What the next load compares with to tell a human's edit from wb's own write: the one cache writer."""
     p = wb.paths
-    p.cache.mkdir(exist_ok=True)
-    atomic_write(p.board_cache, p.board.read_bytes(), durable=False)
-    cached = {"sha": _sha(p.state.read_bytes()), **state_cache}
-    atomic_write(p.state_cache, json.dumps(cached, ensure_ascii=False).encode("utf-8"), durable=False)
+    caches.write_board_cache(p, p.board.read_bytes())
+    caches.write_state_cache(p, p.state.read_bytes(), state_cache["state"], state_cache["body"])
 
 
 def _commit(wb: Workbench, intent: dict[str, Any]) -> CommitOutcome:
-    git = intent["git"]
-    if git.get("commit") == "off":
-        return CommitOutcome()
+    """The one commit policy, with the git settings the plan read (config.yaml may have been too old to load
+    then) and the message it wrote."""
     try:
-        return wb.git.commit_workbench(intent["message"], git.get("ref"))
-    except GitError as err:  # the migration is durable; the next wb write commits it
-        return CommitOutcome(skipped=f"migrated but not committed: {err}")
+        secrets = secret_values(wb.reload_config())
+    except Refused:  # the gate says why config.yaml is not committed
+        secrets = []
+    summary = intent["message"].split("\n\n", 1)[0]
+    return commit_policy.commit(wb, summary, seq=intent["events"][-1]["seq"], git=intent["git"], secrets=secrets)

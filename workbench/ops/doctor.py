@@ -1,9 +1,11 @@
 """`wb doctor`: find what needs repair after a crash or a hand edit, and with --fix repair what can be.
 
-Repairs: a torn log tail (an interrupted append, never acknowledged) is cut off; snapshots behind the log
-are caught up by replaying the events after them; uncommitted workbench changes are committed; leftover
-temp files are removed. The lock is a kernel flock, released when its holder dies: it cannot go stale, and a
-lock held by a live process is reported, not broken. A broken hash chain is reported with the first bad
+Repairs: a torn tail of events.jsonl or calls.jsonl (an interrupted append, never acknowledged) is cut off;
+snapshots behind the log are caught up by replaying the events after them; uncommitted workbench changes are
+committed; leftover temp files are removed. Each repair writes through the store (the transaction, the
+store's write functions under the lock, the one commit policy, whose gate never commits a file that fails
+validation). The lock is a kernel flock, released when its holder dies: it cannot go stale, and a lock held
+by a live process is reported, not broken. A broken hash chain is reported with the first bad
 seq and never "fixed": the log is the audit trail, and rewriting it would hide what happened.
 """
 
@@ -15,6 +17,9 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.progress import Progress, share, tick
+from workbench.store.atomic import remove_temp_files, torn_line_bytes, truncate_torn_line
+from workbench.store.commit import commits
+from workbench.store.lock import holder
 from workbench.store.workbench import Workbench
 
 
@@ -71,7 +76,17 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
         finding = Finding("torn_tail", f"events.jsonl ends with {tail.torn} bytes of an interrupted write "
                                        "(never acknowledged)", True)
         if fix:
-            wb.log.truncate_torn()
+            with wb.lock():  # an append in flight would otherwise look torn
+                wb.log.truncate_torn()
+            finding.fixed = True
+        add(finding)
+    torn_calls = torn_line_bytes(p.calls)
+    if torn_calls:
+        finding = Finding("torn_calls", f"calls.jsonl ends with {torn_calls} bytes of an interrupted write "
+                                        "(never acknowledged)", True)
+        if fix:
+            with wb.lock():
+                truncate_torn_line(p.calls)
             finding.fixed = True
         add(finding)
 
@@ -96,43 +111,82 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
             add(finding)
 
     # 4. schema problems
-    from workbench.ops.validate import validate_workbench
+    from workbench.ops.validate import DISAGREE, validate_workbench
 
+    disagree = []
     for problem in validate_workbench(wb, share(progress, 1, 1, 2)):
+        if DISAGREE in problem:
+            disagree.append(problem.replace(f" ({DISAGREE})", ""))
+            continue
         if "torn last line" in problem and any(f.code == "torn_tail" for f in report.findings):
             continue
+        if torn_calls and not fix and problem.startswith("calls.jsonl:") and "damaged line" in problem:
+            continue  # the torn line, reported above
         if "hash chain" in problem or "seq" in problem and not chain_ok:
             continue
         add(Finding("invalid", problem + " (fix the file by hand, or restore it with git)", False))
+
+    if disagree:  # git merged board.json or state.md file by file (a cherry-pick): the log still holds the truth
+        finding = Finding("snapshots_disagree", f"state.md/board.json disagree with the event log: {disagree[0]}"
+                          + (f" (and {len(disagree) - 1} more)" if len(disagree) > 1 else ""), True)
+        if fix:
+            from workbench.ops.replay import replay
+
+            rebuilt = replay(wb).docs
+            if rebuilt is not None:
+                with wb.transaction(actor="wb") as tx:
+                    tx.rebuild_snapshots(rebuilt)
+                finding.fixed = True
+        add(finding)
 
     # 5. leftover temp files
     temps = [path for path in p.wb.rglob(".tmp-*") if path.is_file()]
     if temps:
         finding = Finding("temp_files", f"{len(temps)} leftover temp file(s) of interrupted atomic writes", True)
         if fix:
-            for path in temps:
-                path.unlink(missing_ok=True)
+            with wb.lock():  # under the lock, no atomic write is in flight: every temp file is a leftover
+                remove_temp_files(p.wb)
             finding.fixed = True
         add(finding)
 
     # 6. the lock: flock dies with its holder, so a lock is never stale; one held long is worth a word
-    if p.lock.exists():
-        import fcntl
+    hint = holder(p.lock)
+    if hint is not None:
+        alive = hint.isdigit() and _pid_alive(int(hint))
+        add(Finding("lock_held", f"another wb process{f' (pid {hint})' if alive else ''} holds the lock now; "
+                                 "if it hangs, stop it — its lock goes with it", False))
 
-        fd = os.open(p.lock, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        except BlockingIOError:
-            hint = p.lock.read_text(errors="replace").strip()
-            alive = hint.isdigit() and _pid_alive(int(hint))
-            add(Finding("lock_held", f"another wb process{f' (pid {hint})' if alive else ''} holds the lock now; "
-                                     "if it hangs, stop it — its lock goes with it", False))
-        finally:
-            os.close(fd)
+    # 7. git's diff and merge drivers (a removed virtual environment, a clone, an older wb's registration)
+    from workbench.store import drivers
 
-    # 7. uncommitted workbench changes (last: the repairs above may have written files)
-    if wb.config["git"].get("commit") != "off" and not wb.config["git"].get("ref"):
+    problems = drivers.drivers_problems(wb.root, wb.git.common_dir)
+    if problems:
+        finding = Finding("drivers", "git's wb diff/merge drivers cannot run: " + "; ".join(problems), True)
+        if fix:
+            with wb.lock():
+                drivers.register_drivers(wb.root, wb.git.common_dir)
+            finding.fixed = not drivers.drivers_problems(wb.root, wb.git.common_dir)
+        add(finding)
+
+    # 8. wb's last commit is complete: `git gc --prune=now` beside a writer can prune objects it names
+    if commits(wb.config["git"]):
+        git_ref = wb.config["git"].get("ref")
+        ref = (git_ref if git_ref.startswith("refs/") else "refs/heads/" + git_ref) if git_ref else "HEAD"
+        missing = wb.git.missing_objects(ref)
+        if missing:
+            finding = Finding("incomplete_commit", f"wb's last commit on {ref} names {len(missing)} object(s) git "
+                                                   "no longer has (pruned by a `git gc --prune=now` beside wb?)",
+                              True)
+            if fix:
+                still = wb.git.restore_objects(ref)
+                finding.fixed = not still
+                if still:
+                    finding.message += (f" — {len(still)} could not be rebuilt from the files: the next wb "
+                                        "commit is complete again, the damaged one stays in history")
+            add(finding)
+
+    # 9. uncommitted workbench changes (last: the repairs above may have written files)
+    if commits(wb.config["git"]) and not wb.config["git"].get("ref"):
         from workbench.git.repo import run_git
 
         dirty = run_git(wb.root, "status", "--porcelain", "--", ".workbench", check=False).stdout.decode().strip()

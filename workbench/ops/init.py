@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from workbench.errors import Refused
 from workbench.git.repo import find_worktree
-from workbench.model import ids, reducer, schemas, statefile
-from workbench.model.boardfile import encode_board
 from workbench.model.layout import GITIGNORE, GITIGNORE_REF
-from workbench.store.atomic import atomic_write
-from workbench.store.caches import write_board_cache, write_state_cache
-from workbench.store.drivers import register_drivers, wb_command
-from workbench.store.eventlog import chain
+from workbench.store.drivers import register_drivers
 from workbench.store.transaction import LastWrite
 from workbench.store.workbench import Workbench
 
@@ -40,69 +34,41 @@ NEXT_ACTION = "Add the first task: wb task add TITLE"
 
 def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrite]:
     """Create `.workbench/` in the worktree holding `start` (idempotent). Returns (workbench, created, what was
-    committed)."""
+    committed).
+
+    What is missing is made by one transaction (`create`): config.yaml, .gitignore, artifacts/.gitkeep and
+    calls.jsonl, the `workbench.init` event when the log is empty, and state.md and board.json folded from the
+    log (a crash between init's append and its snapshots leaves a log without them). Then the drivers are
+    registered and everything is committed under the one commit policy, whose gate refuses a file that fails
+    validation: `wb init` on a workbench a person broke says so, and commits nothing."""
 
     root = find_worktree(start)
     wb = Workbench(root)
     p = wb.paths
-    complete = all(f.exists() for f in (p.config, p.state, p.board, p.events, p.calls, p.wb / ".gitignore"))
-    p.wb.mkdir(exist_ok=True)
-    p.artifacts.mkdir(exist_ok=True)
+    complete = all(f.exists() for f in (p.config, p.state, p.board, p.events, p.calls, p.wb / ".gitignore",
+                                        p.artifacts / ".gitkeep"))
+    if p.wb.is_dir() and wb.log.tail().seq == 0 and (p.state.exists() or p.board.exists()):
+        # a state or board without a log: an older workbench. Never overwrite it with an empty one.
+        raise Refused(".workbench/ holds state.md or board.json but no event log (a wb 0.0.x workbench?): "
+                      "run `wb migrate`")
     created = False
-    with wb.lock():
-        if not (p.wb / ".gitignore").exists():
-            atomic_write(p.wb / ".gitignore", (GITIGNORE_REF if ref else GITIGNORE).encode())
-        if not p.config.exists():
-            template = CONFIG_TEMPLATE
-            if ref:
-                template = template.replace("  ref: null", f"  ref: {ref}", 1)
-            atomic_write(p.config, template.encode())
-        if not (p.artifacts / ".gitkeep").exists():
-            atomic_write(p.artifacts / ".gitkeep", b"")
-        if not p.calls.exists():
-            atomic_write(p.calls, b"")
-        tail = wb.log.tail()
-        if tail.seq == 0 and (p.state.exists() or p.board.exists()):
-            # a state or board without a log: an older workbench. Never overwrite it with an empty one.
-            raise Refused(".workbench/ holds state.md or board.json but no event log (a wb 0.0.x workbench?): "
-                          "run `wb migrate`")
-        if tail.seq == 0:
-            event: dict[str, Any] = {
-                "schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": "workbench.init",
-                "actor": "wb", "session": None, "payload": {"next_action": NEXT_ACTION},
-            }
-            chain([event], tail)
-            schemas.check("event", event, "events.jsonl")
-            wb.log.append([event], tail)
-            created = True
-        if created or not p.state.exists() or not p.board.exists():
-            docs = reducer.fold(logged for _line, logged in wb.log.iter_all())
-            assert docs is not None
-            schemas.check("state", docs.state, "state.md")
-            schemas.check("board", docs.board, "board.json")
-            p.cache.mkdir(exist_ok=True)
-            # the cache is what human-edit detection compares with: without it, a hand edit made right
-            # after init would be folded in silently and `wb replay --verify` would disagree
-            if not p.board.exists() or created:
-                board_raw = encode_board(docs.board)
-                atomic_write(p.board, board_raw)
-                write_board_cache(p, board_raw)
-            if not p.state.exists() or created:
-                state_raw = statefile.render(None, docs.state, docs.body)
-                atomic_write(p.state, state_raw)
-                write_state_cache(p, state_raw, docs.state, docs.body)
-            created = True
-        registered = register_drivers(root, wb_command())
-        wb._config = None  # read again: the lock read it before config.yaml existed
-        config = wb.config
-        last = LastWrite()
-        if config["git"].get("commit") != "off":
-            summary = "wb: init" if created or not complete else "wb: commit pending workbench changes"
-            outcome = wb.git.commit_workbench(
-                f"{summary}\n\nWb-Event: {wb.log.tail().seq}\n", config["git"].get("ref"))
-            last.commit = outcome.sha
-            last.warnings = ([outcome.skipped] if outcome.skipped else []) + outcome.warnings
+    if complete:
+        with wb.lock():
+            registered = register_drivers(root, wb.git.common_dir)
+    else:
+        with wb.transaction(actor="wb", commit=False, create=True) as tx:
+            template = CONFIG_TEMPLATE.replace("  ref: null", f"  ref: {ref}", 1) if ref else CONFIG_TEMPLATE
+            tx.create_file("config.yaml", template.encode())
+            tx.create_file(".gitignore", (GITIGNORE_REF if ref else GITIGNORE).encode())
+            tx.create_file("artifacts/.gitkeep", b"")
+            tx.create_file("calls.jsonl", b"")
+            if tx.base_seq == 0:
+                tx.emit("workbench.init", {"next_action": NEXT_ACTION}, actor="wb")
+            created = bool(tx.events or tx.rebuilt)
+            registered = register_drivers(root, wb.git.common_dir)
+    wb.reload_config()  # read again: the lock read it before config.yaml existed
+    outcome = wb.checkpoint("wb: init" if created or not complete else "wb: commit pending workbench changes")
+    last = LastWrite(commit=outcome.sha, warnings=([outcome.skipped] if outcome.skipped else []) + outcome.warnings)
     if registered and not created:
         last.warnings.append("registered wb's git diff and merge drivers: " + ", ".join(registered))
     return wb, created or bool(registered and not complete), last
-

@@ -38,4 +38,7 @@ def status_of(wb: Workbench) -> dict[str, Any]:
         "board": {"total": len(board["tasks"]), "by_status": counts},
         "last_event": last,
         "unrecorded_human_edits": [e["file"] for e in loaded.human_edits],
+        # acknowledged events not yet in .workbench/ (git is mid-operation) or taken from it by the user's git:
+        # held in the git directory, written and committed by the next wb write (workbench.store.pending)
+        "not_yet_written": {"events": len(loaded.pending), "why": wb.deferred()} if loaded.pending else None,
     }

@@ -6,9 +6,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from workbench.errors import NotFound, Refused
+from workbench.errors import GitError, NotFound, Refused
 from workbench.model import schemas
 from workbench.model.jsonl import split_lines
+from workbench.model.layout import WB_DIR
 from workbench.progress import tick
 from workbench.store.workbench import Workbench
 
@@ -84,6 +85,54 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
                 problems.append(f"calls.jsonl:{number}: damaged line (not JSON)")
                 continue
             problems.extend(str(e) for e in schemas.iter_errors("call", call, f"calls.jsonl:{number}"))
+    if count is not None:
+        edited = committed_lines_changed(wb)
+        if edited:
+            problems.append(edited)
     if not problems:  # every file is valid on its own: the events after the snapshots must also fold into them
         attempt(lambda: wb.load(detect_human=False))
+    if not problems:  # and the whole log must rebuild the snapshots: what `wb replay --verify` finds, this finds
+        problems.extend(attempt(lambda: snapshot_disagreements(wb)) or [])
     return problems
+
+
+DISAGREE = "the snapshots disagree with the event log; `wb doctor --fix` rebuilds them from it"
+
+
+def snapshot_disagreements(wb: Workbench) -> list[str]:
+    """Where state.md and board.json differ from what the whole log rebuilds (a hand edit not yet recorded is
+    not one: the next write records it). Each line ends with DISAGREE."""
+    from workbench.ops.replay import replay
+
+    report = replay(wb)
+    return [f"{m} ({DISAGREE})" for m in report.mismatches
+            if "by hand not yet recorded" not in m and "empty log" not in m]
+
+
+def committed_lines_changed(wb: Workbench) -> str | None:
+    """The log is only ever appended to, so the last commit that recorded it anchors its chain: an edit of a
+    committed line — the last one included, which no `prev` of a later line protects yet — is reported. None
+    when the file still starts with every committed line (or there is no commit to compare with)."""
+    git_cfg = wb.config["git"]
+    if git_cfg.get("commit") == "off" or wb.git.operation_in_progress():
+        return None  # mid-merge or mid-rebase the file is git's to rewrite until the operation ends
+    ref = git_cfg.get("ref")
+    ref = (ref if ref.startswith("refs/") else "refs/heads/" + ref) if ref else "HEAD"
+    try:
+        committed = wb.git.committed_file(f"{WB_DIR}/events.jsonl", ref)
+        current = wb.paths.events.read_bytes()
+    except (GitError, OSError):
+        return None
+    if committed is None:
+        return None
+    committed = committed[:committed.rfind(b"\n") + 1]  # a torn last line committed by hand was never an event
+    if current.startswith(committed):
+        return None
+    old_lines, new_lines = committed.split(b"\n"), current.split(b"\n")
+    for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+        if old != new:
+            return (f"events.jsonl:{number}: a committed line was changed after {ref} recorded it (the log is "
+                    "append-only; restore it with `git checkout -- .workbench/events.jsonl` after saving what you "
+                    "need)")
+    return (f"events.jsonl: {len(old_lines) - len(new_lines)} committed line(s) were removed after {ref} recorded "
+            "them (restore the log with `git checkout -- .workbench/events.jsonl`)")

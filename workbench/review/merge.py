@@ -48,6 +48,13 @@ def task_renames(base: dict[str, dict[str, Any]], ours: dict[str, dict[str, Any]
     return renames
 
 
+def rename_board(board: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
+    """The board with task ids renumbered by `m` (and the references to them)."""
+    if not m:
+        return board
+    return {**board, "tasks": [_rename_task(t, m) for t in board.get("tasks", [])]}
+
+
 def _rename_task(task: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
     task = dict(task)
     if task.get("id") in m:
@@ -88,12 +95,15 @@ def _adds(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             if e["type"] == "task.add" and isinstance(e["payload"].get("task"), dict)}
 
 
-def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
-                 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
+def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs: list[dict[str, Any]],
+                 *, pick: bool = False) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
     """The union by event id — base first, then both sides' new events merged in time order (each side's own
-    order kept) — with colliding task ids renumbered, seq and prev rebuilt."""
+    order kept) — with colliding task ids renumbered, seq and prev rebuilt. `pick`: a rebase or cherry-pick
+    applying one commit onto ours (see _append_theirs), also taken when base is not a prefix of ours."""
     from workbench.store.eventlog import Tail, chain
 
+    if pick or not _is_prefix(base, ours):
+        return _append_theirs(ours, theirs)
     base_ids = {e["id"] for e in base}
     ours_new = [e for e in ours if e["id"] not in base_ids]
     seen = base_ids | {e["id"] for e in ours_new}
@@ -117,6 +127,61 @@ def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs:
         e.pop("seq", None)
         e.pop("prev", None)
     return chain(out, Tail(0, None, 0, 0)), renames
+
+
+def _is_prefix(base: list[dict[str, Any]], ours: list[dict[str, Any]]) -> bool:
+    return len(base) <= len(ours) and all(b["id"] == o["id"] for b, o in zip(base, ours, strict=False))
+
+
+def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
+                   ) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
+    """A rebase or cherry-pick applies one commit of another line onto ours: `base` is that commit's parent, not
+    an ancestor of ours, so ours is kept exactly (its events are already recorded, and perhaps published) and
+    theirs' events that ours lacks are appended after it. Task ids follow what earlier picks chose: a task an
+    earlier pick renumbered keeps its new id in the later events that name it, and a task this pick adds under
+    an id ours already uses is renumbered to the next free one."""
+    from workbench.store.eventlog import Tail, chain
+
+    ours_by_id = {e["id"]: e for e in ours}
+    renames: dict[str, str] = {}
+    for event in theirs:  # the same task.add event, renumbered on ours by an earlier pick
+        mine = ours_by_id.get(event["id"])
+        if mine is not None and event["type"] == "task.add":
+            old, new = _added_id(event), _added_id(mine)
+            if old and new and old != new:
+                renames[old] = new
+    theirs_new = [e for e in theirs if e["id"] not in ours_by_id]
+    taken = {tid for e in ours for tid in [_added_id(e)] if tid}
+    highest = max([task_number(tid) for tid in taken]
+                  + [task_number(tid) for e in theirs for tid in [_added_id(e)] if tid] + [0])
+    for event in theirs_new:
+        tid = _added_id(event)
+        if tid and renames.get(tid, tid) in taken and tid not in renames:
+            highest += 1
+            renames[tid] = f"T-{highest:03d}"
+        if tid:
+            taken.add(renames.get(tid, tid))
+    from workbench.model.jsonl import encode, line_hash
+
+    # ours byte for byte (its lines are committed: the log is append-only), theirs chained after it
+    added = []
+    for e in theirs_new:
+        fresh = dict(rename_event(e, renames))
+        for key in ("more", "seq", "prev"):
+            fresh.pop(key, None)
+        added.append(fresh)
+    tail = Tail(ours[-1]["seq"], line_hash(encode(ours[-1])), 0, 0) if ours else Tail(0, None, 0, 0)
+    chain(added, tail)
+    for e in added:
+        e.pop("more", None)  # each one complete: no batch to recognise after a merge
+    return [dict(e) for e in ours] + added, {"ours": {}, "theirs": renames}
+
+
+def _added_id(event: dict[str, Any]) -> str | None:
+    if event.get("type") == "task.add" and isinstance(event.get("payload", {}).get("task"), dict):
+        tid = event["payload"]["task"].get("id")
+        return tid if isinstance(tid, str) else None
+    return None
 
 
 def replay(events: list[dict[str, Any]]) -> reducer.Docs:

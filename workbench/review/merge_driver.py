@@ -3,7 +3,6 @@ left consistent (the rules themselves: workbench/review/merge.py; the command: w
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -50,6 +49,46 @@ def _merge_commits(root: Path) -> tuple[str, str, str] | None:
     return (base[0], ours, others[0]) if base else None
 
 
+def _stash_commits(root: Path, theirs: bytes, name: str) -> tuple[str, str, str] | None:
+    """(base, ours, theirs) while `git stash pop` / `apply` merges the newest stash into HEAD: recognised by
+    `theirs` being that stash's version of the file."""
+    from workbench.git.repo import cat_batch, run_git
+
+    stash = run_git(root, "rev-parse", "--verify", "-q", "refs/stash", check=False).stdout.decode().strip()
+    ours = run_git(root, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.decode().strip()
+    if not stash or not ours:
+        return None
+    found = cat_batch(root, [f"{stash}:.workbench/{name}"])[0]
+    if found is None or found[1] != theirs:
+        return None
+    return f"{stash}^1", ours, stash
+
+
+def _picked_commits(root: Path) -> tuple[str, str, str] | None:
+    """(base, ours, theirs) while a rebase or a cherry-pick applies one commit onto HEAD: theirs is that commit
+    (the sequencer's last `done` line, or rebase-apply's original-commit), base its parent. None when git
+    leaves no trace of which commit it is applying (a single `git cherry-pick`, `git merge-file`)."""
+    from workbench.git.repo import GitRepo, run_git
+
+    git_dir = GitRepo(root).git_dir
+    picked = None
+    done = git_dir / "rebase-merge" / "done"
+    if done.exists():
+        lines = [line.split() for line in done.read_text(errors="replace").splitlines()
+                 if line.strip() and not line.startswith("#")]
+        if lines and len(lines[-1]) > 1:
+            picked = lines[-1][1]
+    elif (git_dir / "rebase-apply" / "original-commit").exists():
+        picked = (git_dir / "rebase-apply" / "original-commit").read_text().strip()
+    if not picked:
+        return None
+    shas = run_git(root, "rev-parse", "--verify", "-q", f"{picked}^{{commit}}", check=False).stdout.decode().split()
+    ours = run_git(root, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.decode().split()
+    if not shas or not ours:
+        return None
+    return f"{shas[0]}^", ours[0], shas[0]
+
+
 def _versions_at(root: Path, commits: tuple[str, str, str]) -> dict[str, dict[str, bytes]]:
     from workbench.git.repo import cat_batch
 
@@ -70,16 +109,22 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
 
     own_name = {"board": "board.json", "events": "events.jsonl", "state": "state.md"}[kind]
     commits = _merge_commits(root)
+    pick = commits is None
+    if commits is None:
+        commits = _picked_commits(root) or _stash_commits(root, own["theirs"], own_name)
     if commits is not None:
         files = _versions_at(root, commits)
         for side in own:
             files[side][own_name] = own[side]
-        events, renames = merge.merge_events(*(_events(files[s]["events.jsonl"]) for s in ("base", "ours", "theirs")))
+        events, renames = merge.merge_events(*(_events(files[s]["events.jsonl"]) for s in ("base", "ours", "theirs")),
+                                             pick=pick)
         if kind == "events":
             return b"".join(encode(e) + b"\n" for e in events), []
         docs = merge.replay(events)
         if kind == "board":
             b, o, t = (_board(files[s]["board.json"]) for s in ("base", "ours", "theirs"))
+            if pick:  # base is the picked commit's parent: its tasks carry theirs' ids
+                b = merge.rename_board(b, renames["theirs"])
             _, conflicts = merge.merge_boards(b, o, t, renames=renames)
             raw = encode_board(docs.board)
             _write_cache(root, "board", raw, None)
@@ -89,9 +134,10 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
         raw = statefile.render(states[1][0], docs.state, docs.body)
         _write_cache(root, "state", raw, docs)
         return raw, conflicts
-    # Outside `git merge` (a rebase, a cherry-pick): each file merged on its own, with the same rules.
+    # A cherry-pick git leaves no trace of, `git merge-file`: each file merged on its own, with the same rules;
+    # `wb validate` then finds where board or state disagree with the log, and `wb doctor --fix` rebuilds them.
     if kind == "events":
-        events, _ = merge.merge_events(*(_events(own[s]) for s in ("base", "ours", "theirs")))
+        events, _ = merge.merge_events(*(_events(own[s]) for s in ("base", "ours", "theirs")), pick=True)
         return b"".join(encode(e) + b"\n" for e in events), []
     _drop_cache(root)
     if kind == "board":
@@ -108,25 +154,29 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
 
 
 def _write_cache(root: Path, kind: str, raw: bytes, docs: Any) -> None:
-    """Record what the merge wrote as wb's own write, so a hand resolution afterwards is seen as a human edit."""
-    import hashlib
+    """Record what the merge wrote as wb's own write, so a hand resolution afterwards is seen as a human edit.
 
-    from workbench.store.atomic import atomic_write
+    This write stays outside the Transaction: the driver runs inside `git merge`, which owns the work tree
+    and writes the merged file itself after the driver returns, and whose other drivers run one after the
+    other with no wb lock to take. So it uses the store's one cache writer (workbench.store.caches: the one
+    format, written atomically), without a stat of a file git has not written yet; nothing is committed here
+    (git commits the merge)."""
+    from workbench.model.layout import Paths
+    from workbench.store import caches
 
-    cache = root / ".workbench" / ".cache"
-    if not cache.is_dir():
+    p = Paths(root)
+    if not p.cache.is_dir():
         return
     if kind == "board":
-        atomic_write(cache / "board.json", raw, durable=False)
-    else:  # no stat: git writes the file after this driver returns, so the hash decides
-        atomic_write(cache / "state.body", docs.body.encode("utf-8"), durable=False)
-        blob = {"sha": hashlib.sha256(raw).hexdigest(), "state": docs.state}
-        atomic_write(cache / "state.json", json.dumps(blob, ensure_ascii=False).encode(), durable=False)
+        caches.write_board_cache(p, raw)
+    else:
+        caches.write_state_cache(p, raw, docs.state, docs.body, stat=False)
 
 
 def _drop_cache(root: Path) -> None:
-    for name in ("board.json", "state.json"):
-        try:
-            (root / ".workbench" / ".cache" / name).unlink()
-        except FileNotFoundError:
-            pass
+    """Outside `git merge` (a rebase, a cherry-pick) the merged files are not replayed: forget wb's copies, so
+    the next load reads them as a person's, and validates them."""
+    from workbench.model.layout import Paths
+    from workbench.store import caches
+
+    caches.drop_snapshot_caches(Paths(root))

@@ -60,12 +60,10 @@ def append_lines(path: Path, lines: list[str]) -> None:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         size = os.fstat(fd).st_size
-        if size:
-            tail = os.pread(fd, min(size, 1 << 16), max(0, size - (1 << 16)))
-            if not tail.endswith(b"\n"):
-                cut = tail.rfind(b"\n")
-                os.ftruncate(fd, size - len(tail) + cut + 1 if cut >= 0 else (0 if size <= 1 << 16 else size))
-                size = os.fstat(fd).st_size
+        whole = _whole_lines_end(fd, size)
+        if whole != size:
+            os.ftruncate(fd, whole)
+            size = whole
         os.lseek(fd, size, os.SEEK_SET)
         try:
             if os.write(fd, blob) != len(blob):  # a disk that fills up mid-write writes short, silently
@@ -76,3 +74,92 @@ def append_lines(path: Path, lines: list[str]) -> None:
             raise
     finally:
         os.close(fd)
+
+
+def truncate_torn_line(path: Path) -> int:
+    """Cut a torn last line (no newline: an interrupted append, never acknowledged) off a JSON Lines file and
+    fsync it. Returns the bytes removed."""
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+    try:
+        size = os.fstat(fd).st_size
+        cut = _whole_lines_end(fd, size)
+        if cut != size:
+            os.ftruncate(fd, cut)
+            os.fsync(fd)
+        return size - cut
+    finally:
+        os.close(fd)
+
+
+def torn_line_bytes(path: Path) -> int:
+    """The bytes of a torn last line of a JSON Lines file (0 when it ends with a newline, or is absent)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return 0
+    try:
+        size = os.fstat(fd).st_size
+        return size - _whole_lines_end(fd, size)
+    finally:
+        os.close(fd)
+
+
+def _whole_lines_end(fd: int, size: int) -> int:
+    """The size of the file's whole lines: its size, less a torn last line (within the last 64 KiB)."""
+    if not size:
+        return 0
+    tail = os.pread(fd, min(size, 1 << 16), max(0, size - (1 << 16)))
+    if tail.endswith(b"\n"):
+        return size
+    cut = tail.rfind(b"\n")
+    return size - len(tail) + cut + 1 if cut >= 0 else (0 if size <= 1 << 16 else size)
+
+
+# -- files of .workbench/ written outside the transaction ------------------------------------------------------
+def write_workbench_file(wb_dir: Path, rel: str, data: bytes, *, durable: bool = True) -> Path:
+    """Write a whole file of `.workbench/` atomically (`rel` is relative to it), creating its folder: the one
+    way a write that cannot be a transaction (an artifact, a migration's files and intent) reaches the
+    workbench. Never through a symbolic link, never outside `wb_dir`."""
+    target = _inside(wb_dir, rel)
+    _no_link(wb_dir, target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, data, durable=durable)
+    return target
+
+
+def remove_workbench_file(wb_dir: Path, rel: str) -> bool:
+    """Remove a file of `.workbench/` durably (the directory is fsynced). Returns whether it was there."""
+    target = _inside(wb_dir, rel)
+    try:
+        target.unlink()
+    except FileNotFoundError:
+        return False
+    fsync_dir(target.parent)
+    return True
+
+
+def remove_temp_files(wb_dir: Path) -> int:
+    """Remove the temp files interrupted atomic writes left in `.workbench/` (the caller holds the lock, so
+    none is in flight). Returns how many there were."""
+    temps = [path for path in wb_dir.rglob(".tmp-*") if path.is_file() and not path.is_symlink()]
+    for path in temps:
+        path.unlink(missing_ok=True)
+    return len(temps)
+
+
+def _inside(wb_dir: Path, rel: str) -> Path:
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or ".." in parts:
+        raise ValueError(f"not a path inside .workbench/: {rel!r}")
+    return wb_dir.joinpath(*parts)
+
+
+def _no_link(wb_dir: Path, target: Path) -> None:
+    from workbench.errors import Refused
+
+    node = target
+    while node != wb_dir.parent:
+        if node.is_symlink():
+            raise Refused(f"{node.relative_to(wb_dir.parent).as_posix()} is a symbolic link: wb writes only "
+                          "inside .workbench/ (replace the link with the real file or directory)")
+        node = node.parent

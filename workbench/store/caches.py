@@ -32,17 +32,25 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 
 # -- state.md ------------------------------------------------------------------------------------------
-def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str) -> None:
+# One format, whoever writes it (a transaction, `wb init`, `wb migrate`, the merge driver): state.json holds
+# {"sha": of state.md's bytes, "size"/"mtime_ns": its stat when known, "body_sha": of the decision log,
+# "state": the frontmatter}; state.body holds the decision log. Anything else is read as absent.
+def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str, *, stat: bool = True) -> None:
     """Remember what wb wrote to state.md: its hash and stat (to see a hand edit without re-reading it), its
-    frontmatter (so `wb status` needs no YAML parser) and, in a file of its own, its decision log."""
+    frontmatter (so `wb status` needs no YAML parser) and, in a file of its own, its decision log.
+    `stat=False` when state.md is not on disk yet (the merge driver: git writes the file after it returns);
+    freshness is then decided by the hash."""
     p.cache.mkdir(exist_ok=True)
-    atomic_write(p.cache / "state.body", body.encode("utf-8"), durable=False)
-    try:
-        st = p.state.stat()
-        stat = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
-    except FileNotFoundError:
-        stat = {}
-    blob = {"sha": sha(raw), **stat, "state": state}
+    body_raw = body.encode("utf-8")
+    atomic_write(p.cache / "state.body", body_raw, durable=False)
+    info: dict[str, Any] = {}
+    if stat:
+        try:
+            st = p.state.stat()
+            info = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+        except FileNotFoundError:
+            pass
+    blob = {"sha": sha(raw), **info, "body_sha": sha(body_raw), "state": state}
     atomic_write(p.state_cache, json.dumps(blob, ensure_ascii=False).encode("utf-8"), durable=False)
 
 
@@ -50,18 +58,33 @@ def read_state_cache(p: Paths) -> dict[str, Any] | None:
     """The cache with `fresh`: does state.md hold what wb last wrote? Decided by stat (size and mtime, as git
     does for its index); the caller compares the hash when the stat differs. The body is read separately."""
     cached = read_json(p.state_cache)
-    if not cached or not isinstance(cached.get("state"), dict):
+    if not cached or not isinstance(cached.get("state"), dict) or not isinstance(cached.get("body_sha"), str):
         return None
     st = p.state.stat()  # FileNotFoundError: the caller says state.md is missing
     cached["fresh"] = cached.get("size") == st.st_size and cached.get("mtime_ns") == st.st_mtime_ns
     return cached
 
 
-def cached_body(p: Paths) -> str | None:
+def cached_body(p: Paths, cached: dict[str, Any]) -> str | None:
+    """The decision log kept with `cached` (read_state_cache), or None when state.body is not the one it names
+    (a crash between the two writes)."""
     try:
-        return (p.cache / "state.body").read_text(encoding="utf-8")
-    except (FileNotFoundError, UnicodeDecodeError):
+        raw = (p.cache / "state.body").read_bytes()
+    except FileNotFoundError:
         return None
+    if sha(raw) != cached.get("body_sha"):
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def drop_snapshot_caches(p: Paths) -> None:
+    """Forget what wb last wrote to state.md and board.json (a file merged outside `git merge`): the next load
+    reads them as a person's, and validates them."""
+    for path in (p.state_cache, p.board_cache):
+        path.unlink(missing_ok=True)
 
 
 # -- board.json ----------------------------------------------------------------------------------------
@@ -74,6 +97,7 @@ def read_board_cache(p: Paths) -> bytes | None:
 
 
 def write_board_cache(p: Paths, raw: bytes) -> None:
+    """Remember board.json as wb wrote it (a transaction, `wb init`, `wb migrate`, the merge driver)."""
     p.cache.mkdir(exist_ok=True)
     atomic_write(p.board_cache, raw, durable=False)
 

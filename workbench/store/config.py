@@ -30,6 +30,14 @@ def load_config(path: Path) -> dict[str, Any]:
     cached = caches.read_config_cache(path, digest)
     if cached is not None:
         return cached
+    merged = parse_config(raw_bytes)
+    if raw_bytes is not None:
+        caches.write_config_cache(path, digest, merged)
+    return merged
+
+
+def parse_config(raw_bytes: bytes | None) -> dict[str, Any]:
+    """config.yaml's bytes (None: no file) validated and merged over the defaults; Refused when invalid."""
     raw: Any = {"schema_version": 1}
     if raw_bytes is not None:
         loaded = configfile.parse(raw_bytes)
@@ -44,6 +52,4 @@ def load_config(path: Path) -> dict[str, Any]:
             merged[key] = {**merged[key], **value}
         else:
             merged[key] = value
-    if raw_bytes is not None:
-        caches.write_config_cache(path, digest, merged)
     return merged

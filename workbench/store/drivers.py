@@ -1,7 +1,10 @@
 """The git drivers wb registers in a repository: textconv for readable diffs and merge drivers for safe merges.
 
-`.workbench/.gitattributes` names them (committed with the workbench); the repository's own git config says
-which command runs them.
+`.workbench/.gitattributes` names them (committed with the workbench) and keeps git from converting line
+endings in `.workbench/` (`* -text`: a `core.autocrlf=true` checkout would otherwise break the hash chain).
+The repository's own git config says which command runs them: a small launcher wb keeps in the repository's
+common git directory (`wb/driver`), which starts the `wb` on PATH, else the interpreter that registered it,
+so a reinstalled or removed virtual environment never makes `git diff` or `git log -p` fail.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from workbench.store.atomic import atomic_write
 
 ATTRIBUTES = (
     "# wb: readable diffs and safe merges of the workbench (written by `wb init`)\n"
+    "* -text\n"
     "board.json diff=wb-board merge=wb-board\n"
     "events.jsonl diff=wb-events merge=wb-events\n"
     "state.md diff=wb-state merge=wb-state\n"
@@ -23,27 +27,72 @@ ATTRIBUTES = (
 )
 
 
-def register_drivers(worktree: Path, wb_command: str) -> list[str]:
-    """Register wb's textconv and merge drivers: .gitattributes lines and repo-local git config. Idempotent:
-    returns what it changed (nothing on a second run)."""
+LAUNCHER = """\
+#!/bin/sh
+# Written by wb (`wb init`, `wb doctor --fix`): starts wb for git's diff and merge drivers.
+# The wb on PATH first, else the interpreter that registered the drivers; when neither is there, the
+# textconv shows the file as it is and a merge stops as a conflict, so git itself never fails.
+if command -v wb >/dev/null 2>&1; then exec wb "$@"; fi
+py={python}
+if [ -x "$py" ] && "$py" -c 'import workbench' 2>/dev/null; then exec "$py" -m workbench.cli.main "$@"; fi
+if [ "$1" = textconv ]; then exec cat "$3"; fi
+echo "wb is not installed here: the wb merge driver cannot run (install wb, then \\`wb doctor --fix\\`)" >&2
+exit 1
+"""
+DRIVER_KEYS = ("board", "events", "state")
+
+
+def launcher_path(common_dir: Path) -> Path:
+    return common_dir / "wb" / "driver"
+
+
+def driver_command() -> str:
+    """The command git runs: the launcher in the common git dir, found from any worktree of the repository."""
+    return "sh -c 'exec sh \"$(git rev-parse --git-common-dir)/wb/driver\" \"$@\"' wb-driver"
+
+
+def wanted_config() -> dict[str, str]:
+    command = driver_command()
+    wanted = {}
+    for kind in DRIVER_KEYS:
+        name = f"wb-{kind}"
+        wanted[f"diff.{name}.textconv"] = f"{command} textconv {kind}"
+        wanted[f"diff.{name}.cachetextconv"] = "true"  # git log -p need not start wb for every old version
+        wanted[f"merge.{name}.name"] = f"wb {kind} merge (by id; see docs/git.md)"
+        wanted[f"merge.{name}.driver"] = f"{command} merge-driver {kind} %O %A %B %P"
+    return wanted
+
+
+def register_drivers(worktree: Path, common_dir: Path | None = None, *, attributes_too: bool = True) -> list[str]:
+    """Register wb's textconv and merge drivers: .gitattributes lines, the launcher and repo-local git config.
+    Idempotent: returns what it changed (nothing on a second run). `attributes_too=False` leaves the committed
+    .gitattributes alone (a fresh clone's first command registers only what a clone does not carry)."""
+    if common_dir is None:
+        from workbench.git.repo import GitRepo
+
+        common_dir = GitRepo(worktree).common_dir
     changed: list[str] = []
     attributes = worktree / WB_DIR / ".gitattributes"
     for stale in attributes.parent.glob(".tmp-*-.gitattributes"):  # an init killed mid-write (we hold the lock)
         stale.unlink(missing_ok=True)
     current = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
     missing = [line for line in ATTRIBUTES.splitlines()[1:] if line not in current.splitlines()]
-    if missing:
+    if missing and attributes_too:
         text = current + ("\n" if current and not current.endswith("\n") else "")
         text += ATTRIBUTES if len(missing) == len(ATTRIBUTES.splitlines()) - 1 else "\n".join(missing) + "\n"
         atomic_write(attributes, text.encode("utf-8"))
         changed.append(".workbench/.gitattributes")
-    wanted = {}
-    for kind, name in (("board", "wb-board"), ("events", "wb-events"), ("state", "wb-state")):
-        wanted[f"diff.{name}.textconv"] = f"{wb_command} textconv {kind}"
-        wanted[f"diff.{name}.cachetextconv"] = "true"  # git log -p need not start wb for every old version
-        wanted[f"merge.{name}.name"] = f"wb {kind} merge (by id; see docs/git.md)"
-        wanted[f"merge.{name}.driver"] = f"{wb_command} merge-driver {kind} %O %A %B %P"
-    for key, value in wanted.items():
+    launcher = launcher_path(common_dir)
+    script = LAUNCHER.replace("{python}", shlex.quote(sys.executable)).encode()
+    try:
+        have_script = launcher.read_bytes()
+    except OSError:
+        have_script = None
+    if have_script != script:
+        launcher.parent.mkdir(exist_ok=True)
+        atomic_write(launcher, script)
+        changed.append(str(launcher))
+    for key, value in wanted_config().items():
         have = run_git(worktree, "config", "--local", "--get", key, check=False).stdout.decode().strip()
         if have != value:
             run_git(worktree, "config", "--local", key, value)
@@ -51,6 +100,31 @@ def register_drivers(worktree: Path, wb_command: str) -> list[str]:
     return changed
 
 
-def wb_command() -> str:
-    """How git should start this wb: the interpreter it runs in, so drivers work without wb on PATH."""
-    return f"{shlex.quote(sys.executable)} -m workbench.cli.main"
+def drivers_problems(worktree: Path, common_dir: Path) -> list[str]:
+    """What stops git's diff and merge drivers from running wb (for `wb doctor`); [] when they work."""
+    problems = []
+    for key, value in wanted_config().items():
+        have = run_git(worktree, "config", "--local", "--get", key, check=False).stdout.decode().strip()
+        if have != value:
+            problems.append(f"git config {key} is {have or 'not set'!r}, not wb's launcher")
+            break
+    attributes = worktree / WB_DIR / ".gitattributes"
+    current = attributes.read_text(encoding="utf-8").splitlines() if attributes.exists() else []
+    if any(line not in current for line in ATTRIBUTES.splitlines()[1:]):
+        problems.append(".workbench/.gitattributes lacks wb's driver or line-ending rules")
+    launcher = launcher_path(common_dir)
+    if not launcher.exists():
+        problems.append(f"{launcher} is missing")
+    else:
+        import subprocess
+
+        proc = subprocess.run(["sh", str(launcher), "--version"], cwd=worktree, capture_output=True, timeout=60)
+        if proc.returncode != 0:
+            problems.append(f"{launcher} cannot start wb: {proc.stderr.decode(errors='replace').strip()[:200]}")
+    return problems
+
+
+def needs_registration(worktree: Path, common_dir: Path) -> bool:
+    """A fresh clone carries .workbench/.gitattributes but not the launcher or the config (neither is
+    cloned): its first wb command registers them. One stat on the usual path."""
+    return not launcher_path(common_dir).exists() and (worktree / WB_DIR / ".gitattributes").exists()

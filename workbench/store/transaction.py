@@ -1,8 +1,12 @@
 """The one transaction that writes `.workbench/`.
 
 take the lock → load (snapshot + replay of events after `last_event`, human edits detected) → apply events
-→ validate every changed document → append events (fsync) → write snapshots atomically → git commit →
-release. Nothing else writes `.workbench/`.
+→ validate every changed document → append events (fsync) → write snapshots atomically → git commit (the one
+commit policy, workbench.store.commit) → release. Every mutation, `wb init` (a `create` transaction) and
+doctor's repairs are transactions. The writes that cannot be one — `wb migrate` (it reads files this wb
+cannot load, with its own intent file for crash safety), the merge driver (inside `git merge`), a tool's
+artifacts — use the same store functions: `atomic.write_workbench_file`, the one cache writer
+(`caches`), the one commit policy. Nothing else writes `.workbench/` (tests/arch/test_write_path.py).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench import faults
-from workbench.errors import GitError, Refused, SchemaRefused, WorkbenchError
+from workbench.errors import Refused, SchemaRefused, WorkbenchError
 from workbench.git.repo import CommitOutcome
 from workbench.model import ids, reducer, schemas
 from workbench.model.boardfile import check_board, encode_board
@@ -22,8 +26,10 @@ from workbench.model.layout import check_writable
 from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
 from workbench.store import caches, humanedit
-from workbench.store.atomic import append_lines, atomic_write
-from workbench.store.eventlog import chain
+from workbench.store import commit as commit_policy
+from workbench.store.atomic import append_lines, atomic_write, write_workbench_file
+from workbench.store.config import parse_config
+from workbench.store.eventlog import Tail, chain
 
 if TYPE_CHECKING:
     from workbench.store.workbench import Loaded, Workbench
@@ -57,8 +63,11 @@ class Transaction:
     leaving the block without an exception commits, an exception aborts with nothing written.
     """
 
-    def __init__(self, wb: Workbench, actor: str, session: str | None, *, commit: bool = True) -> None:
+    def __init__(self, wb: Workbench, actor: str, session: str | None, *, commit: bool = True,
+                 create: bool = False) -> None:
         self.wb = wb
+        self.create = create
+        self.new_files: dict[str, bytes] = {}  # `create_file`: written at commit when still absent
         self.git_commit = commit
         self.agent_board_changed = False
         self.calls: list[dict[str, Any]] = []
@@ -68,6 +77,9 @@ class Transaction:
         self.board_changed = False
         self.summary: str | None = None
         self.outcome: CommitOutcome | None = None
+        self._rebuild = False
+        self.deferred: str | None = None  # why the work tree is not written now (the pending journal holds it)
+        self.adopted = 0  # how many of `events` came from the pending journal
         self._lock = wb.lock()
         self._loaded: Loaded | None = None
         self._secrets = secret_values(wb.config)
@@ -77,11 +89,39 @@ class Transaction:
         assert self._loaded is not None, "transaction not entered"
         return self._loaded.docs
 
+    @property
+    def _tail(self) -> Tail:
+        """Where this transaction's events chain: the log's tail, or after the pending events it defers."""
+        assert self._loaded is not None
+        return self._loaded.virtual_tail if self.deferred else self._loaded.tail
+
+    @property
+    def base_seq(self) -> int:
+        """The seq of the log's last event before this transaction, pending events included (0: an empty log
+        and nothing pending, a new workbench)."""
+        assert self._loaded is not None, "transaction not entered"
+        return self._loaded.virtual_tail.seq
+
+    @property
+    def rebuilt(self) -> tuple[str, ...]:
+        """The snapshots a `create` transaction found missing and writes (rebuilt from the log)."""
+        assert self._loaded is not None, "transaction not entered"
+        return self._loaded.rebuilt
+
     def __enter__(self) -> Transaction:
+        if self.create:
+            self.wb.paths.wb.mkdir(exist_ok=True)
         self._lock.acquire()
         try:
-            self._loaded = self.wb.load()
-            self.board_changed = self._loaded.replayed > 0
+            self._loaded = self.wb.load(create=self.create)
+            self.board_changed = self._loaded.replayed > 0 or "board.json" in self._loaded.rebuilt
+            self.deferred = self.wb.deferred()
+            if self._loaded.pending and not self.deferred:
+                # acknowledged events the work tree lost (or that waited for git's operation to end): they
+                # are already folded into the documents; this transaction writes and commits them
+                self.adopted = len(self._loaded.pending)
+                self.events.extend(self._loaded.pending)
+                self.board_changed = True
             for edit in self._loaded.human_edits:
                 humanedit.note_edit(self.wb.paths, edit["file"])
                 self.emit("human.edit", edit, actor="human")
@@ -104,7 +144,7 @@ class Transaction:
         payload = redact(payload, self._secrets)  # the one door to events, state.md and board.json
         event = {
             "schema_version": 1,
-            "seq": loaded.tail.seq + len(self.events) + 1,
+            "seq": self._tail.seq + len(self.events) + 1,
             "id": ids.new_id(),
             "ts": ts or ids.utc_now(),
             "type": type_,
@@ -119,9 +159,25 @@ class Transaction:
                 self.agent_board_changed = True
         return event
 
+    def rebuild_snapshots(self, docs: Docs) -> None:
+        """Write the snapshots the whole log rebuilds instead of the ones on disk (`wb doctor --fix`, after git
+        merged board.json or state.md file by file and they no longer agree with the log). No event: the log
+        is the truth, and replaying it reproduces these snapshots."""
+        assert self._loaded is not None
+        self._loaded.docs = docs
+        self.board_changed = True
+        self._rebuild = True
+
     def journal(self, record: dict[str, Any]) -> None:
         """A calls.jsonl record, made durable before this transaction's events."""
         self.calls.append(redact(record, self._secrets))
+
+    def create_file(self, rel: str, data: bytes) -> None:
+        """A file of `.workbench/` besides the snapshots and logs (`wb init`'s config.yaml, .gitignore…),
+        written at commit, before the log, if it does not exist by then. config.yaml is validated first."""
+        if rel == "config.yaml":
+            parse_config(data)
+        self.new_files[rel] = data
 
     def commit(self) -> None:
         from workbench.model.statefile import too_deep  # statefile is kept off the read-only path of `wb status`
@@ -129,11 +185,12 @@ class Transaction:
         loaded = self._loaded
         assert loaded is not None
         if not self.events:
-            if loaded.replayed:
+            self._write_new_files()
+            if loaded.replayed or loaded.rebuilt or self._rebuild:
                 self._write_snapshots(loaded)  # a crash left the snapshots behind the log: catch them up
             return
         try:
-            chain(self.events, loaded.tail)
+            chain(self.events, self._tail)
         except UnicodeEncodeError:
             raise Refused("refused: the change holds text that is not valid Unicode (a lone surrogate, such as "
                           "bytes that are not UTF-8 in a command-line argument)") from None
@@ -152,6 +209,19 @@ class Transaction:
                 humanedit.check_guard(self.wb.paths, self.wb.config, "board.json")
         faults.point("before_event_append")
         check_writable(self.wb.paths)  # a read-only workbench refuses before the log, not half-way through
+        if commit_policy.commits(self.wb.config["git"]):  # acknowledged once here, where no checkout can take it
+            self.wb.pending.append(self.events[self.adopted:], self.calls)
+            if not self.deferred and not self.wb.config["git"].get("ref"):
+                # wait out a git command of the user's, then look again: a merge, checkout or stash may have
+                # begun since the load, and the work tree is then git's until it ends
+                self.wb.git.wait_for_users_git()
+                self.deferred = self.wb.deferred()
+        if self.deferred:
+            self.outcome = CommitOutcome(skipped=f"recorded, not yet committed: {self.deferred}; wb writes it to "
+                                                 ".workbench/ and commits it at the first wb command after that")
+            return
+        self._adopt_calls()
+        self._write_new_files()
         if self.calls:
             append_lines(self.wb.paths.calls, [json.dumps(r, ensure_ascii=False, separators=(",", ":"))
                                                for r in self.calls])
@@ -162,6 +232,34 @@ class Transaction:
         except OSError as err:  # disk full after the append: the change is in the log, the snapshots catch up
             raise SnapshotsBehind(err) from None
         self.outcome = self._git_commit() if self.git_commit else CommitOutcome()
+        if self.git_commit and self.outcome.skipped is None and self._log_ends_with_ours():
+            self.wb.pending.clear()  # committed; had the user's git moved the log meanwhile, the next load adopts
+
+    def _log_ends_with_ours(self) -> bool:
+        """The work tree's log still ends with this transaction's last event (no `git stash` or checkout took
+        it between the append and the commit), so what was committed holds it."""
+        from workbench.model.jsonl import encode, line_hash
+
+        return self.wb.log.tail().hash == line_hash(encode(self.events[-1]))
+
+    def _adopt_calls(self) -> None:
+        """Tool-call records of the pending journal that calls.jsonl lost to the user's git: written again."""
+        if not self.adopted:
+            return
+        _events, calls = self.wb.pending.read()
+        try:
+            have = self.wb.paths.calls.read_bytes()
+        except FileNotFoundError:
+            have = b""
+        lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in calls]
+        lost = [line for line in lines if line.encode() not in have]
+        if lost:
+            append_lines(self.wb.paths.calls, lost)
+
+    def _write_new_files(self) -> None:
+        for rel, data in self.new_files.items():
+            if not (self.wb.paths.wb / rel).exists():
+                write_workbench_file(self.wb.paths.wb, rel, data)
 
     def _write_snapshots(self, loaded: Loaded) -> None:
         from workbench.model import statefile
@@ -193,22 +291,12 @@ class Transaction:
             self.wb.keep_state_node(state_raw, node, copy.deepcopy(docs.state), docs.body)
 
     def _git_commit(self) -> CommitOutcome:
-        git_cfg = self.wb.config["git"]
-        if git_cfg.get("commit") == "off":
-            return CommitOutcome(skipped=None)
         last = self.events[-1]
-        message = (self.summary or default_summary(self.events)).strip()
-        trailers = [f"Wb-Event: {last['seq']}"]
-        session = last.get("session")
-        if session:
-            trailers.append(f"Wb-Session: {session}")
-        message = redact(f"{message}\n\n" + "\n".join(trailers) + "\n", self._secrets)
-        try:
-            outcome = self.wb.git.commit_workbench(message, git_cfg.get("ref"))
-        except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
-            # The mutation is durable (log + snapshots); only its commit failed. The next write commits it.
-            return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
-        faults.point("after_git_commit")
+        outcome = commit_policy.commit(self.wb, self.summary or default_summary(self.events), seq=last["seq"],
+                                       session=last.get("session"), events_since=self.events[0]["seq"] - 1,
+                                       secrets=self._secrets)
+        if outcome.sha:
+            faults.point("after_git_commit")
         return outcome
 
 

@@ -19,12 +19,12 @@ from workbench.model import reducer, schemas
 from workbench.model.boardfile import check_board_shape, parse_board
 from workbench.model.jsonl import loads_record, split_lines
 from workbench.model.layout import WB_DIR, Paths, check_no_links
-from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
 from workbench.store import caches, humanedit
 from workbench.store.config import load_config
-from workbench.store.eventlog import EventLog, Tail
+from workbench.store.eventlog import EventLog, Tail, chain
 from workbench.store.lock import WorkbenchLock
+from workbench.store.pending import Pending, missing_from_log
 from workbench.store.transaction import Transaction
 
 
@@ -37,6 +37,20 @@ class Loaded:
     file_state: dict[str, Any]  # its frontmatter as read, before the events after it were folded in
     human_edits: list[dict[str, Any]] = field(default_factory=list)
     replayed: int = 0  # events after the snapshot folded in on load (crash recovery)
+    rebuilt: tuple[str, ...] = ()  # snapshots that were missing, read as the log rebuilds them (`wb init`)
+    # acknowledged events the work tree's log lacks (workbench.store.pending), chained after `tail` and folded
+    # into `docs`: deferred while git is mid-operation, or taken from the work tree by the user's git
+    pending: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def virtual_tail(self) -> Tail:
+        """The log's tail with the pending events after it: where the next event chains."""
+        if not self.pending:
+            return self.tail
+        from workbench.model.jsonl import encode, line_hash
+
+        last = self.pending[-1]
+        return Tail(last["seq"], line_hash(encode(last)), self.tail.good_size, self.tail.torn)
 
 
 class Workbench:
@@ -47,6 +61,7 @@ class Workbench:
         self.log = EventLog(self.paths.events)
         self.git = GitRepo(root)
         self._config: dict[str, Any] | None = None
+        self._pending: Pending | None = None
         # the last state.md this process read or wrote: (bytes, round-trip node, data, body)
         self._node_cache: tuple[bytes, Any, dict[str, Any], str] | None = None
 
@@ -56,14 +71,32 @@ class Workbench:
         wb = cls(root)
         if not wb.paths.wb.is_dir():
             raise NotFound(f"no workbench in {root}: run `wb init` first")
+        wb.register_drivers_if_cloned()
         return wb
+
+    def register_drivers_if_cloned(self) -> None:
+        """A clone carries .workbench/ but not the git config naming wb's diff and merge drivers: register
+        them on the first wb command, so `git diff` and `git merge` work there without `wb init`."""
+        from workbench.store import drivers
+
+        try:
+            if drivers.needs_registration(self.root, self.git.common_dir):
+                drivers.register_drivers(self.root, self.git.common_dir, attributes_too=False)
+        except (GitError, OSError):
+            pass  # a read-only clone: the drivers are a convenience, never a reason to fail a command
 
     # -- config -------------------------------------------------------------------------------
     @property
     def config(self) -> dict[str, Any]:
         if self._config is None:
             self._config = load_config(self.paths.config)
+            self.git.configure(self._config["git"])  # author, signing, hooks: how state commits are made
         return self._config
+
+    def reload_config(self) -> dict[str, Any]:
+        """config.yaml read again (after `wb init` or `wb migrate` wrote it)."""
+        self._config = None
+        return self.config
 
     def lock(self) -> WorkbenchLock:
         env = os.environ.get("WB_LOCK_TIMEOUT")
@@ -71,29 +104,36 @@ class Workbench:
         return WorkbenchLock(self.paths.lock, timeout)
 
     # -- reading ------------------------------------------------------------------------------
-    def load(self, *, detect_human: bool = True, need_node: bool = False, need_body: bool = True) -> Loaded:
+    def load(self, *, detect_human: bool = True, need_node: bool = False, need_body: bool = True,
+             create: bool = False) -> Loaded:
         """Snapshots + the events after them. Without the lock this is a consistent-enough read for display;
         a transaction calls it under the lock. `need_body=False` (wb status) skips reading the decision log
-        when state.md is as wb wrote it: the history's size then costs nothing."""
+        when state.md is as wb wrote it: the history's size then costs nothing. `create` (`wb init`): a
+        missing state.md or board.json is read as the log rebuilds it — folded from its first event, or
+        empty when the log is — and named in `rebuilt`, for the transaction to write."""
         p = self.paths
+        rebuilt: dict[str, bytes] = self._rebuild_missing() if create else {}
         try:
-            board_raw = p.board.read_bytes()
-            state_cached = caches.read_state_cache(p)
-            state_raw = b"" if (state_cached and state_cached["fresh"] and not need_body) else p.state.read_bytes()
+            board_raw = rebuilt.get("board.json") or p.board.read_bytes()
+            state_cached = None if "state.md" in rebuilt else caches.read_state_cache(p)
+            state_raw = rebuilt.get("state.md") or (
+                b"" if (state_cached and state_cached["fresh"] and not need_body) else p.state.read_bytes())
         except FileNotFoundError as err:
             raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: restore it with git "
                            "(`git checkout -- .workbench`) or run `wb doctor`") from None
+        if rebuilt:
+            detect_human = False  # nothing to compare a rebuilt file with: it is wb's own
         if state_raw and state_cached and not state_cached["fresh"]:
             state_cached["fresh"] = state_cached.get("sha") == caches.sha(state_raw)
         node = None
         if not need_node and state_cached and state_cached["fresh"]:
             state = state_cached["state"]
-            body = caches.cached_body(p) if need_body else ""
+            body = caches.cached_body(p, state_cached) if need_body else ""
             if body is None:
                 node, state, body = self.parse_state(state_raw or p.state.read_bytes())
         else:
-            if state_cached is not None and "body" not in state_cached:
-                state_cached["body"] = caches.cached_body(p)
+            if state_cached is not None:
+                state_cached["body"] = caches.cached_body(p, state_cached)
                 if state_cached["body"] is None:
                     state_cached = None
             node, state, body = self.parse_state(state_raw)
@@ -113,10 +153,13 @@ class Workbench:
         last = _int(state.get("last_event"))
         board_from = _int(board.get("last_event"))
         tail, after = self.log.scan_after(last)
+        pending = self.pending_events(tail)
+        if pending:  # folded like the log's own events after the snapshots: those they do not hold yet
+            after = after + [e for e in pending if e["seq"] > last]
         if human and after:  # a crash after the log append kept a recorded hand edit from the snapshots
             recorded = [e["payload"] for e in after if e["type"] == "human.edit"]
             human = [edit for edit in human if edit not in recorded]
-        if tail.seq < last:
+        if (pending[-1]["seq"] if pending else tail.seq) < last:
             if (p.wb / ".migrate.json").exists():  # the snapshots are written before the migration's event
                 raise Refused("a `wb migrate` was interrupted before it finished: run `wb migrate` to finish it")
             raise Refused(f"state.md: last_event {last} is beyond the event log's last seq {tail.seq}; "
@@ -138,7 +181,58 @@ class Workbench:
                               "text; run `wb doctor`")
             schemas.check("state", docs.state, "state.md (with the events after it)")
             schemas.check("board", docs.board, "board.json (with the events after it)")
-        return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after))
+        return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after) - len(pending),
+                      rebuilt=tuple(rebuilt), pending=pending)
+
+    @property
+    def pending(self) -> Pending:
+        if self._pending is None:
+            self._pending = Pending(self.git.git_dir)
+        return self._pending
+
+    def pending_events(self, tail: Tail) -> list[dict[str, Any]]:
+        """The acknowledged events of the pending journal that the work tree's log lacks, chained after `tail`.
+        One stat when there are none (the usual case)."""
+        if not self.pending:
+            return []
+        events, _calls = self.pending.read()
+        if not events:
+            return []
+        recent = {e["id"] for e in self.log.read_after(max(0, tail.seq - len(events) - 64))}
+        missing = missing_from_log(events, recent)
+        if missing:  # rare: confirm against the whole log
+            missing = missing_from_log(events, {e["id"] for _line, e in self.log.iter_all()})
+        return chain(missing, tail) if missing else []
+
+    def deferred(self) -> str | None:
+        """Why a write must not touch the work tree now (git is mid-operation, or HEAD is detached), or None.
+        With state on its own ref (git.ref) or commits off, the work tree is wb's to write."""
+        git_cfg = self.config["git"]
+        if git_cfg.get("commit") == "off" or git_cfg.get("ref"):
+            return None
+        try:
+            busy = self.git.operation_in_progress()
+            if busy:
+                return busy + " is in progress"
+            if self.git.symbolic_head() is None:
+                return "HEAD is detached"
+        except OSError:
+            return None
+        return None
+
+    def _rebuild_missing(self) -> dict[str, bytes]:
+        """{name: bytes} of state.md and board.json, for the ones missing: as the whole log folds into them."""
+        from workbench.model import ids, statefile
+        from workbench.model.boardfile import encode_board
+
+        p = self.paths
+        missing = [name for name, path in (("state.md", p.state), ("board.json", p.board)) if not path.exists()]
+        if not missing:
+            return {}
+        docs = reducer.fold((event for _line, event in self.log.iter_all()), empty_ts=ids.utc_now())
+        assert docs is not None
+        out = {"state.md": statefile.render(None, docs.state, docs.body), "board.json": encode_board(docs.board)}
+        return {name: out[name] for name in missing}
 
     def parse_state(self, raw: bytes) -> tuple[Any, dict[str, Any], str]:
         """(round-trip node, frontmatter, body) of state.md's bytes; the last parse is kept for the next one."""
@@ -155,30 +249,35 @@ class Workbench:
         self._node_cache = (raw, node, data, body)
 
     # -- writing ------------------------------------------------------------------------------
-    def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True) -> Transaction:
+    def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True,
+                    create: bool = False) -> Transaction:
         """One mutation. `commit=False` writes the files but leaves the git commit to a later `checkpoint`
-        (a harness step commits once, at its end or at the yield that interrupts it)."""
-        return Transaction(self, actor, session, commit=commit)
+        (a harness step commits once, at its end or at the yield that interrupts it). `create` (`wb init`):
+        `.workbench/` may not exist yet, and a missing snapshot is rebuilt from the log (see `load`)."""
+        return Transaction(self, actor, session, commit=commit, create=create)
 
     def checkpoint(self, summary: str, session: str | None = None) -> CommitOutcome:
-        """Commit whatever the workbench holds now (the end of a harness step)."""
-        git_cfg = self.config["git"]
-        if git_cfg.get("commit") == "off":
-            return CommitOutcome()
-        summary = redact(summary, secret_values(self.config))  # a step's description may quote a secret
+        """Commit whatever the workbench holds now (the end of a harness step, `wb init`, `wb doctor --fix`),
+        under the one commit policy (workbench.store.commit)."""
+        from workbench.store import commit
+
+        if not commit.commits(self.config["git"]):
+            return CommitOutcome()  # without waiting for the lock
         with self.lock():
-            trailers = [f"Wb-Event: {self.log.tail().seq}"] + ([f"Wb-Session: {session}"] if session else [])
-            try:
-                return self.git.commit_workbench(f"{summary}\n\n" + "\n".join(trailers) + "\n", git_cfg.get("ref"))
-            except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
-                return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
+            if self.deferred():
+                return CommitOutcome(skipped=None)  # the pending journal holds it until the operation ends
+            tail = self.log.tail()
+            outcome = commit.commit(self, summary, session=session)
+            if outcome.skipped is None and self.pending and not self.pending_events(tail):
+                self.pending.clear()  # every pending event is in the log, and the log is committed
+            return outcome
 
     def recorded_call(self, key: str) -> dict[str, Any] | None:
         """The last journal record of a tool call (calls.jsonl), or None."""
         try:
             data = self.paths.calls.read_bytes()
         except FileNotFoundError:
-            return None
+            data = b""
         found = None
         for line in split_lines(data)[0]:  # a torn last line (no newline) was never acknowledged
             if key.encode() not in line:
@@ -186,6 +285,10 @@ class Workbench:
             record = loads_record(line)  # a damaged line is skipped
             if record is not None and record.get("key") == key:
                 found = record
+        if self.pending:  # newer than calls.jsonl: recorded while git was mid-operation, or taken by git since
+            for record in self.pending.read()[1]:
+                if record.get("key") == key:
+                    found = record
         return found
 
 

@@ -1,0 +1,131 @@
+"""The user's git while wb's files are modified or a write is in flight: stash, merge --abort, bisect, a
+detached checkout, a checkout of wb's files. Nothing wb acknowledged is lost, the user's command succeeds,
+and the workbench loads.
+
+Before: a `git stash` between wb's event append and its commit made every later command exit 5 ("last_event
+2 is beyond the event log's last seq 1"); a wb write during a conflicted merge made `git merge --abort` fail
+("Entry '.workbench/events.jsonl' not uptodate"); `git bisect reset` failed on wb's files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import WB_ARGV, run_git, run_wb
+from tests.git_scenarios.helpers import assert_sound, committed_notes
+
+
+def _paused(repo: Path, tmp_path: Path, point: str, *args: str) -> tuple[subprocess.Popen[str], Path]:
+    """Start `wb ARGS` held at fault point `point`; returns once it is there."""
+    marker = tmp_path / f"pause-{point}"
+    env = dict(os.environ, WB_PAUSE=point, WB_PAUSE_FILE=str(marker))
+    proc = subprocess.Popen([*WB_ARGV, *args], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while not Path(str(marker) + ".here").exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "wb never reached the fault point"
+        time.sleep(0.02)
+    return proc, marker
+
+
+def _go(proc: subprocess.Popen[str], marker: Path) -> subprocess.CompletedProcess[str]:
+    Path(str(marker) + ".go").write_text("")
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+@pytest.mark.parametrize("point", ["after_event_append", "after_state_write"])
+def test_a_stash_between_the_append_and_the_commit(repo: Path, tmp_path: Path, point: str) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    assert run_wb(repo, "note", "before").returncode == 0
+    (repo / "app.py").write_text("print('work in progress')\n")  # the user's own change, stashed with wb's
+    proc, marker = _paused(repo, tmp_path, point, "note", "in flight")
+    run_git(repo, "stash", "push", "-q")
+    done = _go(proc, marker)
+    assert done.returncode == 0, done.stderr  # acknowledged
+    after = run_wb(repo, "note", "after")
+    assert after.returncode == 0, after.stderr  # the workbench still loads
+    assert_sound(repo, acknowledged=["before", "in flight", "after"])
+    pop = subprocess.run(["git", "stash", "pop"], cwd=repo, capture_output=True, text=True)
+    assert pop.returncode == 0, pop.stdout + pop.stderr  # the user's stash comes back
+    assert (repo / "app.py").read_text() == "print('work in progress')\n"
+    assert_sound(repo, acknowledged=["before", "in flight", "after"])
+
+
+def _conflicting_branch(repo: Path) -> None:
+    run_git(repo, "checkout", "-q", "-b", "other")
+    (repo / "app.py").write_text("print('other')\n")
+    run_git(repo, "commit", "-q", "-am", "other")
+    run_git(repo, "checkout", "-q", "main")
+    (repo / "app.py").write_text("print('main')\n")
+    run_git(repo, "commit", "-q", "-am", "main")
+
+
+def test_a_write_during_a_conflicted_merge_leaves_merge_abort_working(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    _conflicting_branch(repo)
+    merge = subprocess.run(["git", "merge", "other"], cwd=repo, capture_output=True, text=True)
+    assert merge.returncode != 0  # the user's own conflict
+    note = run_wb(repo, "note", "during the merge")
+    assert note.returncode == 0
+    assert "recorded, not yet committed" in note.stderr and "merge" in note.stderr
+    status = json.loads(run_wb(repo, "status", "--json").stdout)
+    assert status["not_yet_written"] == {"events": 1, "why": "a merge is in progress"}
+    assert "1 recorded event(s) wait" in run_wb(repo, "status").stdout
+    assert run_git(repo, "status", "--porcelain", "--", ".workbench") == ""  # nothing written in the tree
+    abort = subprocess.run(["git", "merge", "--abort"], cwd=repo, capture_output=True, text=True)
+    assert abort.returncode == 0, abort.stderr
+    assert run_git(repo, "status", "--porcelain", "--", ".workbench") == ""
+    assert run_wb(repo, "note", "after the merge").returncode == 0
+    assert_sound(repo, acknowledged=["during the merge", "after the merge"])
+
+
+def test_bisect_reset_after_a_write_during_bisect(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    first = run_git(repo, "rev-parse", "HEAD").strip()
+    for i in range(3):
+        (repo / "app.py").write_text(f"print({i})\n")
+        run_git(repo, "commit", "-q", "-am", f"change {i}")
+    run_git(repo, "bisect", "start", "HEAD", first)
+    note = run_wb(repo, "note", "found while bisecting")
+    assert note.returncode == 0
+    reset = subprocess.run(["git", "bisect", "reset"], cwd=repo, capture_output=True, text=True)
+    assert reset.returncode == 0, reset.stderr
+    assert run_wb(repo, "status").returncode == 0
+    assert run_wb(repo, "note", "after bisect").returncode == 0
+    assert_sound(repo, acknowledged=["found while bisecting", "after bisect"])
+
+
+def test_a_write_on_a_detached_head_then_back_to_the_branch(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    (repo / "app.py").write_text("print(2)\n")
+    run_git(repo, "commit", "-q", "-am", "two")
+    run_git(repo, "checkout", "-q", "--detach", "HEAD~1")
+    note = run_wb(repo, "note", "while detached")
+    assert note.returncode == 0 and "HEAD is detached" in note.stderr
+    back = subprocess.run(["git", "checkout", "-q", "main"], cwd=repo, capture_output=True, text=True)
+    assert back.returncode == 0, back.stderr
+    assert run_wb(repo, "note", "on main again").returncode == 0
+    assert_sound(repo, acknowledged=["while detached", "on main again"])
+    assert committed_notes(repo, "main") == ["while detached", "on main again"]
+
+
+def test_a_recorded_but_uncommitted_write_survives_checkout_of_wbs_files(repo: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    assert run_wb(repo, "init").returncode == 0
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    assert run_wb(repo, "note", "no identity yet").returncode == 0  # recorded, not committed
+    run_git(repo, "checkout", "--", ".workbench")  # the user throws away "their" changes
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Back")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "back@example.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Back")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "back@example.invalid")
+    assert run_wb(repo, "note", "identity set").returncode == 0
+    assert_sound(repo, acknowledged=["no identity yet", "identity set"])

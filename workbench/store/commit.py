@@ -1,0 +1,160 @@
+"""The one commit policy: how `.workbench/` becomes a git commit, for every path that writes it.
+
+A mutation (the transaction), a harness step's checkpoint, `wb init`, `wb migrate` and `wb doctor --fix` all
+commit through `commit()`, and nothing else calls `GitRepo.commit_workbench`. It decides, in one place:
+
+- **"commit off"**: `git.commit: off` in config.yaml writes the files and never commits;
+- **the gate**: the files about to be committed are validated first — config.yaml, state.md, board.json (each
+  taken as valid without a re-read when it is byte for byte what wb itself last wrote, as a load does), the
+  tail of events.jsonl (no torn line, the chain and the schema of the newest events) and of calls.jsonl. A
+  file that fails is never committed: nothing is, the files stay on disk uncommitted, and the outcome says
+  why in one line (the next commit after the file is fixed takes everything);
+- **the message**: a summary, then the trailers `Wb-Event: <last seq>` and `Wb-Session: <id>`, the whole
+  message redacted (config.yaml `redact`);
+- **identity, mid-merge, detached HEAD, git.ref**: git/repo.py's `commit_workbench` (an operation in progress
+  or a detached HEAD is a skipped commit, said as a warning);
+- **errors**: a GitError (no identity, a ref that keeps moving) or an OSError (a full disk while writing git's
+  objects) is a skipped commit with a one-line reason: the change is durable in the files, the next commit
+  takes it.
+
+The caller holds the workbench lock.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import GitError, NotFound, Refused, SchemaRefused, WorkbenchError
+from workbench.git.repo import CommitOutcome
+from workbench.model import reducer, schemas
+from workbench.model.boardfile import check_board_shape, duplicate_ids, parse_board
+from workbench.model.jsonl import split_lines
+from workbench.model.layout import Paths
+from workbench.model.redaction import redact, secret_values
+from workbench.store import caches
+from workbench.store.config import load_config
+from workbench.store.eventlog import Tail
+
+if TYPE_CHECKING:
+    from workbench.store.workbench import Workbench
+
+# How far back the gate reads a log it did not just write: the newest events (what a write since the last
+# commit appended, in any ordinary case); `wb validate` reads the whole log.
+TAIL_EVENTS = 64
+_TAIL_BYTES = 1 << 16
+
+
+def commit(wb: Workbench, summary: str, *, seq: int | None = None, session: str | None = None,
+           events_since: int | None = None, git: dict[str, Any] | None = None,
+           secrets: list[str] | None = None) -> CommitOutcome:
+    """Commit `.workbench/` as it is now, under the policy above. `seq` (the Wb-Event trailer) defaults to the
+    log's last event; `events_since` is the seq after which the gate checks the log (default: the last
+    TAIL_EVENTS events); `git` and `secrets` default to config.yaml's (`wb migrate` passes its own, read
+    before config.yaml was migrated)."""
+    git_cfg = wb.config["git"] if git is None else git
+    if not commits(git_cfg):
+        return CommitOutcome()
+    try:
+        tail = check_committable(wb, events_since)
+    except WorkbenchError as err:
+        return CommitOutcome(skipped=f"not committed: {err}")
+    except OSError as err:  # a file that cannot be read is not committed either
+        return CommitOutcome(skipped=f"not committed: {err.filename or 'a workbench file'}: {err.strerror or err}")
+    trailers = [f"Wb-Event: {tail.seq if seq is None else seq}"] + ([f"Wb-Session: {session}"] if session else [])
+    message = f"{summary.strip()}\n\n" + "\n".join(trailers) + "\n"
+    message = redact(message, secret_values(wb.config) if secrets is None else secrets)
+    try:
+        return wb.git.commit_workbench(message, git_cfg.get("ref"))
+    except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
+        # The change is durable (log + snapshots); only its commit failed. The next write commits it.
+        return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
+
+
+def commits(git: dict[str, Any]) -> bool:
+    """Whether config.yaml's `git` settings commit at all (`commit: off` writes the files only)."""
+    return git.get("commit") != "off"
+
+
+# -- the gate --------------------------------------------------------------------------------------------------
+def check_committable(wb: Workbench, events_since: int | None = None) -> Tail:
+    """Raise a WorkbenchError (one line: file, place, rule, what to do) when a file about to be committed fails
+    validation; return the log's tail."""
+    p = wb.paths
+    load_config(p.config)  # cached by the file's hash: a re-check costs a read
+    tail = _check_log(wb, events_since)
+    _check_snapshots(p, tail)
+    _check_calls(p)
+    return tail
+
+
+def _check_log(wb: Workbench, events_since: int | None) -> Tail:
+    if not wb.paths.events.exists():
+        raise NotFound("events.jsonl is missing: restore it with git (`git checkout -- .workbench/events.jsonl`)")
+    if events_since is None:
+        events_since = max(0, wb.log.tail().seq - TAIL_EVENTS)
+    tail, newest = wb.log.scan_after(events_since)  # seq without gaps and the hash chain, from the event before
+    if tail.torn:
+        raise Refused(f"events.jsonl ends with {tail.torn} bytes of an interrupted write (never acknowledged); "
+                      "`wb doctor --fix` removes them")
+    for event in newest:
+        schemas.check("event", event, f"events.jsonl (seq {event['seq']})")
+    return tail
+
+
+def _check_snapshots(p: Paths, tail: Tail) -> None:
+    """state.md and board.json: taken as valid when they are what wb last wrote (its .cache/ copies), as a load
+    does; otherwise read and validated whole. Neither may be ahead of the log."""
+    from workbench.model import statefile
+
+    try:
+        board_raw = p.board.read_bytes()
+        state_cached = caches.read_state_cache(p)
+    except FileNotFoundError as err:
+        raise NotFound(f"{p.wb.name}/{err.filename and err.filename.rsplit('/', 1)[-1]} is missing: restore it "
+                       "with git (`git checkout -- .workbench`) or run `wb doctor`") from None
+    board_last = None  # wb's own board is never ahead of the state.md written with it
+    if board_raw != caches.read_board_cache(p):
+        board = parse_board(board_raw)
+        schemas.check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
+        check_board_shape(board)
+        schemas.check("board", board, "board.json")
+        for i, tid in duplicate_ids(board["tasks"])[:1]:
+            raise SchemaRefused("board.json", f"tasks[{i}].id", f"duplicate id {tid}")
+        board_last = board.get("last_event")
+    if state_cached and (state_cached["fresh"] or state_cached.get("sha") == caches.sha(p.state.read_bytes())):
+        state = state_cached["state"]
+    else:
+        state = statefile.parse(p.state.read_bytes()).data
+        schemas.check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
+        schemas.check("state", state, "state.md")
+    for name, last in (("state.md", state.get("last_event")), ("board.json", board_last)):
+        if isinstance(last, int) and last > tail.seq:
+            raise Refused(f"{name}: last_event {last} is beyond the event log's last seq {tail.seq}; "
+                          "run `wb doctor`")
+
+
+def _check_calls(p: Paths) -> None:
+    """The newest lines of calls.jsonl: whole, JSON, and valid call records."""
+    try:
+        with open(p.calls, "rb") as fh:
+            size = fh.seek(0, 2)
+            start = max(0, size - _TAIL_BYTES)
+            fh.seek(start)
+            data = fh.read()
+    except FileNotFoundError:
+        return
+    if data and not data.endswith(b"\n"):
+        raise Refused("calls.jsonl ends with a torn line (an interrupted write, never acknowledged); "
+                      "`wb doctor --fix` removes it")
+    lines = split_lines(data)[0]
+    if start:
+        lines = lines[1:]  # the first line of the window may be cut
+    newest = lines[-TAIL_EVENTS:]
+    for n, line in enumerate(newest, start=len(lines) - len(newest) + 1):
+        where = f"calls.jsonl:{n}" if not start else "calls.jsonl (near its end)"
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            raise Refused(f"{where}: damaged line (not JSON); fix the file or restore it with git") from None
+        schemas.check("call", record, where)

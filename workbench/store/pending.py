@@ -1,0 +1,93 @@
+"""What wb acknowledged but git does not hold yet, kept where no checkout or stash can take it.
+
+`.workbench/` is in the user's work tree, so the user's own git can take it away at any moment: a `git stash`
+between wb's log append and its commit, a `git checkout -- .workbench`, a `merge --abort` or `reset --hard`
+after a write wb could not commit (mid-merge, no identity). So before a transaction writes the work tree, it
+appends its events and tool-call records to `pending.jsonl` in this worktree's own git directory
+(`.git/wb/pending.jsonl`, or `.git/worktrees/NAME/wb/` for a linked worktree), with fsync — the mutation is
+acknowledged only once it is there. A commit that contains them empties it.
+
+While a merge, rebase, cherry-pick, revert or bisect is in progress, or HEAD is detached, wb does not write
+the work tree at all (a write there makes the user's `--abort`, `bisect reset` or `checkout` fail): events
+go to this journal alone, every load folds them in, and the first transaction after the operation ends
+writes them to `.workbench/` and commits them. A load also folds in, and the next transaction writes again,
+any pending event the work tree lost to the user's git.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from workbench.model.jsonl import encode, loads_record, split_lines
+
+
+class Pending:
+    def __init__(self, git_dir: Path) -> None:
+        self.path = git_dir / "wb" / "pending.jsonl"
+
+    def __bool__(self) -> bool:
+        try:
+            return self.path.stat().st_size > 0
+        except OSError:
+            return False
+
+    def read(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(events, call records) in the order they were acknowledged; a torn last line (a crash mid-append,
+        never acknowledged) is skipped."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return [], []
+        events: list[dict[str, Any]] = []
+        calls: list[dict[str, Any]] = []
+        for line in split_lines(raw)[0]:
+            record = loads_record(line)  # a damaged line is skipped
+            if record is not None and isinstance(record.get("record"), dict):
+                (events if record.get("kind") == "event" else calls).append(record["record"])
+        return events, calls
+
+    def append(self, events: list[dict[str, Any]], calls: list[dict[str, Any]]) -> None:
+        """Durable before it returns (fsync of the file, and of the directory when it is new)."""
+        if not events and not calls:
+            return
+        lines = [json.dumps({"kind": "call", "record": c}, ensure_ascii=False, separators=(",", ":")).encode()
+                 for c in calls]
+        lines += [b'{"kind":"event","record":' + encode(e) + b"}" for e in events]
+        new = not self.path.parent.is_dir()
+        self.path.parent.mkdir(exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, b"".join(line + b"\n" for line in lines))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if new:
+            dfd = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+
+    def clear(self) -> None:
+        """Everything in it is in a commit now."""
+        try:
+            with open(self.path, "r+b") as fh:
+                fh.truncate(0)
+                os.fsync(fh.fileno())
+        except FileNotFoundError:
+            pass
+
+
+def missing_from_log(pending: list[dict[str, Any]], log_ids: set[str]) -> list[dict[str, Any]]:
+    """The pending events the work tree's log lacks, in order, as fresh records (seq and prev are given again
+    when they are written: the tail they were chained to may be gone)."""
+    out = []
+    for event in pending:
+        if event.get("id") in log_ids:
+            continue
+        fresh = {k: v for k, v in event.items() if k not in ("seq", "prev", "more")}
+        out.append(fresh)
+    return out
