@@ -81,6 +81,7 @@ def fresh(repo: Path) -> Path:
     """The workbench as configured, before each example (what one wrote must not count against the next)."""
     run_git(repo, "reset", "-q", "--hard", "configured")
     run_git(repo, "clean", "-qfdx", ".workbench")
+    (repo / ".git" / "wb" / "pending.jsonl").unlink(missing_ok=True)  # acknowledged writes the reset took back
     return repo
 
 
