@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import NotFound, Refused, UsageError, WorkbenchError
 from workbench.model import ids, reducer
+from workbench.model.ids import TASK_ID
 from workbench.model.redaction import redact, secret_values
 from workbench.ops.acceptance import dependency_problem, last_line, run_acceptance, run_all
 from workbench.ops.replay import ReplayReport, replay
@@ -44,7 +45,6 @@ if TYPE_CHECKING:  # the harness, review, doctor and migrate load only when thei
 __all__ = ["Bench", "LastWrite", "ReplayReport", "diff", "init", "replay", "run_acceptance", "status_of",
            "validate_workbench"]
 
-TASK_ID = re.compile(r"^T-\d{3,}$")
 EVENT_TYPE = re.compile(r"^[a-z]+(\.[a-z_]+)+$")  # as schemas/event.schema.json
 SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews")
 SETTABLE_STATE_KEYS = ("status", "next_action", "active_task_id", "touched_files", "assumptions", "blockers")
@@ -116,8 +116,8 @@ class Bench:
                 task["description"] = description
             if reviews is not None or kind == "review":
                 task["reviews"] = reviews
-            tx.summary = f"wb: add {task['id']} {_short(title)}"
-            tx.emit("task.add", {"task": task}, ts=now)
+            added = tx.emit("task.add", {"task": task}, ts=now)["payload"]["task"]
+            tx.summary = f"wb: add {task['id']} {_short(added['title'])}"  # redacted before it is cut short
         self._done(tx)
         return task
 
@@ -223,8 +223,8 @@ class Bench:
         if not text.strip():
             raise UsageError("a note needs text")
         with self._tx(actor) as tx:
-            tx.summary = f"wb: note {_short(text)}"
-            tx.emit("note.add", {"text": text.strip()})
+            noted = tx.emit("note.add", {"text": text.strip()})["payload"]["text"]
+            tx.summary = f"wb: note {_short(noted)}"  # redacted before it is cut short
         self._done(tx)
 
     def set_state(self, changes: dict[str, Any], actor: str = "agent") -> dict[str, Any]:

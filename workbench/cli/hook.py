@@ -68,4 +68,6 @@ def _print_context(status: dict[str, Any]) -> None:
 
 
 def _complain(message: str) -> None:
-    sys.stderr.write(f"wb: hook claude-code: {message}\n")
+    from workbench.model.redaction import redact_known
+
+    sys.stderr.write(f"wb: hook claude-code: {redact_known(message)}\n")

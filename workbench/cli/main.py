@@ -102,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        sys.stderr.write("wb: " + " ".join(str(err).splitlines()) + "\n")  # one line, whatever it quotes
+        from workbench.model.redaction import redact_known  # a message may quote a value that holds a secret
+
+        sys.stderr.write("wb: " + " ".join(redact_known(str(err)).splitlines()) + "\n")  # one line, whatever it quotes
         code = err.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("wb: interrupted\n")

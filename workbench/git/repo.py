@@ -52,6 +52,27 @@ def run_git(cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, st
     return proc
 
 
+def cat_batch(cwd: Path, specs: list[str]) -> list[tuple[str, bytes] | None]:
+    """The one `git cat-file --batch`: several objects in one subprocess, [(sha, body) or None] in the order
+    of `specs` (None: missing or ambiguous)."""
+    if not specs:
+        return []
+    out = run_git(cwd, "cat-file", "--batch", stdin=("\n".join(specs) + "\n").encode()).stdout
+    result: list[tuple[str, bytes] | None] = []
+    pos = 0
+    for _spec in specs:
+        end = out.index(b"\n", pos)
+        parts = out[pos:end].decode(errors="replace").split()
+        pos = end + 1
+        if len(parts) != 3 or parts[-1] in ("missing", "ambiguous"):  # a spec may hold spaces: "<spec> missing"
+            result.append(None)
+            continue
+        sha, _kind, size = parts
+        result.append((sha, out[pos:pos + int(size)]))
+        pos += int(size) + 1
+    return result
+
+
 class RefMover:
     """Moves branches with one long-lived `git update-ref --stdin`, one transaction per move.
 
@@ -438,22 +459,7 @@ class GitRepo:
         return body if nul and header == f"{kind} {len(body)}".encode() else None
 
     def _cat(self, specs: list[str]) -> list[tuple[str, bytes] | None]:
-        """`git cat-file --batch` for several objects in one subprocess: [(sha, body) or None if missing]."""
-        out = run_git(self.worktree, "cat-file", "--batch", stdin=("\n".join(specs) + "\n").encode()).stdout
-        result: list[tuple[str, bytes] | None] = []
-        pos = 0
-        for _spec in specs:
-            end = out.index(b"\n", pos)
-            header = out[pos:end].decode()
-            pos = end + 1
-            if header.endswith(" missing") or header.endswith(" ambiguous"):
-                result.append(None)
-                continue
-            sha, _kind, size = header.split()
-            body = out[pos:pos + int(size)]
-            pos += int(size) + 1
-            result.append((sha, body))
-        return result
+        return cat_batch(self.worktree, specs)
 
     def _parse_tree(self, body: bytes) -> dict[str, tuple[str, str]]:
         width = 20 if self._algo == "sha1" else 32

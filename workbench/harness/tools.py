@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.harness.types import ToolError
+from workbench.model.redaction import redact_text, secret_values
 
 INLINE_LIMIT = 4096  # bytes of output kept in the event; more goes to artifacts/
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024  # per stream, unless a tool declares max_output_bytes; the rest is discarded
@@ -165,7 +166,7 @@ class ToolBox:
                  redact: list[str] | None = None) -> None:
         self.root = root
         self.artifacts = artifacts
-        self.redact = [os.environ[name] for name in (redact or []) if os.environ.get(name)]
+        self.redact = secret_values({"redact": redact or []})
         self._specs = {
             name: ToolSpec(name, tuple(t["argv"]), t.get("mode", "mutating"), float(t.get("timeout", 600)),
                            bool(t.get("idempotent", False)), t.get("cwd"), t.get("on_error"),
@@ -175,11 +176,6 @@ class ToolBox:
 
     def spec(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
-
-    def _scrub(self, text: str) -> str:
-        for secret in self.redact:
-            text = text.replace(secret, "[redacted]")
-        return text
 
     def run(self, spec: ToolSpec, args: dict[str, Any], key: str) -> dict[str, Any]:
         argv = fill(spec.argv, args)
@@ -198,7 +194,7 @@ class ToolBox:
         result: dict[str, Any] = {"exit_code": run.returncode, "seconds": round(time.monotonic() - start, 3)}
         failed = run.returncode != 0
         for stream, captured in (("stdout", run.stdout), ("stderr", run.stderr)):
-            data = self._scrub(bytes(captured.data).decode(errors="replace")).encode()
+            data = redact_text(bytes(captured.data).decode(errors="replace"), self.redact).encode()
             if len(data) <= INLINE_LIMIT and not (failed and data) and not captured.cut:
                 result[stream] = data.decode()
             else:  # large, or the output of a failure: the whole of it (up to the cap) goes to artifacts/
@@ -208,7 +204,8 @@ class ToolBox:
                              f"{spec.max_output_bytes}]\n").encode()
                 result[f"{stream}_artifact"] = self._artifact(key, stream, data, captured.cut)
         if failed:
-            result["stderr_tail"] = stderr_tail(self._scrub(bytes(run.stderr.data).decode(errors="replace")))
+            tail_text = redact_text(bytes(run.stderr.data).decode(errors="replace"), self.redact)
+            result["stderr_tail"] = stderr_tail(tail_text)
         return result
 
     def _artifact(self, key: str, stream: str, data: bytes, cut: int = 0) -> dict[str, Any]:
@@ -216,7 +213,7 @@ class ToolBox:
         any transaction (its effect cannot wait for one), and the file is committed with the step's events."""
         from workbench.store.atomic import write_workbench_file
 
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key)
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", redact_text(key, self.redact))
         name = f"{safe}.{stream}.txt"
         if self.artifacts.is_symlink() or not self.artifacts.parent.resolve().is_relative_to(self.root.resolve()):
             raise ToolError(f"{self.artifacts.name}/ is a symbolic link or lies outside the repository: "

@@ -212,11 +212,15 @@ def _lean(schema: Any) -> Any:
 
 
 def _text(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    from workbench.model.redaction import redact_known  # an answer may carry a tool's output or a hand edit
+
+    return json.dumps(redact_known(data), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+    from workbench.model.redaction import redact_known
+
+    return CallToolResult(content=[TextContent(type="text", text=redact_known(message))], is_error=True)
 
 
 def _usage(message: str) -> WorkbenchError:

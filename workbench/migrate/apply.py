@@ -61,7 +61,7 @@ from workbench.migrate.registry import (  # noqa: F401 - the registry and migrat
     state_0_to_1,
     upgrade,
 )
-from workbench.model import ids, reducer, schemas
+from workbench.model import configfile, ids, reducer, schemas
 from workbench.model.boardfile import encode_board
 from workbench.model.jsonl import encode, line_hash
 from workbench.model.layout import GITIGNORE, WB_DIR
@@ -79,7 +79,6 @@ from workbench.store.workbench import Workbench
 INTENT = ".migrate.json"
 INTENT_VERSION = 1
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
-TASK_ID = re.compile(r"^T-\d{3,}$")
 # A plan passes over an old log four times; their weights are their measured costs (upcasting a line costs
 # about six readings of it), so the bar of a migration moves at an even pace rather than in jumps.
 READ, UPCAST, CHECK, ENCODE = 1, 6, 1, 2
@@ -151,6 +150,7 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
         payload["board"] = {k: v for k, v in docs.board.items() if k != "last_event"}
     payload = copy.deepcopy(payload)
     events: list[dict[str, Any]] = []
+    secrets = secret_values(found["config"].doc if isinstance(found["config"].doc, dict) else {})
 
     config = upgrade("config", found["config"].doc, found["config"].version or 0, ctx) if "config" in stale else None
     config_doc = config or found["config"].doc or {}
@@ -247,7 +247,7 @@ def _render_config(raw: bytes, config: dict[str, Any]) -> bytes:
     if added:
         node.insert(0, "schema_version", node.pop("schema_version"))
     text = yamlio.dump_round_trip(node)
-    if yamlio.to_plain(yamlio.load_safe(text, "config.yaml")) != config:
+    if configfile.parse(text.encode("utf-8")) != config:
         raise Refused("config.yaml: the migrated file does not read back as the migrated settings (a wb bug); "
                       "nothing was changed")
     return text.encode("utf-8")

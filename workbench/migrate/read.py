@@ -4,7 +4,6 @@ Nothing here writes."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +11,9 @@ from typing import Any
 
 from workbench.errors import NotFound, Refused
 from workbench.migrate.registry import KINDS, compact_json
+from workbench.model import configfile
 from workbench.model.boardfile import parse_board
+from workbench.model.jsonl import read_line, split_lines
 from workbench.model.layout import WB_DIR
 from workbench.progress import Progress, tick
 
@@ -56,20 +57,13 @@ def _read_required(path: Path) -> bytes:
 
 
 def read_config(path: Path) -> Found:
-    from workbench.model import yamlio
-
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return Found(None)  # optional: wb runs on its defaults
-    try:
-        data = yamlio.to_plain(yamlio.load_safe(raw.decode("utf-8"), "config.yaml"))
-    except UnicodeDecodeError:
-        raise Refused("config.yaml: not UTF-8 text") from None
+    data = configfile.settings(raw)
     if data is None:  # empty or only comments: the defaults, at any version
         return Found(KINDS["config"].current, None, raw)
-    if not isinstance(data, dict):
-        raise Refused("config.yaml: the top level must be a mapping of settings")
     return Found(_version("config.yaml", data), data, raw)
 
 
@@ -79,7 +73,7 @@ def read_log(path: Path, file: str, whole: bool, progress: Progress | None = Non
     edges = edge_lines(path)
     if edges is None:  # absent, or no line yet: an empty log is valid at any version
         return Found(KINDS["events" if file == "events.jsonl" else "calls"].current if path.exists() else None)
-    first, last = (_record(file, line, where) for line, where in zip(edges, ("line 1", "its last line"), strict=True))
+    first, last = (read_line(line, file, where) for line, where in zip(edges, ("line 1", "its last line"), strict=True))
     v_first = _version(file, first, "line 1: ")
     v_last = _version(file, last, "last line: ")
     if v_last > KINDS["events" if file == "events.jsonl" else "calls"].current:
@@ -89,23 +83,13 @@ def read_log(path: Path, file: str, whole: bool, progress: Progress | None = Non
     if not whole or v_first == KINDS["events"].current:
         return Found(v_first)
     raw = path.read_bytes()
-    lines = raw.split(b"\n")[:-1]
+    lines, _torn = split_lines(raw)
     records: list[dict[str, Any]] = []
     for n, line in enumerate(lines):
         tick(progress, n, len(lines))
         if line.strip():
-            records.append(_record(file, line, f"line {n + 1}"))
+            records.append(read_line(line, file, f"line {n + 1}"))
     return Found(v_first, records, raw)
-
-
-def _record(file: str, line: bytes, where: str) -> dict[str, Any]:
-    try:
-        record = json.loads(line)
-    except ValueError:
-        raise Refused(f"{file}: {where} is damaged (not JSON); run `wb doctor`") from None
-    if not isinstance(record, dict):
-        raise Refused(f"{file}: {where} is not a JSON object")
-    return record
 
 
 def edge_lines(path: Path) -> tuple[bytes, bytes] | None:

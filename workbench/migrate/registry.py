@@ -16,10 +16,10 @@ from datetime import datetime
 from typing import Any
 
 from workbench.model import reducer, schemas
+from workbench.model.ids import TASK_ID
 from workbench.model.jsonl import encode, line_hash
 
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
-TASK_ID = re.compile(r"^T-\d{3,}$")
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 

@@ -28,26 +28,57 @@ def encode_board(board: dict[str, Any]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+class BrokenJSON(Refused):
+    """board.json is not JSON: the line of the problem, for the readers that say it their own way."""
+
+    def __init__(self, line: object, msg: object) -> None:
+        super().__init__(f"board.json:{line}: broken JSON: {msg} (fix the file, or restore it with git)")
+        self.line = line
+
+
+class NotABoard(Refused):
+    """board.json holds JSON, but not an object."""
+
+
 def parse_board(raw: bytes) -> dict[str, Any]:
+    """The one reader of board.json's bytes: a JSON object, or Refused naming the line (BrokenJSON), the
+    nesting or the lone surrogate, or NotABoard. Its shape is `has_task_list`'s and the schema's to check."""
     try:
         data = json.loads(raw)
     except RecursionError:
         raise Refused("board.json: nested too deeply to read (fix the file, or restore it with git)") from None
     except ValueError as err:
-        line = getattr(err, "lineno", "?")
-        raise Refused(f"board.json:{line}: broken JSON: {getattr(err, 'msg', err)} "
-                      "(fix the file, or restore it with git)") from None
+        raise BrokenJSON(getattr(err, "lineno", "?"), getattr(err, "msg", err)) from None
     if not isinstance(data, dict):
-        raise Refused("board.json: (top level): must be a JSON object with schema_version and tasks")
+        raise NotABoard("board.json: (top level): must be a JSON object with schema_version and tasks")
     check_unicode(raw, data, "board.json")
     return data
 
 
+def has_task_list(board: dict[str, Any], *, required: bool = True) -> bool:
+    """What every reader relies on: `tasks` is a list of objects with string ids (absent: only if not
+    `required`)."""
+    tasks = board.get("tasks") if required or "tasks" in board else []
+    return isinstance(tasks, list) and all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in tasks)
+
+
+def duplicate_ids(tasks: Any) -> list[tuple[int, str]]:
+    """(index, id) of each task whose string id an earlier task already has."""
+    seen: set[str] = set()
+    out = []
+    for i, task in enumerate(tasks if isinstance(tasks, list) else []):
+        tid = task.get("id") if isinstance(task, dict) else None
+        if isinstance(tid, str):
+            if tid in seen:
+                out.append((i, tid))
+            seen.add(tid)
+    return out
+
+
 def check_board_shape(board: dict[str, Any]) -> None:
-    """What every reader relies on, checked on each load (cheap): `tasks` is a list of objects with string ids.
-    The full schema check of a hand-edited board happens on load and in the write path."""
-    tasks = board.get("tasks")
-    if not isinstance(tasks, list) or not all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in tasks):
+    """`has_task_list`, checked on each load (cheap). The full schema check of a hand-edited board happens on
+    load and in the write path."""
+    if not has_task_list(board):
         schemas.check("board", board, "board.json")  # names the first problem
         raise SchemaRefused("board.json", "tasks", "every task must be an object with a string id")
 
@@ -63,9 +94,5 @@ def check_board(docs: Docs) -> None:
     touched = [t for t in tasks if not isinstance(t, dict) or t.get("id") in docs.touched]
     if not schemas.is_valid("board", {**board, "tasks": touched}):
         schemas.check("board", board, "board.json")  # the full check names the right index
-    seen: set[Any] = set()
-    for i, task in enumerate(tasks):
-        tid = task.get("id") if isinstance(task, dict) else None
-        if tid in seen:
-            raise SchemaRefused("board.json", f"tasks[{i}].id", f"duplicate id {tid}")
-        seen.add(tid)
+    for i, tid in duplicate_ids(tasks)[:1]:
+        raise SchemaRefused("board.json", f"tasks[{i}].id", f"duplicate id {tid}")

@@ -1,10 +1,22 @@
-"""Timestamps and sortable unique ids."""
+"""Timestamps, sortable unique ids, and the board's task ids (`T-001`)."""
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from datetime import UTC, datetime
+
+TASK_ID = re.compile(r"^T-\d{3,}$")  # as schemas/board.schema.json
+_TASK_NUMBER = re.compile(r"^T-(\d+)$")
+
+
+def task_number(task_id: object) -> int:
+    """The number of a task id (`T-007` → 7); 0 for anything else. Lenient (`T-7` is 7): a merge meets ids
+    of boards not yet validated."""
+    m = _TASK_NUMBER.match(task_id) if isinstance(task_id, str) else None
+    return int(m.group(1)) if m else 0
+
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 

@@ -7,9 +7,10 @@ documents in place (replay speed) and never read the clock or the disk.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from workbench.errors import Refused
 from workbench.model.eventtypes import HARNESS_EVENTS
 
 STATE_VERSION = 1
@@ -245,3 +246,20 @@ def apply(docs: Docs, ev: dict[str, Any], *, board_from: int = 0) -> bool:
     if changed:
         docs.board["last_event"] = ev["seq"]
     return changed
+
+
+def fold(events: Iterable[dict[str, Any]], empty_ts: str | None = None) -> Docs | None:
+    """The documents the events rebuild from empty (stamped with the first event's time), as `wb replay`,
+    `wb init` and a merge rebuild them; for no events, None (or the empty documents stamped `empty_ts`). An
+    event that cannot be applied is Refused, naming its seq."""
+    docs: Docs | None = empty_docs(empty_ts) if empty_ts is not None else None
+    started = False
+    for event in events:
+        if not started:
+            docs, started = empty_docs(event["ts"]), True
+        assert docs is not None
+        try:
+            apply(docs, event)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
+            raise Refused(f"events.jsonl: seq {event.get('seq')} cannot be replayed ({err})") from None
+    return docs

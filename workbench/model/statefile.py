@@ -59,6 +59,26 @@ def parse(raw: bytes, file: str = "state.md") -> StateFile:
     return StateFile(node, data, body)
 
 
+def read_plain(raw: bytes, file: str = "state.md") -> tuple[dict[str, Any], str]:
+    """(frontmatter, body) without the round-trip node: the fast reader of a side of a diff or a view. Refused
+    when the file is not UTF-8, lacks its `---` lines or its frontmatter is not a mapping."""
+    from workbench.model.frontmatter import fast_frontmatter
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused(f"{file}: not UTF-8 text") from None
+    yaml_text, body = split(text, file)
+    data = fast_frontmatter(yaml_text)
+    if data is None:
+        from workbench.model import yamlio  # ruamel: ~20 ms to import, only when the fast path steps aside
+
+        data = yamlio.to_plain(yamlio.load_safe(yaml_text, file))
+    if not isinstance(data, dict):
+        raise Refused(f"{file}: the frontmatter is not a mapping")
+    return data, body
+
+
 def render(node: Any, data: dict[str, Any], body: str) -> bytes:
     """Write `data` into the round-trip `node` (None: a fresh file) and render the whole file."""
     from workbench.model import yamlio

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.errors import Refused
 from workbench.model import reducer
 from workbench.progress import tick
 from workbench.store.workbench import Workbench
@@ -26,18 +25,17 @@ def replay(wb: Workbench, progress: Callable[[int, int], None] | None = None) ->
     """Fold the whole event log from empty and compare with the snapshots (as loaded). `progress(done, total)`
     is called every 5,000 events (total = the last seq)."""
     start = time.perf_counter()
-    docs: reducer.Docs | None = None
     n = 0
     total = wb.log.tail().seq if progress else 0
-    for _line, event in wb.log.iter_all():
-        tick(progress, n, total)
-        if docs is None:
-            docs = reducer.empty_docs(event["ts"])
-        try:
-            reducer.apply(docs, event)
-        except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
-            raise Refused(f"events.jsonl: seq {event['seq']} cannot be replayed ({err})") from None
-        n += 1
+
+    def counted() -> Iterator[dict[str, Any]]:
+        nonlocal n
+        for _line, event in wb.log.iter_all():
+            tick(progress, n, total)
+            yield event
+            n += 1
+
+    docs = reducer.fold(counted())
     elapsed = time.perf_counter() - start
     mismatches: list[str] = []
     current = wb.load(detect_human=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from workbench.errors import GitError, NotFound, Refused, WorkbenchError
 from workbench.model import schemas
+from workbench.model.jsonl import split_lines
 from workbench.model.layout import WB_DIR
 from workbench.progress import tick
 from workbench.store.workbench import Workbench
@@ -42,18 +43,14 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
         problems.append("state.md: missing (restore it with `git checkout -- .workbench/state.md`)")
     board = None
     if p.board.exists():
+        from workbench.model.boardfile import duplicate_ids
         from workbench.model.boardfile import parse_board as _parse_board
 
         board = attempt(lambda: _parse_board(p.board.read_bytes()))
         if board is not None:
             problems.extend(str(e) for e in schemas.iter_errors("board", board, "board.json"))
-            seen: set[str] = set()
-            for i, task in enumerate(board.get("tasks", []) if isinstance(board.get("tasks"), list) else []):
-                tid = task.get("id") if isinstance(task, dict) else None
-                if isinstance(tid, str) and tid in seen:
-                    problems.append(f"board.json: tasks[{i}].id: duplicate id {tid}")
-                if isinstance(tid, str):
-                    seen.add(tid)
+            problems.extend(f"board.json: tasks[{i}].id: duplicate id {tid}"
+                            for i, tid in duplicate_ids(board.get("tasks")))
     else:
         problems.append("board.json: missing (restore it with `git checkout -- .workbench/board.json`)")
 
@@ -77,7 +74,11 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
             and state["last_event"] > tail.seq:
             problems.append(f"state.md: last_event {state['last_event']} is beyond the log's last seq {tail.seq}")
     if p.calls.exists():
-        for number, line in enumerate(p.calls.read_bytes().splitlines(), start=1):
+        lines, torn = split_lines(p.calls.read_bytes())
+        # a torn tail is checked like any line: the next append lands after it, in the middle of the journal
+        for number, line in enumerate([*lines, torn] if torn else lines, start=1):
+            if not line.strip():
+                continue
             try:
                 call = json.loads(line)
             except (ValueError, RecursionError):

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import Refused
+from workbench.errors import Refused, WorkbenchError
+from workbench.model.redaction import redact, secret_values
 from workbench.review.parse import (
     appended_lines,
     complete_lines,
@@ -216,4 +217,25 @@ def compare(old: Side, new: Side, *, all_fields: bool = False) -> dict[str, Any]
 def diff(root: Path, revs: list[str], *, all_fields: bool = False, default_base: str = "HEAD") -> dict[str, Any]:
     """`wb diff [REV [REV]]` as data."""
     old, new = resolve(root, revs, default_base)
-    return compare(old, new, all_fields=all_fields)
+    return redact(compare(old, new, all_fields=all_fields), _secrets(root, old, new))
+
+
+def _secrets(root: Path, *sides: Side) -> list[str]:
+    """The secret values named by `redact` in config.yaml of either side or of the working tree: a hand edit,
+    an older commit or another branch may hold one."""
+    from workbench.model.layout import WB_DIR
+
+    raws = [side.files.get("config.yaml") for side in sides]
+    try:
+        raws.append((root / WB_DIR / "config.yaml").read_bytes())
+    except OSError:
+        pass
+    names: list[str] = []
+    for raw in raws:
+        try:
+            config = parse_config(raw) or {}
+        except WorkbenchError:
+            continue
+        listed = config.get("redact")
+        names += [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+    return secret_values({"redact": names})

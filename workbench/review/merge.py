@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from workbench.model import reducer
+from workbench.model.ids import task_number
 
 SIDES = ("ours", "theirs")
 DERIVED_STATE = {"schema_version", "updated_at", "last_event", "counters", "session", "status"}
@@ -30,17 +31,14 @@ class MergeConflict(Exception):
         self.conflicts = conflicts
 
 
-def _num(task_id: str) -> int:
-    return int(task_id[2:]) if re.match(r"^T-\d+$", task_id or "") else 0
-
-
 def task_renames(base: dict[str, dict[str, Any]], ours: dict[str, dict[str, Any]],
                  theirs: dict[str, dict[str, Any]]) -> dict[str, dict[str, str]]:
     """{side: {old id: new id}} for ids both sides added to different tasks (told apart by created_at)."""
     renames: dict[str, dict[str, str]] = {"ours": {}, "theirs": {}}
     collisions = sorted((tid for tid in set(ours) & set(theirs)
-                         if tid not in base and ours[tid].get("created_at") != theirs[tid].get("created_at")), key=_num)
-    taken = max([_num(t) for t in (*base, *ours, *theirs)] or [0])
+                         if tid not in base and ours[tid].get("created_at") != theirs[tid].get("created_at")),
+                        key=task_number)
+    taken = max([task_number(t) for t in (*base, *ours, *theirs)] or [0])
     for tid in collisions:
         o, t = ours[tid], theirs[tid]
         key_o = (o.get("created_at", ""), json.dumps(o, sort_keys=True))
@@ -154,8 +152,8 @@ def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
                 renames[old] = new
     theirs_new = [e for e in theirs if e["id"] not in ours_by_id]
     taken = {tid for e in ours for tid in [_added_id(e)] if tid}
-    highest = max([_num(tid) for tid in taken] + [_num(tid) for e in theirs for tid in [_added_id(e)] if tid]
-                  + [0])
+    highest = max([task_number(tid) for tid in taken]
+                  + [task_number(tid) for e in theirs for tid in [_added_id(e)] if tid] + [0])
     for event in theirs_new:
         tid = _added_id(event)
         if tid and renames.get(tid, tid) in taken and tid not in renames:
@@ -187,9 +185,8 @@ def _added_id(event: dict[str, Any]) -> str | None:
 
 
 def replay(events: list[dict[str, Any]]) -> reducer.Docs:
-    docs = reducer.empty_docs(events[0]["ts"] if events else "1970-01-01T00:00:00.000Z")
-    for event in events:
-        reducer.apply(docs, event)
+    docs = reducer.fold(events, empty_ts="1970-01-01T00:00:00.000Z")
+    assert docs is not None
     return docs
 
 
@@ -235,7 +232,8 @@ def merge_boards(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, A
                 task[key] = value
         merged[tid] = task
     added = [k for k in merged if k not in b]
-    order = [k for k in b if k in merged] + sorted(added, key=lambda k: (merged[k].get("created_at", ""), _num(k)))
+    order = [k for k in b if k in merged] + sorted(
+        added, key=lambda k: (merged[k].get("created_at", ""), task_number(k)))
     board = {"schema_version": ours.get("schema_version", 1),
              "last_event": max(int(ours.get("last_event", 0)), int(theirs.get("last_event", 0))),
              "tasks": [merged[k] for k in order]}

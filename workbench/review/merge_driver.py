@@ -3,7 +3,6 @@ left consistent (the rules themselves: workbench/review/merge.py; the command: w
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -12,22 +11,20 @@ KINDS = ("board", "events", "state")
 
 
 def _events(raw: bytes) -> list[dict[str, Any]]:
-    out = []
-    for line in raw.split(b"\n"):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue  # a torn line: never acknowledged
-    return out
+    from workbench.model.jsonl import records, split_lines
+
+    lines, _torn = split_lines(raw)  # a torn last line was never acknowledged
+    return records(lines)[0]  # damaged lines are skipped
 
 
 def _board(raw: bytes) -> dict[str, Any]:
+    from workbench.errors import Refused
+    from workbench.model.boardfile import parse_board
+
     try:
-        data = json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        data = {}
-    return data if isinstance(data, dict) else {}
+        return parse_board(raw) if raw.strip() else {}
+    except Refused:
+        return {}
 
 
 def _state(raw: bytes) -> tuple[Any, dict[str, Any], str]:
@@ -55,8 +52,7 @@ def _merge_commits(root: Path) -> tuple[str, str, str] | None:
 def _stash_commits(root: Path, theirs: bytes, name: str) -> tuple[str, str, str] | None:
     """(base, ours, theirs) while `git stash pop` / `apply` merges the newest stash into HEAD: recognised by
     `theirs` being that stash's version of the file."""
-    from workbench.git.repo import run_git
-    from workbench.review.sides import cat_batch
+    from workbench.git.repo import cat_batch, run_git
 
     stash = run_git(root, "rev-parse", "--verify", "-q", "refs/stash", check=False).stdout.decode().strip()
     ours = run_git(root, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.decode().strip()
@@ -94,7 +90,7 @@ def _picked_commits(root: Path) -> tuple[str, str, str] | None:
 
 
 def _versions_at(root: Path, commits: tuple[str, str, str]) -> dict[str, dict[str, bytes]]:
-    from workbench.review.sides import cat_batch
+    from workbench.git.repo import cat_batch
 
     names = ("events.jsonl", "board.json", "state.md")
     specs = [f"{c}:.workbench/{n}" for c in commits for n in names]

@@ -7,12 +7,11 @@ parsing only the new lines: the cost follows the size of the change, not of the 
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from workbench.errors import Refused
-from workbench.model.frontmatter import fast_frontmatter
+from workbench.model import boardfile, configfile, jsonl
 
 
 # -- the documents --------------------------------------------------------------------------------------
@@ -22,30 +21,14 @@ def parse_state(raw: bytes | None) -> tuple[dict[str, Any] | None, str]:
         return None, ""
     from workbench.model import statefile
 
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise Refused("state.md: not UTF-8 text") from None
-    yaml_text, body = statefile.split(text)
-    data = fast_frontmatter(yaml_text)
-    if data is None:
-        from workbench.model import yamlio  # ruamel: ~20 ms to import, only when the fast path steps aside
-
-        data = yamlio.to_plain(yamlio.load_safe(yaml_text, "state.md"))
-    if not isinstance(data, dict):
-        raise Refused("state.md: the frontmatter is not a mapping")
-    return data, body
+    return statefile.read_plain(raw)
 
 
 def parse_board(raw: bytes | None) -> dict[str, Any] | None:
     if raw is None:
         return None
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError) as err:
-        raise Refused(f"board.json:{getattr(err, 'lineno', '?')}: broken JSON") from None
-    if not isinstance(data, dict) or not isinstance(data.get("tasks", []), list) or not all(
-            isinstance(t, dict) and isinstance(t.get("id"), str) for t in data.get("tasks", [])):
+    data = boardfile.parse_board(raw)
+    if not boardfile.has_task_list(data, required=False):
         raise Refused("board.json: not an object with a list of tasks with string ids")
     return data
 
@@ -54,16 +37,7 @@ def parse_config(raw: bytes | None) -> dict[str, Any] | None:
     """config.yaml as written (not merged over the defaults: the diff shows what someone changed)."""
     if raw is None:
         return None
-    from workbench.model import yamlio
-
-    try:
-        loaded = yamlio.load_safe(raw.decode("utf-8"), "config.yaml")
-    except UnicodeDecodeError:
-        raise Refused("config.yaml: not UTF-8 text") from None
-    data = yamlio.to_plain(loaded) if loaded is not None else {}
-    if not isinstance(data, dict):
-        raise Refused("config.yaml: not a mapping")
-    return data
+    return configfile.settings(raw) or {}
 
 
 # -- the decision log and the live session --------------------------------------------------------------
@@ -122,11 +96,8 @@ def complete_lines(raw: bytes | None) -> bytes:
     data = raw[: raw.rfind(b"\n") + 1]
     while data:
         start = data.rfind(b"\n", 0, len(data) - 1) + 1
-        try:
-            last = json.loads(data[start:])
-        except (ValueError, RecursionError):
-            break
-        if not (isinstance(last, dict) and last.get("more")):
+        last = jsonl.loads_record(data[start:])
+        if not (last and last.get("more")):
             break
         data = data[:start]
     return data
@@ -135,8 +106,8 @@ def complete_lines(raw: bytes | None) -> bytes:
 def appended_lines(old: bytes, new: bytes) -> tuple[list[bytes], int, bool]:
     """(lines of `new` after what it shares with `old`, lines of `old` not in `new`, rewritten?)."""
     if new.startswith(old):
-        return new[len(old):].split(b"\n")[:-1], 0, False
-    old_lines, new_lines = old.split(b"\n")[:-1], new.split(b"\n")[:-1]
+        return jsonl.split_lines(new[len(old):])[0], 0, False
+    old_lines, new_lines = jsonl.split_lines(old)[0], jsonl.split_lines(new)[0]
     if old.startswith(new):
         return [], len(old_lines) - len(new_lines), False  # a diff backwards in time
     shared = 0
@@ -148,33 +119,15 @@ def appended_lines(old: bytes, new: bytes) -> tuple[list[bytes], int, bool]:
 
 
 def parse_records(lines: list[bytes], file: str, warnings: list[str]) -> list[dict[str, Any]]:
-    if not lines:
-        return []
-    try:  # one parse of them all is several times faster than one per line
-        batch = json.loads(b"[" + b",".join(lines) + b"]")
-    except (ValueError, RecursionError):
-        batch = None
-    if isinstance(batch, list) and len(batch) == len(lines) and all(isinstance(r, dict) for r in batch):
-        return batch
-    out = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            record = None
-        if isinstance(record, dict):
-            out.append(record)
-        else:
-            warnings.append(f"{file}: skipped a damaged line: {line[:60].decode(errors='replace')}")
-    return out
+    found, damaged = jsonl.records(lines)
+    warnings.extend(f"{file}: skipped a damaged line: {line[:60].decode(errors='replace')}" for _n, line in damaged)
+    return found
 
 
 def last_seq(log: bytes) -> int:
     if not log:
         return 0
     start = log.rfind(b"\n", 0, len(log) - 1) + 1
-    try:
-        seq = json.loads(log[start:]).get("seq", 0)
-    except (ValueError, AttributeError, RecursionError):
-        return 0
+    record = jsonl.loads_record(log[start:])
+    seq = record.get("seq", 0) if record else 0
     return seq if isinstance(seq, int) else 0

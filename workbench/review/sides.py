@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import NotFound, UsageError
-from workbench.git.repo import run_git
+from workbench.git.repo import cat_batch, run_git
 from workbench.model.layout import WB_DIR
 
 FILES = ("state.md", "board.json", "events.jsonl", "calls.jsonl", "config.yaml")
@@ -32,27 +32,6 @@ class Side:
 
     def describe(self) -> dict[str, Any]:
         return {"label": self.label, "commit": self.commit, "workbench": self.has_workbench}
-
-
-def cat_batch(root: Path, specs: list[str]) -> list[tuple[str, bytes] | None]:
-    """`git cat-file --batch` for several objects in one subprocess: [(sha, body) or None if missing]."""
-    if not specs:
-        return []
-    out = run_git(root, "cat-file", "--batch", stdin=("\n".join(specs) + "\n").encode()).stdout
-    result: list[tuple[str, bytes] | None] = []
-    pos = 0
-    for _spec in specs:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].decode(errors="replace")
-        pos = end + 1
-        parts = header.split()
-        if len(parts) != 3 or parts[-1] in ("missing", "ambiguous"):
-            result.append(None)
-            continue
-        sha, _kind, size = parts
-        result.append((sha, out[pos:pos + int(size)]))
-        pos += int(size) + 1
-    return result
 
 
 def read_worktree(root: Path) -> Side:

@@ -94,6 +94,8 @@ def _look_back(log: bytes, goals: set[str], plans_for: set[str], sessions: dict[
                plans: dict[str, dict[int, dict[str, Any]]]) -> None:
     """Find the session.start and plan.commit lines of earlier sessions by substring search (fast in C),
     parsing only those lines."""
+    from workbench.model.jsonl import loads_record
+
     for marker, wanted in ((b'"type":"session.start"', goals), (b'"type":"plan.commit"', plans_for)):
         if not wanted:
             continue
@@ -102,11 +104,8 @@ def _look_back(log: bytes, goals: set[str], plans_for: set[str], sessions: dict[
             start = log.rfind(b"\n", 0, pos) + 1
             end = log.find(b"\n", pos)
             end = len(log) if end == -1 else end
-            try:
-                e = json.loads(log[start:end])
-            except (ValueError, RecursionError):
-                e = None
-            if (isinstance(e, dict) and isinstance(e.get("session"), str) and e["session"] in wanted
+            e = loads_record(log[start:end])
+            if (e is not None and isinstance(e.get("session"), str) and e["session"] in wanted
                     and isinstance(e.get("payload"), dict)):
                 sid = e["session"]
                 if marker.endswith(b'start"') and sid in sessions:

@@ -46,10 +46,17 @@ def task_line(task: dict[str, Any]) -> str:
 def board_lines(raw: bytes) -> list[str]:
     if not raw.strip():
         return ["(empty board.json)"]
+    from workbench.errors import Refused
+    from workbench.model.boardfile import BrokenJSON, NotABoard, parse_board
+
     try:
-        data = json.loads(raw)
-    except ValueError as err:
-        return _raw_after(f"broken JSON at line {getattr(err, 'lineno', '?')}", raw)
+        data = parse_board(raw)
+    except BrokenJSON as err:
+        return _raw_after(f"broken JSON at line {err.line}", raw)
+    except NotABoard:
+        data = None
+    except Refused as err:  # nested too deeply, a lone surrogate: say which
+        return _raw_after(str(err), raw)
     if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
         return _raw_after("not a board (an object with a list of tasks)", raw)
     extra = [f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in data.items() if k not in ("tasks", "last_event")]
@@ -67,21 +74,20 @@ def event_line(event: dict[str, Any]) -> str:
 
 
 def _jsonl(raw: bytes, one: Any) -> list[str]:
+    from workbench.model.jsonl import loads_record, split_lines
+
     lines = []
-    parts = raw.split(b"\n")
-    for number, line in enumerate(parts, start=1):
+    complete, torn = split_lines(raw)
+    for number, line in enumerate(complete, start=1):
         if not line.strip():
             continue
-        torn = number == len(parts)  # no newline after it: a crash mid-append, ignored by wb
-        try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        if not isinstance(record, dict):
-            what = "torn last line (ignored by wb)" if torn else f"line {number}: damaged"
-            lines.append(f"({what}: {line[:80].decode('utf-8', errors='replace')})")
-            continue
-        lines.append(one(record) + ("  (torn: no newline)" if torn else ""))
+        record = loads_record(line)
+        lines.append(one(record) if record is not None
+                     else f"(line {number}: damaged: {line[:80].decode('utf-8', errors='replace')})")
+    if torn.strip():  # no newline after it: a crash mid-append, ignored by wb
+        record = loads_record(torn)
+        lines.append(one(record) + "  (torn: no newline)" if record is not None
+                     else f"(torn last line (ignored by wb): {torn[:80].decode('utf-8', errors='replace')})")
     return lines
 
 

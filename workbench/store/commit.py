@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 from workbench.errors import GitError, NotFound, Refused, SchemaRefused, WorkbenchError
 from workbench.git.repo import CommitOutcome
 from workbench.model import reducer, schemas
-from workbench.model.boardfile import check_board_shape, parse_board
+from workbench.model.boardfile import check_board_shape, duplicate_ids, parse_board
+from workbench.model.jsonl import split_lines
 from workbench.model.layout import Paths
 from workbench.model.redaction import redact, secret_values
 from workbench.store import caches
@@ -120,11 +121,8 @@ def _check_snapshots(p: Paths, tail: Tail) -> None:
         schemas.check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
         check_board_shape(board)
         schemas.check("board", board, "board.json")
-        seen: set[str] = set()
-        for i, task in enumerate(board["tasks"]):
-            if task["id"] in seen:
-                raise SchemaRefused("board.json", f"tasks[{i}].id", f"duplicate id {task['id']}")
-            seen.add(task["id"])
+        for i, tid in duplicate_ids(board["tasks"])[:1]:
+            raise SchemaRefused("board.json", f"tasks[{i}].id", f"duplicate id {tid}")
         board_last = board.get("last_event")
     if state_cached and (state_cached["fresh"] or state_cached.get("sha") == caches.sha(p.state.read_bytes())):
         state = state_cached["state"]
@@ -160,9 +158,9 @@ def _check_calls(p: Paths) -> None:
     if data and not data.endswith(b"\n"):
         raise Refused("calls.jsonl ends with a torn line (an interrupted write, never acknowledged); "
                       "`wb doctor --fix` removes it")
-    lines = data.split(b"\n")[:-1]
+    lines = split_lines(data)[0]
     if cut_first:
-        lines = lines[1:]
+        lines = lines[1:]  # the first line of a window from the middle may be cut
     newest = lines[-TAIL_EVENTS:]
     for n, line in enumerate(newest, start=len(lines) - len(newest) + 1):
         where = f"calls.jsonl:{n}" if start == 0 else "calls.jsonl (near its end)"

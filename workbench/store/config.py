@@ -9,8 +9,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import Refused
-from workbench.model import schemas
+from workbench.model import configfile, schemas
 from workbench.store import caches
 
 CONFIG_DEFAULTS: dict[str, Any] = {
@@ -41,15 +40,9 @@ def parse_config(raw_bytes: bytes | None) -> dict[str, Any]:
     """config.yaml's bytes (None: no file) validated and merged over the defaults; Refused when invalid."""
     raw: Any = {"schema_version": 1}
     if raw_bytes is not None:
-        from workbench.model import yamlio
-
-        try:
-            text = raw_bytes.decode("utf-8")
-        except UnicodeDecodeError:
-            raise Refused("config.yaml: not UTF-8 text") from None
-        loaded = yamlio.load_safe(text, "config.yaml")
+        loaded = configfile.parse(raw_bytes)
         if loaded is not None:
-            raw = yamlio.to_plain(loaded)
+            raw = loaded
     if isinstance(raw, dict):
         schemas.check_version("config.yaml", raw.get("schema_version"), 1)
     schemas.check("config", raw, "config.yaml")

@@ -8,14 +8,13 @@ carry `more` (how many follow), so a batch cut short by a crash is recognised an
 from __future__ import annotations
 
 import errno
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from workbench.errors import Refused
-from workbench.model.jsonl import check_unicode, encode, line_hash
+from workbench.model.jsonl import encode, line_hash, read_line, split_lines
 
 _BLOCK = 1 << 16
 
@@ -86,12 +85,8 @@ class EventLog:
                 yield 0, buf[:-1]
 
     def _parse(self, line: bytes, where: str) -> dict[str, Any]:
-        try:
-            event = json.loads(line)
-        except (ValueError, RecursionError):
-            raise Refused(f"events.jsonl: {where}: damaged line (not JSON); run `wb doctor`") from None
-        check_unicode(line, event, f"events.jsonl: {where}")
-        if not isinstance(event, dict) or not isinstance(event.get("seq"), int):
+        event = read_line(line, "events.jsonl", where)
+        if not isinstance(event.get("seq"), int):
             raise Refused(f"events.jsonl: {where}: damaged line (no seq); run `wb doctor`")
         return event
 
@@ -157,7 +152,7 @@ class EventLog:
         expected = 1
         with open(self.path, "rb") as fh:
             data = fh.read(tail.good_size)
-        for number, line in enumerate(data.split(b"\n")[:-1], start=1):
+        for number, line in enumerate(split_lines(data)[0], start=1):
             event = self._parse(line, f"line {number}")
             if event["seq"] != expected:
                 raise Refused(f"events.jsonl: line {number}: seq {event['seq']} where {expected} was expected")

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from workbench.model.jsonl import encode
+from workbench.model.jsonl import encode, loads_record, split_lines
 
 
 class Pending:
@@ -43,12 +43,9 @@ class Pending:
             return [], []
         events: list[dict[str, Any]] = []
         calls: list[dict[str, Any]] = []
-        for line in raw.split(b"\n")[:-1]:
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(record, dict) and isinstance(record.get("record"), dict):
+        for line in split_lines(raw)[0]:
+            record = loads_record(line)  # a damaged line is skipped
+            if record is not None and isinstance(record.get("record"), dict):
                 (events if record.get("kind") == "event" else calls).append(record["record"])
         return events, calls
 

@@ -8,7 +8,6 @@ it did not write itself. Writing goes through `Workbench.transaction()` (workben
 from __future__ import annotations
 
 import copy
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from workbench.errors import GitError, NotFound, Refused
 from workbench.git.repo import CommitOutcome, GitRepo, find_worktree
 from workbench.model import reducer, schemas
 from workbench.model.boardfile import check_board_shape, parse_board
+from workbench.model.jsonl import loads_record, split_lines
 from workbench.model.layout import WB_DIR, Paths, check_no_links
 from workbench.model.reducer import Docs
 from workbench.store import caches, humanedit
@@ -240,11 +240,8 @@ class Workbench:
         missing = [name for name, path in (("state.md", p.state), ("board.json", p.board)) if not path.exists()]
         if not missing:
             return {}
-        docs: Docs | None = None
-        for _line, event in self.log.iter_all():
-            docs = docs or reducer.empty_docs(event["ts"])
-            reducer.apply(docs, event)
-        docs = docs or reducer.empty_docs(ids.utc_now())
+        docs = reducer.fold((event for _line, event in self.log.iter_all()), empty_ts=ids.utc_now())
+        assert docs is not None
         out = {"state.md": statefile.render(None, docs.state, docs.body), "board.json": encode_board(docs.board)}
         return {name: out[name] for name in missing}
 
@@ -295,14 +292,11 @@ class Workbench:
         except FileNotFoundError:
             data = b""
         found = None
-        for line in data.split(b"\n")[:-1]:  # a torn last line (no newline) was never acknowledged
+        for line in split_lines(data)[0]:  # a torn last line (no newline) was never acknowledged
             if key.encode() not in line:
                 continue
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(record, dict) and record.get("key") == key:
+            record = loads_record(line)  # a damaged line is skipped
+            if record is not None and record.get("key") == key:
                 found = record
         if self.pending:  # newer than calls.jsonl: recorded while git was mid-operation, or taken by git since
             for record in self.pending.read()[1]:

@@ -1,0 +1,29 @@
+"""config.yaml's bytes read as written: the one parser of the file (merging over the defaults and caching the
+result is store/config.py's; a diff and a migration read it as written)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.errors import Refused
+
+
+def parse(raw: bytes) -> Any:
+    """The plain data of config.yaml (None: empty or only comments); Refused for bytes that are not UTF-8
+    or not plain YAML."""
+    from workbench.model import yamlio  # ruamel costs ~20 ms to import: only when a file must really be parsed
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused("config.yaml: not UTF-8 text") from None
+    loaded = yamlio.load_safe(text, "config.yaml")
+    return yamlio.to_plain(loaded) if loaded is not None else None
+
+
+def settings(raw: bytes) -> dict[str, Any] | None:
+    """`parse`, which must be a mapping of settings (None: empty)."""
+    data = parse(raw)
+    if data is not None and not isinstance(data, dict):
+        raise Refused("config.yaml: the top level must be a mapping of settings")
+    return data
