@@ -68,6 +68,22 @@ def _fast_write(argv: list[str]) -> int | None:
     return None
 
 
+def _config_secrets(args: list[str]) -> list[str]:
+    """The secrets config.yaml names, for an error raised before any load read them (the error path only:
+    best effort, never a second error)."""
+    try:
+        from workbench.git.repo import find_worktree
+        from workbench.model.layout import Paths
+        from workbench.model.redaction import secret_values
+        from workbench.store.config import load_config
+
+        at = args.index("-C") + 1 if "-C" in args else -1
+        start = Path(args[at]) if 0 < at < len(args) else Path.cwd()
+        return secret_values(load_config(Paths(find_worktree(start)).config))
+    except Exception:
+        return []
+
+
 def os_problem(err: OSError) -> str:
     """`cannot write .workbench/state.md: No space left on device` — one line naming the file, not the temp file."""
     import errno
@@ -104,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         from workbench.model.redaction import redact_known  # a message may quote a value that holds a secret
 
-        sys.stderr.write("wb: " + " ".join(redact_known(str(err)).splitlines()) + "\n")  # one line, whatever it quotes
+        line = " ".join(redact_known(str(err), _config_secrets(args)).splitlines())
+        sys.stderr.write("wb: " + line + "\n")  # one line, whatever it quotes
         code = err.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("wb: interrupted\n")
