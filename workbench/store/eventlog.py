@@ -42,6 +42,10 @@ class Tail:
     __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
 
 
+class LogMoved(Exception):
+    """events.jsonl is not the file a transaction loaded: something replaced it between the load and the append."""
+
+
 class EventLog:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -168,6 +172,10 @@ class EventLog:
         blob = b"".join(encode(e) + b"\n" for e in events)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
+            if os.fstat(fd).st_size != tail.good_size + tail.torn:
+                # not the file the transaction loaded: the user's git (a checkout, a stash) replaced it since.
+                # Writing at the old offset would leave a hole of NUL bytes; the caller keeps the batch pending.
+                raise LogMoved(f"{self.path.name} changed under wb (a git command of yours?)")
             if tail.torn:
                 os.ftruncate(fd, tail.good_size)
             os.lseek(fd, tail.good_size, os.SEEK_SET)

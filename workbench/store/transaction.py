@@ -29,7 +29,7 @@ from workbench.store import caches, humanedit
 from workbench.store import commit as commit_policy
 from workbench.store.atomic import append_lines, atomic_write, write_workbench_file
 from workbench.store.config import parse_config
-from workbench.store.eventlog import Tail, chain
+from workbench.store.eventlog import LogMoved, Tail, chain
 
 if TYPE_CHECKING:
     from workbench.store.workbench import Loaded, Workbench
@@ -225,7 +225,15 @@ class Transaction:
         if self.calls:
             append_lines(self.wb.paths.calls, [json.dumps(r, ensure_ascii=False, separators=(",", ":"))
                                                for r in self.calls])
-        self.wb.log.append(self.events, loaded.tail)
+        try:
+            self.wb.log.append(self.events, loaded.tail)
+        except LogMoved as err:
+            if not commit_policy.commits(self.wb.config["git"]):
+                raise Refused(f"{err}; nothing was written: run the command again") from None
+            # the batch is in the pending journal: the next load folds it in and the next write writes it
+            self.outcome = CommitOutcome(skipped=f"recorded, not yet written: {err}; the next wb write writes "
+                                                 "and commits it")
+            return
         faults.point("after_event_append")
         try:
             self._write_snapshots(loaded)
