@@ -73,13 +73,12 @@ def _config_secrets(args: list[str]) -> list[str]:
     best effort, never a second error)."""
     try:
         from workbench.git.repo import find_worktree
-        from workbench.model.layout import Paths
         from workbench.model.redaction import secret_values
-        from workbench.store.config import load_config
+        from workbench.store.workbench import Workbench
 
         at = args.index("-C") + 1 if "-C" in args else -1
         start = Path(args[at]) if 0 < at < len(args) else Path.cwd()
-        return secret_values(load_config(Paths(find_worktree(start)).config))
+        return secret_values(Workbench(find_worktree(start)).config)  # refuses a workbench with links first
     except Exception:
         return []
 
