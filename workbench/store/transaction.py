@@ -113,6 +113,8 @@ class Transaction:
             self.wb.paths.wb.mkdir(exist_ok=True)
         self._lock.acquire()
         try:
+            if not self.create:  # a checkout or stash of the user's half-way through the work tree is not read
+                self.wb.git.wait_for_users_git()
             self._loaded = self.wb.load(create=self.create)
             self.board_changed = self._loaded.replayed > 0 or "board.json" in self._loaded.rebuilt
             self.deferred = self.wb.deferred()

@@ -124,14 +124,21 @@ class Workbench:
         empty when the log is — and named in `rebuilt`, for the transaction to write."""
         p = self.paths
         rebuilt: dict[str, bytes] = self._rebuild_missing() if create else {}
-        try:
-            board_raw = rebuilt.get("board.json") or p.board.read_bytes()
-            state_cached = None if "state.md" in rebuilt else caches.read_state_cache(p)
-            state_raw = rebuilt.get("state.md") or (
-                b"" if (state_cached and state_cached["fresh"] and not need_body) else p.state.read_bytes())
-        except FileNotFoundError as err:
-            raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: restore it with git "
-                           "(`git checkout -- .workbench`) or run `wb doctor`") from None
+        for attempt in (1, 2):
+            try:
+                board_raw = rebuilt.get("board.json") or p.board.read_bytes()
+                state_cached = None if "state.md" in rebuilt else caches.read_state_cache(p)
+                state_raw = rebuilt.get("state.md") or (
+                    b"" if (state_cached and state_cached["fresh"] and not need_body) else p.state.read_bytes())
+                break
+            except FileNotFoundError as err:
+                # a checkout, stash or merge --abort of the user's rewrites the work tree file by file: a file
+                # missing for that moment is back once their git lets go of the index, so look again once
+                if attempt == 1:
+                    self.git.wait_for_users_git()
+                    continue
+                raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: restore it with git "
+                               "(`git checkout -- .workbench`) or run `wb doctor`") from None
         if rebuilt:
             detect_human = False  # nothing to compare a rebuilt file with: it is wb's own
         if state_raw and state_cached and not state_cached["fresh"]:
