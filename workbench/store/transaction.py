@@ -212,12 +212,14 @@ class Transaction:
         faults.point("before_event_append")
         check_writable(self.wb.paths)  # a read-only workbench refuses before the log, not half-way through
         if commit_policy.commits(self.wb.config["git"]):  # acknowledged once here, where no checkout can take it
-            self.wb.pending.append(self.events[self.adopted:], self.calls)
+            self.wb.pending.append(self.events[self.adopted:], self.calls, durable=bool(self.deferred))
             if not self.deferred and not self.wb.config["git"].get("ref"):
                 # wait out a git command of the user's, then look again: a merge, checkout or stash may have
                 # begun since the load, and the work tree is then git's until it ends
                 self.wb.git.wait_for_users_git()
                 self.deferred = self.wb.deferred()
+                if self.deferred:  # the journal is the only copy until that operation ends
+                    self.wb.pending.sync()
         if self.deferred:
             self.outcome = CommitOutcome(skipped=f"recorded, not yet committed: {self.deferred}; wb writes it to "
                                                  ".workbench/ and commits it at the first wb command after that")
