@@ -14,8 +14,10 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from workbench.errors import Refused
+from workbench.model.frontmatter import NOT_RAW
 
 
 def _represent_none(representer: Any, _data: None) -> Any:
@@ -166,6 +168,8 @@ def update_in_place(node: Any, new: Any) -> Any:
 
 
 def fresh(value: Any) -> Any:
+    if isinstance(value, str) and NOT_RAW.search(value):  # ruamel would fold NEL, LS and PS away unquoted
+        return DoubleQuotedScalarString(value)
     if isinstance(value, dict):
         m = CommentedMap()
         for k, v in value.items():
