@@ -101,6 +101,7 @@ def test_diff_shows_what_task_done_will_run(repo: Path) -> None:
 
 def test_on_a_terminal_nothing_is_obeyed_and_markup_is_text(repo: Path) -> None:
     _branch_adds_a_task(repo)
+    wb_ok(repo, "set", "next_action=[red]mark[/red] up \x1b[8mhidden\x1b[0m")
     env = terminal_env()
     for args in (("task", "list"), ("task", "show", "T-002"), ("status",), ("diff", "main", "feature")):
         code, out, _ = on_terminal(repo, *args, env=env)
@@ -109,6 +110,8 @@ def test_on_a_terminal_nothing_is_obeyed_and_markup_is_text(repo: Path) -> None:
         _clean(text)
         if args[0] != "status":
             assert "[bold]title[/bold]" in text, (args, text)
+        else:
+            assert "[red]mark[/red] up \\e[8mhidden\\e[0m" in text, text
         if args != ("task", "list"):
             assert "\\e[8m" in text or args == ("status",), (args, text)
     # `wb task done` says each command before it runs it, every character shown
