@@ -118,3 +118,22 @@ def test_on_a_terminal_nothing_is_obeyed_and_markup_is_text(repo: Path) -> None:
     code, out, _ = on_terminal(repo, "task", "done", "T-002", env=env)
     text = re.sub(rb"\x1b\[[0-9;]*m", b"", out).decode()
     assert f"$ {SHOWN_CMD}" in text, text
+
+
+def test_the_approval_prompt_shows_what_the_step_would_run(repo: Path) -> None:
+    """The person approves what they see: the arguments of the call, escaped (a guard: JSON already escaped
+    them on main), and no other character of a value reaches the terminal raw."""
+    from tests.harness.helpers import Terminal
+
+    from .helpers import PY, config_yaml, plan
+
+    init_workbench(repo, config_yaml(tools={"write": {"argv": [PY, "-c", "print('w')"], "mode": "mutating"}}))
+    steps = [{"description": "w \x1b[8mhidden", "tool": "write", "args": {"x": HIDDEN_CMD, "y": BIDI}}]
+    term = Terminal(repo, "run", "g", "--plan", plan(repo, steps))
+    term.expect("Allow? [y/N]")
+    term.type("n\n")
+    assert term.finish() == 0, term.text
+    prompt = next(line for line in term.text.splitlines() if "Allow?" in line)
+    _clean(prompt)
+    assert "touch owned" in prompt and "hidden" not in prompt.split("Allow?")[1]
+    assert "\x1b[8m" not in term.text and "w \\e[8mhidden" in term.text  # the run's outcome names the step
