@@ -21,8 +21,9 @@ def test_double_quoted_reads_back_as_the_same_string(value: str) -> None:
 
 @given(TEXT)
 def test_ruamel_writes_what_reads_back(value: str) -> None:
-    text = yamlio.dump_round_trip(yamlio.new_map({"k": value, "l": [value]}))
-    assert yamlio.to_plain(yamlio.load_round_trip(text, "state.md")) == {"k": value, "l": [value]}
+    data = {"k": value, "l": [value], "m": {value: value}}
+    text = yamlio.dump_round_trip(yamlio.new_map(data))
+    assert yamlio.to_plain(yamlio.load_round_trip(text, "state.md")) == data
 
 
 def test_the_reported_characters() -> None:

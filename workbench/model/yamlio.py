@@ -158,7 +158,7 @@ def update_in_place(node: Any, new: Any) -> Any:
                 if to_plain(node[key]) != value:
                     node[key] = update_in_place(node[key], value)
             else:
-                node[key] = fresh(value)
+                node[fresh(key) if isinstance(key, str) else key] = fresh(value)
         return node
     if isinstance(node, CommentedSeq) and isinstance(new, list):
         if to_plain(list(node)) == new:
@@ -173,7 +173,7 @@ def fresh(value: Any) -> Any:
     if isinstance(value, dict):
         m = CommentedMap()
         for k, v in value.items():
-            m[k] = fresh(v)
+            m[fresh(k) if isinstance(k, str) else k] = fresh(v)  # a key (a step's args) is a string too
         return m
     if isinstance(value, list):
         if not value:
