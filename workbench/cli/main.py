@@ -117,10 +117,11 @@ def main(argv: list[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
+        from workbench.model.display import escape
         from workbench.model.redaction import redact_known  # a message may quote a value that holds a secret
 
         line = " ".join(redact_known(str(err), _config_secrets(args)).splitlines())
-        sys.stderr.write("wb: " + line + "\n")  # one line, whatever it quotes
+        sys.stderr.write("wb: " + escape(line) + "\n")  # one line, whatever it quotes, every character shown
         code = err.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("wb: interrupted\n")
@@ -132,12 +133,17 @@ def main(argv: list[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        sys.stderr.write(f"wb: {os_problem(err)}\n")
+        from workbench.model.display import escape
+
+        sys.stderr.write(f"wb: {escape(os_problem(err))}\n")
         code = 1
     except Exception as err:  # a bug: say so in one line, the traceback only with --debug
         if debug:
             raise
-        sys.stderr.write(f"wb: internal error: {type(err).__name__}: {err} (rerun with --debug for the traceback)\n")
+        from workbench.model.display import escape
+
+        sys.stderr.write(f"wb: internal error: {type(err).__name__}: {escape(err)} (rerun with --debug for the "
+                         "traceback)\n")
         code = 1
     if argv is None:
         sys.stdout.flush()
