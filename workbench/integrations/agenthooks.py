@@ -10,15 +10,14 @@ the spool into the log at SessionStart, Stop, PreCompact and SessionEnd, or at t
     bench.record_event("agent.note", {"text": "..."})      # one transaction, validated, committed
     record_claude_code(bench, payload)                       # one hook payload, recorded at once
 
-This module imports only `json` and the errors at its top (no typing, no pathlib): it is on every hook's
-path.
+This module imports only the errors and model/cjson at its top (no json package, no typing, no pathlib): it
+is on every hook's path.
 """
 
 from __future__ import annotations
 
-import json
-
 from workbench.errors import UsageError
+from workbench.model import cjson
 
 TYPE_CHECKING = False  # not typing's: importing typing costs a hook a tenth of its time
 if TYPE_CHECKING:
@@ -68,7 +67,7 @@ def record_event(target: Bench | Workbench, type_: str, payload: dict[str, Any],
 def parse_hook_payload(raw: bytes) -> dict[str, Any]:
     """A hook payload from stdin: a JSON object with a `hook_event_name`, or UsageError saying what is wrong."""
     try:
-        data = json.loads(raw.decode("utf-8", "replace") or "null")
+        data = cjson.loads(raw.decode("utf-8", "replace") or "null")
     except ValueError as err:
         raise UsageError(f"hook payload on stdin is not JSON ({getattr(err, 'msg', err)}); nothing recorded") \
             from None

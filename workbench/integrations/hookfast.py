@@ -2,7 +2,8 @@
 
 cli/main.py dispatches here before typer is imported. A tool call's hooks (PreToolUse, PostToolUse…) read
 stdin, map the payload (agenthooks), decide a PreToolUse (hookguard), redact, append to the spool in the git
-directory (store/spool.py) and answer — no typer, rich, jsonschema, YAML parser or git subprocess, and nothing
+directory (store/spool.py) and answer — no typer, rich, jsonschema, YAML parser, git subprocess or even the
+json package (model/cjson), and nothing
 in the work tree is touched, so `git status` stays clean. SessionStart, Stop, PreCompact and SessionEnd then
 fold the spool into the log and commit it (the full write path, paid once per turn).
 
@@ -13,12 +14,12 @@ Claude Code's decision control on stdout (`hookSpecificOutput.permissionDecision
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from workbench.errors import NotFound, WorkbenchError
 from workbench.integrations import agenthooks
+from workbench.model import cjson
 from workbench.model.redaction import redact, redact_known, secret_values
 from workbench.store.spool import Spool, find_root, git_dir_of
 
@@ -79,7 +80,7 @@ def _run(client: str, chdir: str | None) -> None:
     if context is not None:
         answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
     if answer is not None:
-        sys.stdout.write(json.dumps(redact_known(answer), ensure_ascii=False) + "\n")
+        sys.stdout.write(cjson.dumps(redact_known(answer)) + "\n")
 
 
 def _root(chdir: str | None, hook: dict[str, Any]) -> str:

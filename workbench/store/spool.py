@@ -11,23 +11,23 @@ Every transaction (`Transaction.__enter__`) folds the spool in: each line become
 `id` is the line's own, validated, chained, redacted and committed with the transaction; lines whose id the
 log or the pending journal already holds are skipped, so a fold killed at any point and run again duplicates
 nothing. The folded lines leave the spool only once the transaction's events are durable (in the log, or in
-the pending journal while git is mid-operation): a crash before then loses nothing. Hooks append under an
-flock of the spool and a fold drops what it folded under the same lock, keeping any line appended meanwhile.
+the pending journal while git is mid-operation): a crash before then loses nothing. Hooks append under a lock
+of the spool (lockf), and a fold drops what it folded under the same lock, keeping any line appended meanwhile.
 
 The agent's turn (its first hook to its Stop) is marked by `turn.json` beside the spool: a change to
 `.workbench/` found during a turn is the agent's (`agent.edit`), not a person's. `redact.json` keeps the names
 of the variables config.yaml's `redact` lists, keyed by config.yaml's size and mtime, so a hook redacts
 without loading config.yaml (the hook's path imports no YAML parser).
 
-This module imports only the standard library at its top: it is on every hook's path.
+This module imports only the standard library and model/cjson at its top: it is on every hook's path.
 """
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 import time
+
+from workbench.model import cjson
 
 TYPE_CHECKING = False  # not typing's: importing typing costs a hook a tenth of its time
 if TYPE_CHECKING:
@@ -84,11 +84,11 @@ class Spool:
     def append(self, record: dict[str, Any]) -> None:
         """One line, appended under the spool's lock. No fsync: a write() that returned survives the
         process's kill -9; a power cut may lose the last hook events not yet folded (never a write of wb's)."""
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        line = cjson.dumps(record).encode("utf-8", "surrogatepass")
         while True:
             fd = self._open(os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                os.lockf(fd, os.F_LOCK, 0)  # the whole file (from offset 0); os.lockf: no fcntl to import
                 if self._is_current(fd):  # a fold may have replaced the file while we waited for its lock
                     os.write(fd, line + b"\n")
                     return
@@ -117,11 +117,11 @@ class Spool:
         from workbench.model.jsonl import loads_record, split_lines
 
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = os.open(self.path, os.O_RDWR)  # lockf's lock needs a descriptor open for writing
         except FileNotFoundError:
             return [], 0
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
+            os.lockf(fd, os.F_LOCK, 0)
             chunks = []
             while chunk := os.read(fd, 1 << 20):
                 chunks.append(chunk)
@@ -143,7 +143,7 @@ class Spool:
         except FileNotFoundError:
             return
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.lockf(fd, os.F_LOCK, 0)
             total = os.fstat(fd).st_size
             if total <= size:
                 os.ftruncate(fd, 0)
@@ -180,7 +180,7 @@ class Spool:
             os.makedirs(self.dir, exist_ok=True)
             return self.begin_turn(info)
         try:
-            os.write(fd, json.dumps({**info, "since": time.time()}).encode())
+            os.write(fd, cjson.dumps({**info, "since": time.time()}).encode())
         finally:
             os.close(fd)
 
@@ -190,7 +190,7 @@ class Spool:
             if time.time() - os.stat(self.turn_path).st_mtime > TURN_STALE_SECONDS:
                 return None
             with open(self.turn_path, "rb") as f:
-                data = json.loads(f.read() or b"{}")
+                data = cjson.loads(f.read().decode("utf-8", "replace") or "{}")
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else {}
@@ -208,7 +208,7 @@ class Spool:
         try:
             st = os.stat(config)
             with open(os.path.join(self.dir, REDACT_NAMES), "rb") as f:
-                cached = json.loads(f.read())
+                cached = cjson.loads(f.read().decode("utf-8", "replace"))
         except (OSError, ValueError):
             return None
         if not isinstance(cached, dict) or cached.get("config") != [st.st_mtime_ns, st.st_size]:
@@ -223,7 +223,7 @@ class Spool:
             os.makedirs(self.dir, exist_ok=True)
             tmp = os.path.join(self.dir, f".redact-{os.getpid()}.tmp")
             with open(tmp, "w") as f:
-                f.write(json.dumps({"config": [st.st_mtime_ns, st.st_size], "names": names}))
+                f.write(cjson.dumps({"config": [st.st_mtime_ns, st.st_size], "names": names}))
             os.replace(tmp, os.path.join(self.dir, REDACT_NAMES))
         except OSError:
             pass  # a cache: the next hook reads config.yaml again
