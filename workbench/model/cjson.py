@@ -37,7 +37,7 @@ def _not_serializable(o: object) -> Any:
 
 
 if _json is not None:
-    _scan = _json.make_scanner(_Context())
+    _scan = _json.make_scanner(_Context())  # type: ignore[arg-type]  # it reads these attributes only
 
 
 def loads(text: str) -> Any:
