@@ -105,3 +105,19 @@ def test_an_edit_during_the_agents_turn_is_the_agents_and_held_to_its_rules(benc
     assert [(e["type"], e["actor"]) for e in events(repo) if e["type"].endswith(".edit")][-1] == \
         ("human.edit", "human")
     assert run_git(repo, "status", "--porcelain") == ""
+
+
+def test_a_task_removed_during_the_agents_turn_stays(bench, repo: Path) -> None:
+    first = bench.add_task("Parse the config")
+    bench.add_task("Write the docs")
+    ok(hook(repo, fixture("claude-code", "PreToolUse", repo)))  # the turn begins
+    board = repo / ".workbench" / "board.json"
+    data = json.loads(board.read_text())
+    data["tasks"] = data["tasks"][1:]
+    board.write_text(json.dumps(data, indent=2) + "\n")
+    ok(hook(repo, fixture("claude-code", "Stop", repo)))
+    edit = [e for e in events(repo) if e["type"] == "agent.edit"][-1]
+    assert edit["actor"] == "agent" and edit["payload"]["refused"][0]["task"] == first["id"]
+    assert [t["title"] for t in json.loads(board.read_text())["tasks"]] == ["Parse the config", "Write the docs"]
+    assert run_wb(repo, "validate").returncode == 0
+    assert "snapshots match" in run_wb(repo, "replay", "--verify").stdout

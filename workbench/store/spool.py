@@ -285,7 +285,8 @@ def agent_turn(tx: Transaction) -> dict[str, Any] | None:
 def emit_agent_edit(tx: Transaction, edit: dict[str, Any], turn: dict[str, Any]) -> None:
     """A change to `.workbench/` found during the agent's turn: recorded as `agent.edit` by `agent`, and held
     to the agent's rules — a task does not become done by an edit (its acceptance never ran): it keeps the
-    status it had, and the payload says so under `refused`."""
+    status it had; nor is it removed (no wb verb removes one): it stays. The payload lists both under
+    `refused`."""
     payload = dict(edit)
     payload["agent"] = str(turn.get("agent") or "")
     payload["agent_session"] = str(turn.get("agent_session") or "")
@@ -300,9 +301,20 @@ def emit_agent_edit(tx: Transaction, edit: dict[str, Any], turn: dict[str, Any])
                 refused.append({"task": task.get("id"), "status": "done",
                                 "rule": f"a task is done when its acceptance passes: `wb task done {task.get('id')}`"})
             upsert.append(task)
+        for task_id in edit.get("remove", []):  # no verb of wb removes a task: it stays, where it was
+            if task_id in before:
+                upsert.append(before[task_id])
+                refused.append({"task": task_id, "removed": True, "rule": "a task is not removed: "
+                                f"`wb task set {task_id} status=cancelled` cancels it"})
         payload["upsert"] = upsert
+        payload["remove"] = []
         if refused:
             payload["refused"] = refused
+            restored = {r["task"] for r in refused if r.get("removed")}
+            if restored and "order" not in edit:
+                now = [t.get("id") for t in tx.docs.board.get("tasks", [])]
+                payload["order"] = [tid for tid in before if tid in restored or tid in now] + \
+                    [tid for tid in now if tid not in before]
     tx.emit("agent.edit", payload, actor="agent")
 
 
