@@ -184,3 +184,27 @@ def test_a_secret_never_reaches_the_spool_or_the_log(bench, repo: Path, monkeypa
     ok(hook(repo, fixture("claude-code", "Stop", repo)))
     text = (repo / ".workbench" / "events.jsonl").read_text()
     assert "s3cr3t-value" not in text and text.count("[redacted]") == 2  # the fold redacts the first one too
+
+
+def test_a_turn_that_ends_mid_rebase_waits_for_it_and_lands_once(bench, repo: Path) -> None:
+    run_git(repo, "checkout", "-q", "-b", "other")
+    (repo / "app.py").write_text("print('other')\n")
+    run_git(repo, "commit", "-q", "-am", "other")
+    run_git(repo, "checkout", "-q", "main")
+    (repo / "app.py").write_text("print('main')\n")
+    run_git(repo, "commit", "-q", "-am", "main")
+    ok(hook(repo, call(repo, 1)[0]))
+    assert subprocess.run(["git", "rebase", "other"], cwd=repo, capture_output=True).returncode != 0  # a conflict
+    before = run_git(repo, "status", "--porcelain")
+    ok(hook(repo, call(repo, 2)[0]))
+    stop = hook(repo, fixture("claude-code", "Stop", repo))
+    assert stop.returncode == 0 and stop.stdout == ""
+    assert stop.stderr.startswith("wb: hook claude-code: warning: recorded, not yet committed: a rebase")
+    assert len(stop.stderr.splitlines()) == 1
+    assert run_git(repo, "status", "--porcelain") == before  # wb wrote nothing into the rebase's work tree
+    assert spool_lines(repo) == []  # held in the pending journal until the rebase ends
+    run_git(repo, "rebase", "--abort")
+    assert run_wb(repo, "note", "after the rebase").returncode == 0
+    logged = [e for e in events(repo) if e["type"].startswith("agent.")]
+    assert [e["type"] for e in logged] == ["agent.tool_call", "agent.tool_call", "agent.stop"]
+    assert status_porcelain(repo) == ""
