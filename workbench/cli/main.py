@@ -37,6 +37,10 @@ def _fast_path(argv: list[str]) -> int | None:
         from workbench.cli import textconv
 
         return textconv.run(rest[1], rest[2])
+    if rest == ["mcp"]:  # a client waits for the server's first answer: no typer
+        from workbench.cli import mcp
+
+        return mcp.run(Path(chdir) if chdir else None)
     if rest and rest[0] == "status" and set(rest[1:]) <= {"--json"}:
         from workbench.cli import status_view
 
