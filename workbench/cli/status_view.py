@@ -13,8 +13,11 @@ def run(chdir: Path | None, as_json: bool) -> int:
     from workbench.store.workbench import Workbench
 
     data = status_of(Workbench.discover(chdir))
-    if as_json:
-        output.emit_json(data)
+    if as_json:  # one compact line: an agent reads it at the start of every session, whitespace and all
+        import json
+        import sys
+
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str) + "\n")
     else:
         render(data)
     return 0

@@ -20,15 +20,13 @@ which it then computes again and wb drops), and hands the connection to the SDK 
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench import __version__
 from workbench.errors import Refused, UsageError, WorkbenchError
@@ -83,8 +81,7 @@ WRITTEN = _out("summary", "commit", "warnings")
 OUTCOME = _out("done", "state", "reason")
 
 
-@dataclass(frozen=True)
-class Spec:
+class Spec(NamedTuple):
     description: str
     input: dict[str, Any]
     output: dict[str, Any]
@@ -144,6 +141,8 @@ def check_arguments(tool: str, schema: dict[str, Any], args: Any) -> dict[str, A
     props = schema["properties"]
     unknown = [k for k in args if k not in props]
     if unknown:
+        import difflib
+
         close = difflib.get_close_matches(unknown[0], list(props), n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
         allowed = ", ".join(props) or "none"
@@ -186,13 +185,11 @@ def _check(where: str, rule: dict[str, Any], value: Any) -> None:
 
 
 # -- the tool bodies --------------------------------------------------------------------------------------
-@dataclass
-class Text:
+class Text(NamedTuple):
     text: str
 
 
-@dataclass
-class Answer:
+class Answer(NamedTuple):
     """A tool's answer: the data (`structuredContent`), the same as JSON text, or an error's one line."""
 
     text: str

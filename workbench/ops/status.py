@@ -9,7 +9,6 @@ section function to the list (and its keys to docs/json.md); nothing else change
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from workbench.store.workbench import Loaded, Workbench
@@ -20,12 +19,15 @@ READY_SHOWN = 3  # the ready tasks `wb status` names: enough to choose from, few
 INIT_NEXT_ACTION = "Add the first task: wb task add TITLE"
 
 
-@dataclass
 class View:
-    """What every section reads: the workbench, as loaded once for this status."""
+    """What every section reads: the workbench, as loaded once for this status. (A plain class: dataclasses
+    would import inspect and ast on the start-up path of `wb status`.)"""
 
-    wb: Workbench
-    loaded: Loaded
+    __slots__ = ("wb", "loaded")
+
+    def __init__(self, wb: Workbench, loaded: Loaded) -> None:
+        self.wb = wb
+        self.loaded = loaded
 
     @property
     def state(self) -> dict[str, Any]:
@@ -35,6 +37,12 @@ class View:
     def tasks(self) -> list[dict[str, Any]]:
         tasks: list[dict[str, Any]] = self.loaded.docs.board["tasks"]
         return tasks
+
+
+def clip(text: str, width: int = 80) -> str:
+    """A title as a list of choices shows it: one line, at most `width` characters."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def ready_tasks(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -96,7 +104,7 @@ def _core(view: View) -> dict[str, Any]:
     active = next((t for t in tasks if t.get("id") == state.get("active_task_id")), None) \
         if state.get("active_task_id") else None
     ready = ready_tasks(tasks)
-    shown = [{"id": t["id"], "title": t.get("title", "")} for t in ready[:READY_SHOWN]]
+    shown = [{"id": t["id"], "title": clip(t.get("title", ""))} for t in ready[:READY_SHOWN]]
     is_set = next_action_set(state)
     return {
         "workbench": str(view.wb.root),
