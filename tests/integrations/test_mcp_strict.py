@@ -22,7 +22,7 @@ from tests.integrations.test_mcp import TOOLS, ok, server_env, text_of, with_cli
 pytest.importorskip("mcp")
 jsonschema = pytest.importorskip("jsonschema")
 
-from mcp import ClientSession  # noqa: E402
+from mcp import ClientSession, MCPError  # noqa: E402
 
 HINTS = ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
 
@@ -74,9 +74,16 @@ def test_bad_arguments_are_one_line_errors_and_change_nothing(bench, repo: Path)
             "blank_goal": ("run", {"goal": "  \t", "steps": [{"description": "x"}]}),
             "abort_nothing": ("abort", {"reason": "nothing runs"}),
         }
-        return {key: await session.call_tool(tool, args) for key, (tool, args) in calls.items()}
+        out = {key: await session.call_tool(tool, args) for key, (tool, args) in calls.items()}
+        try:
+            await session.call_tool("task_delete", {"id": "T-001"})
+        except MCPError as err:  # an unknown tool is a protocol error, as the specification says
+            out["no_tool"] = err.message
+        return out
 
     out = with_client(repo, body)
+    assert out.pop("no_tool") == ("unknown tool 'task_delete'; tools: status, task_list, task_add, task_update, "
+                                  "note, set_state, log, run, resume, abort")
     errors = {key: one_line_error(result) for key, result in out.items()}
     assert errors["unknown"] == ("task_add: unknown argument 'accept' (did you mean acceptance?); allowed: title, "
                                  "acceptance, kind, reviews, owner, depends_on, description")
