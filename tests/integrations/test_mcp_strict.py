@@ -73,6 +73,7 @@ def test_bad_arguments_are_one_line_errors_and_change_nothing(bench, repo: Path)
             "empty_goal": ("run", {"goal": "", "steps": [{"description": "x"}]}),
             "blank_goal": ("run", {"goal": "  \t", "steps": [{"description": "x"}]}),
             "abort_nothing": ("abort", {"reason": "nothing runs"}),
+            "event_type": ("log", {"type": "tsk"}),
         }
         out = {key: await session.call_tool(tool, args) for key, (tool, args) in calls.items()}
         try:
@@ -95,6 +96,7 @@ def test_bad_arguments_are_one_line_errors_and_change_nothing(bench, repo: Path)
     assert errors["blank"] == "note: text: must not be empty"
     assert errors["empty_goal"] == errors["blank_goal"] == "run: goal: must not be empty"
     assert errors["abort_nothing"] == "no live session to abort"
+    assert errors["event_type"].startswith("log: type 'tsk' names no event type; families: agent, approval, ")
     assert hash_workbench(repo) == files and head_count(repo) == commits
 
 

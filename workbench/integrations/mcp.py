@@ -256,7 +256,10 @@ class Tools:
         def read() -> dict[str, Any]:
             from workbench.review.eventview import summarize
 
-            events = self.bench().log(type=type)
+            bench = self.bench()
+            events = bench.log(type=type)
+            if type and not events:
+                _known_type(type, bench)
             end = max(0, len(events) - offset)
             keep = fields or EVENT_DEFAULT_FIELDS
             newest_first = [{k: (summarize(e.get("payload") or {}) if k == "summary" else e[k]) for k in keep
@@ -348,6 +351,19 @@ class Tools:
 
     def abort(self, reason: str) -> Answer:
         return self.call(lambda: _outcome(self.bench().abort(reason.strip())))
+
+
+def _known_type(family: str, bench: Bench) -> None:
+    """Refuse an event type or family no event can have, rather than answer an empty page as if none had
+    happened yet (`tsk` for `task`). Known: what wb folds, the harness's, and whatever the log holds."""
+    from workbench.model.eventtypes import HARNESS_EVENTS
+    from workbench.model.reducer import REDUCERS
+
+    types = {*REDUCERS, *HARNESS_EVENTS, *(e["type"] for e in bench.log())}
+    if family.startswith("agent") or any(t == family or t.startswith(family + ".") for t in types):
+        return
+    families = sorted({t.split(".")[0] for t in types} | {"agent"})
+    raise UsageError(f"log: type {family!r} names no event type; families: {', '.join(families)}")
 
 
 def fit(items: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
