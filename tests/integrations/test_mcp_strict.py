@@ -190,6 +190,10 @@ def test_pages_of_tasks_and_events_stay_small(bench, repo: Path) -> None:
     status = ok(results["status"])
     assert status["ready"]["total"] == 100 and [t["id"] for t in status["ready"]["tasks"]] == ["T-001", "T-002",
                                                                                             "T-003"]
+    assert status["ready"]["command"] == "wb task start T-001"
+    assert status["ready"]["call"] == 'task_update {"id": "T-001", "action": "start"}'
+    assert status["next_action"] == "Start T-001 Task number 001: implement the parser stage for config section 1: " \
+                                    "`wb task start T-001`"
 
 
 def test_every_answer_matches_its_output_schema(bench, repo: Path) -> None:

@@ -237,7 +237,14 @@ class Tools:
 
     # -- reading --------------------------------------------------------------------------------
     def status(self) -> Answer:
-        return self.call(lambda: self.bench().status())
+        def status_() -> dict[str, Any]:
+            data = self.bench().status()
+            ready = data.get("ready") or {}
+            if ready.get("tasks"):  # the same start as this server's call, beside the wb command
+                ready["call"] = f'task_update {{"id": "{ready["tasks"][0]["id"]}", "action": "start"}}'
+            return data
+
+        return self.call(status_)
 
     def task_list(self, status: str | None = None, limit: int | None = None, offset: int = 0,
                   fields: list[str] | None = None) -> Answer:
