@@ -112,7 +112,7 @@ SPECS: dict[str, Spec] = {
     "set_state": Spec("Set state fields: next_action, status, active_task_id, blockers, assumptions, "
                       "touched_files.", _in({"changes": OBJ}, "changes"),
                       _out("state", *WRITTEN["required"]), (False, True, True, False)),
-    "log": Spec("Events of the log, newest page first (offset counts back from the newest), oldest first.",
+    "log": Spec("The event log a page at a time: the newest events (offset counts back), oldest first.",
                 _in({"type": {"type": "string", "description": "e.g. task.done, task"},
                      **_page(LOG_LIMIT, 200, EVENT_FIELDS)}),
                 _out("events", "total", "next_offset"), READ),
