@@ -248,7 +248,7 @@ def raw_initialize(repo: Path, version: str, preanswer: bool) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2024-11-05", "1999-01-01"])
-def test_the_early_initialize_answer_is_the_sdks(bench, repo: Path, version: str) -> None:
+def test_theearly_initialize_answer_is_the_sdks(bench, repo: Path, version: str) -> None:
     early = raw_initialize(repo, version, preanswer=True)
     sdk = raw_initialize(repo, version, preanswer=False)
     assert early == sdk
@@ -278,3 +278,20 @@ def test_the_server_starts_without_typer(bench, repo: Path) -> None:
                           env={**os.environ})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "clean"
+
+
+def test_the_early_answer_is_taken_for_a_well_formed_initialize_only() -> None:
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from workbench.integrations.mcp import early_initialize, handshake_versions
+
+    assert handshake_versions() == tuple(HANDSHAKE_PROTOCOL_VERSIONS)  # read without importing the SDK
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}).encode()
+    early = early_initialize(line + b"\n")
+    assert early is not None and early[0] == 1 and early[1]["protocolVersion"] == "2025-06-18"
+    assert json.loads(early[2]) == {"jsonrpc": "2.0", "id": 1, "result": early[1]}
+    for other in (b"", b"not json\n", b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n',
+                  b'{"jsonrpc":"2.0","id":true,"method":"initialize","params":{}}\n',
+                  b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"x"}}\n'):
+        assert early_initialize(other) is None, other  # the SDK reads and answers these itself

@@ -456,7 +456,7 @@ def serve(start: Path | None = None) -> None:
     wire_in, wire_out, restore = _claim_stdio()
     try:
         first = wire_in.readline()
-        early = _early_initialize(first) if os.environ.get("WB_MCP_PREANSWER", "1") != "0" else None
+        early = early_initialize(first) if os.environ.get("WB_MCP_PREANSWER", "1") != "0" else None
         if early is not None:
             wire_out.write(early[2])
             wire_out.flush()
@@ -531,7 +531,7 @@ def initialize_result(requested: str, versions: tuple[str, ...]) -> dict[str, An
             "serverInfo": {"name": "wb", "version": __version__}}
 
 
-def _early_initialize(line: bytes) -> tuple[Any, dict[str, Any], bytes] | None:
+def early_initialize(line: bytes) -> tuple[Any, dict[str, Any], bytes] | None:
     """(id, result, the answer's line) for a well-formed `initialize` request; None for anything else, which
     the SDK then reads and answers itself."""
     try:
