@@ -295,3 +295,47 @@ def test_the_early_answer_is_taken_for_a_well_formed_initialize_only() -> None:
                   b'{"jsonrpc":"2.0","id":true,"method":"initialize","params":{}}\n',
                   b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"x"}}\n'):
         assert early_initialize(other) is None, other  # the SDK reads and answers these itself
+
+
+def children(pid: int) -> list[str]:
+    """The commands of `pid`'s child processes, from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                found.append((stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip())
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_long_session_leaves_no_git_process_behind(bench, repo: Path) -> None:
+    """Each call opens the workbench afresh and closes it: a write's helper git process ends with the call."""
+    proc = subprocess.Popen([*WB_ARGV, "mcp"], cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=server_env())
+    watchdog = threading.Timer(120, proc.kill)
+    watchdog.start()
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+            .encode() + b'\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        proc.stdin.flush()
+        proc.stdout.readline()
+        for i in range(8):
+            call = {"name": "note", "arguments": {"text": f"finding {i}"}} if i % 2 else {"name": "status"}
+            proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
+                                         "params": call}).encode() + b"\n")
+            proc.stdin.flush()
+            assert b'"isError":false' in proc.stdout.readline()
+        left = children(proc.pid)
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+    assert left == []
+    assert head_count(repo) >= 5  # the four notes were committed

@@ -208,14 +208,18 @@ class Tools:
     def __init__(self, start: Path | None) -> None:
         self.start = start
         self._mutex = threading.Lock()
+        self._opened: list[Bench] = []
 
     def bench(self) -> Bench:
         # Opened afresh for each call, as each CLI process does: a server lives as long as the agent's session,
         # and config.yaml (tools, hooks, budgets) may change meanwhile. Opening is cheap (a walk up to .git).
         # A server started before `wb init` answers each call with the one-line error instead of failing.
+        # Closed when the call ends (`call`): a Bench keeps a helper git process between its commits.
         from workbench.api import Bench
 
-        return Bench.open(self.start)
+        bench = Bench.open(self.start)
+        self._opened.append(bench)
+        return bench
 
     def dispatch(self, name: str, args: Any) -> Answer:
         """Check `args` against tool `name`'s input schema and call it."""
@@ -234,6 +238,9 @@ class Tools:
                 return _error(str(err))
             except Exception as err:  # a bug: one line, as the CLI says it, never a silent generic message
                 return _error(f"internal error: {type(err).__name__}: {err}")
+            finally:
+                while self._opened:
+                    self._opened.pop().close()
 
     # -- reading --------------------------------------------------------------------------------
     def status(self) -> Answer:
