@@ -133,3 +133,14 @@ def test_ready_tasks_keeps_board_order_and_needs_every_dependency_done() -> None
              {"id": "T-004", "status": "cancelled"}, {"id": "T-005", "status": "todo", "depends_on": ["T-009"]},
              {"id": "T-006", "status": "in_progress"}, {"id": "T-007", "status": "todo"}]
     assert [t["id"] for t in ready_tasks(tasks)] == ["T-002", "T-007"]
+
+
+def test_a_waiting_harness_session_comes_before_the_board(bench, repo, wb) -> None:
+    bench.add_task("Parse the config")
+    outcome = bench.run("Ship it", steps=[{"description": "Deploy", "tool": "deploy"}])
+    assert not outcome.done and outcome.kind == "tool_result"
+    data = status(wb, repo)
+    assert data["next_action"].startswith("Answer the waiting harness session (")
+    assert data["next_action"].endswith(f"`{data['pending']['command']}`")
+    bench.abort("not now")
+    assert status(wb, repo)["next_action"] == "Start T-001 Parse the config: `wb task start T-001`"

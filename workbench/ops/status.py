@@ -64,8 +64,12 @@ def next_action_set(state: dict[str, Any]) -> bool:
 
 
 def derived_next_action(active: dict[str, Any] | None, tasks: list[dict[str, Any]],
-                        ready: list[dict[str, Any]]) -> str:
-    """The next action the board implies, for as long as nobody has set one."""
+                        ready: list[dict[str, Any]], session: Any = None) -> str:
+    """The next action the board implies (or a harness session's yield), for as long as nobody has set one."""
+    pending = session.get("pending") if isinstance(session, dict) else None
+    if isinstance(pending, dict):  # a session waits for an answer: nothing else moves until it has one
+        command = pending.get("command") or "wb resume"
+        return f"Answer the waiting harness session ({pending.get('reason', '')}): `{command}`"
     if active is not None and active.get("status") == "in_progress":
         return f"Finish {active['id']} {active.get('title', '')}: `wb task done {active['id']}` runs its acceptance"
     if active is not None and active.get("status") == "blocked":
@@ -106,6 +110,7 @@ def _core(view: View) -> dict[str, Any]:
     ready = ready_tasks(tasks)
     shown = [{"id": t["id"], "title": clip(t.get("title", ""))} for t in ready[:READY_SHOWN]]
     is_set = next_action_set(state)
+    derived = "" if is_set else derived_next_action(active, tasks, ready, state.get("session"))
     return {
         "workbench": str(view.wb.root),
         "status": state.get("status"),
@@ -113,7 +118,7 @@ def _core(view: View) -> dict[str, Any]:
         # todo with every dependency done, in board order: where to start when no task is active
         "ready": {"tasks": shown, "total": len(ready),
                   "command": f"wb task start {ready[0]['id']}" if ready else None},
-        "next_action": state.get("next_action", "") if is_set else derived_next_action(active, tasks, ready),
+        "next_action": state.get("next_action", "") if is_set else derived,
         "next_action_source": "set" if is_set else "derived",
         "blockers": state.get("blockers", []),
         "assumptions": state.get("assumptions", []),
