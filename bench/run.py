@@ -23,6 +23,9 @@ Benches (for --only: a group name or a full result name):
                 the wall-clock rate of the whole command is printed beside it)
   hooks         wb hook claude-code for a PreToolUse and a PostToolUse payload (stdin piped), spooled in the
                 git directory, vs python -c pass (≤ 2× each); the spool is folded by a Stop afterwards, untimed
+  mcp           `wb mcp`: spawn to the answered `initialize` vs python -c pass (≤ 10×; issue 13 asks
+                ≤ 0.5 s, the median is printed beside it); `mcp.tools_list`, spawn to the answered
+                `tools/list` (the SDK loaded), for information. Skipped when the MCP SDK is not installed.
 
 Each result prints one line; the last line is `BENCH_SUMMARY {json}`. Exit status: 0 even when a bar is
 missed (1 with --strict), 1 when a bench could not run. Stdlib only; everything happens in a temp dir that
@@ -67,8 +70,9 @@ BARS = {
     "replay.state": 50_000.0,
     "hooks.pre_tool_use": 2.0,  # issue 13 item 4
     "hooks.post_tool_use": 2.0,
+    "mcp.startup": 10.0,  # issue 13 §5: spawn to answered initialize ≤ 0.5 s (0.7–1.7 s before)
 }
-GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay", "hooks")
+GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay", "hooks", "mcp")
 
 
 class BenchError(Exception):
@@ -483,6 +487,55 @@ def bench_hooks(ctx: Context) -> list[Result]:
             ratio("hooks.post_tool_use", "wb hook", b, "floor", f)]
 
 
+def bench_mcp(ctx: Context) -> list[Result]:
+    """`wb mcp` as a client starts it: spawn, `initialize`, and (for information) `tools/list`."""
+    s = ctx.settings
+    probe = subprocess.run([PY, "-c", "import mcp_types, anyio"], capture_output=True, env=ctx.runner.env)
+    if probe.returncode != 0:
+        print("mcp                    SKIPPED: the MCP SDK is not installed (pip install -e '.[mcp]')", flush=True)
+        return []
+    repo = ctx.workbench("mcp", "task", 12)
+    floor = ctx.runner.timer([PY, "-c", "pass"], repo)
+    initialize = (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
+        + "\n").encode()
+    listing = (b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+               b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
+    listed: list[float] = []
+
+    def session() -> float:
+        start = time.perf_counter()
+        proc = subprocess.Popen([ctx.wb, "mcp"], cwd=repo, env=ctx.runner.env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(initialize)
+            proc.stdin.flush()
+            first = proc.stdout.readline()
+            answered = time.perf_counter() - start
+            proc.stdin.write(listing)
+            proc.stdin.flush()
+            second = proc.stdout.readline()
+            listed.append(time.perf_counter() - start)
+            proc.stdin.close()
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if b'"id":1' not in first or b'"tools"' not in second:
+            raise BenchError(f"`wb mcp` did not answer: {first[:200]!r} {second[:200]!r}")
+        return answered
+
+    f, m = side_by_side([floor, session], s.n(20, 6), s.n(2, 1))
+    res = ratio("mcp.startup", "initialize", m, "floor", f)
+    res.detail += f", median {fmt_s(statistics.median(m))} (issue 13: ≤ 500ms)"
+    listed = listed[-len(m):]  # the warm-up rounds' are dropped, as side_by_side drops theirs
+    info = ratio("mcp.tools_list", "tools/list", listed, "floor", f, info=True)
+    info.detail += f", median {fmt_s(statistics.median(listed))}"
+    return [res, info]
+
+
 BENCHES: dict[str, Callable[[Context], list[Result]]] = {
     "startup": bench_startup,
     "cli_mutation": bench_cli_mutation,
@@ -491,6 +544,7 @@ BENCHES: dict[str, Callable[[Context], list[Result]]] = {
     "board": bench_board,
     "replay": bench_replay,
     "hooks": bench_hooks,
+    "mcp": bench_mcp,
 }
 
 _ONLY: list[str] = []

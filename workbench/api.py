@@ -32,7 +32,7 @@ from workbench.model.ids import TASK_ID
 from workbench.model.redaction import redact, secret_values
 from workbench.ops.acceptance import dependency_problem, last_line, run_acceptance, run_all, task_problem
 from workbench.ops.replay import ReplayReport, replay
-from workbench.ops.status import status_of
+from workbench.ops.status import STATUSES, next_task, status_of
 from workbench.ops.validate import validate_workbench
 from workbench.store.transaction import LastWrite, Transaction
 from workbench.store.workbench import Workbench
@@ -211,8 +211,30 @@ class Bench:
         return dict(task)
 
     def list_tasks(self, status: str | None = None) -> list[dict[str, Any]]:
+        """The tasks in board order, or only those with `status` (one of todo, in_progress, blocked, done,
+        cancelled; anything else is a UsageError, not an empty list)."""
+        if status is not None and status not in STATUSES:
+            raise UsageError(f"status {status!r}: one of {', '.join(STATUSES)}")
         tasks = self.wb.load(detect_human=False).docs.board["tasks"]
         return [t for t in tasks if status is None or t.get("status") == status]
+
+    def next_task(self, *, start: bool = False, actor: str = "agent") -> dict[str, Any]:
+        """`wb task next [--start]`: the first ready task (todo, every dependency done, in board order), started
+        when `start`. Returns `{"task": the task or None, "started": bool, "why": "" or why none is ready,
+        "active": the active task when it is in progress, else None}`. `start` with a task in progress is
+        refused (one task at a time; `start_task` starts one beside it)."""
+        docs = self.wb.load(detect_human=False).docs
+        tasks = docs.board["tasks"]
+        active = reducer.find_task(docs.board, docs.state.get("active_task_id") or "")
+        active = dict(active) if active and active.get("status") == "in_progress" else None
+        task, why = next_task(tasks)
+        if task is None or not start:
+            return {"task": dict(task) if task else None, "started": False, "why": why, "active": active}
+        if active is not None:  # one task at a time: `--start` twice must not start two
+            raise Refused(f"{active['id']} is in progress: finish it (`wb task done {active['id']}`) or block it "
+                          f"first; `wb task start {task['id']}` starts {task['id']} beside it")
+        started = self.start_task(task["id"], actor=actor)
+        return {"task": started, "started": bool(self.last.seqs), "why": "", "active": active}
 
     def show_task(self, task_id: str) -> dict[str, Any]:
         task = reducer.find_task(self.wb.load(detect_human=False).docs.board, task_id)
@@ -286,6 +308,8 @@ class Bench:
         `.payload`, `.reason`). Raises `Busy` while another session is live."""
         from workbench.harness import bound
 
+        if not goal.strip():
+            raise UsageError("a run needs a goal: what the session is for, in one line")
         if plan is not None and steps is not None:
             raise UsageError("give plan (a plan file) or steps (an inline plan), not both")
 
