@@ -564,7 +564,22 @@ class GitRepo:
             return None
         return value if isinstance(value, str) else None
 
+    @property
+    def state_writing_marker(self) -> Path:
+        """Present while a sync writes a state commit into the work tree (its snapshots may disagree with its
+        log until it is done): loads refuse, and the next `wb sync` finishes the write."""
+        return self.git_dir / "wb" / "sync-writing"
+
+    def begin_state_write(self, sha: str) -> None:
+        marker = self.state_writing_marker
+        marker.parent.mkdir(exist_ok=True)
+        with open(marker, "w") as fh:
+            fh.write(sha + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
     def set_state_base(self, ref: str, sha: str) -> None:
+        """Record (durably) the commit the work tree was made from; ends a sync's write into it."""
         import json
 
         path = self._state_base_path()
@@ -582,6 +597,10 @@ class GitRepo:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+        try:
+            os.unlink(self.state_writing_marker)
+        except FileNotFoundError:
+            pass
 
     def state_ref_moved(self, ref: str) -> str | None:
         """Why this worktree must not commit on `ref` now (it moved past the commit the work tree was made from),

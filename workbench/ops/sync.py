@@ -134,9 +134,21 @@ def sync(wb: Workbench, remote: str | None = None, *, push_branch: bool = False)
 def commit_worktree(wb: Workbench) -> None:
     """Events the pending journal holds, and files not yet committed, committed as any write commits them (a
     commit refused because the ref moved is merged by `integrate`)."""
+    found = state_ref(wb)
+    if found is not None:
+        with wb.lock():
+            if interrupted(wb):
+                return
     with wb.transaction(actor="wb"):
         pass  # adopts the pending journal's events the work tree lacks
     wb.checkpoint("wb: commit pending workbench changes")
+
+
+def interrupted(wb: Workbench) -> bool:
+    """Whether a sync was killed while it wrote a state commit into the work tree (the snapshots may then
+    disagree with the log, so nothing loads them: `integrate` merges the work tree's log and the pending journal
+    into the ref's tip as they are, renumbering any task written since)."""
+    return wb.git.state_writing_marker.exists()
 
 
 def integrate(wb: Workbench, ref: str, remote_commit: str | None, report: SyncReport | None = None,
@@ -148,7 +160,7 @@ def integrate(wb: Workbench, ref: str, remote_commit: str | None, report: SyncRe
     for _ in range(attempts):
         local = wb.git.read_ref(ref)
         base = wb.git.state_base(ref)
-        if local is not None and base in (local, None) and not wb.pending and (
+        if local is not None and base in (local, None) and not wb.pending and not interrupted(wb) and (
                 remote_commit is None or wb.git.is_ancestor(remote_commit, local)):
             if base is None:
                 wb.git.set_state_base(ref, local)
@@ -217,6 +229,7 @@ def _merge_once(wb: Workbench, ref: str, local: str | None, base: str | None, re
         if not git.update_ref(ref, new, local):
             return False
         faults.point("sync_after_ref")
+    git.begin_state_write(new)
     _materialize(wb, files)
     git.set_state_base(ref, new)
     ids = {e["id"] for e in final}
@@ -233,7 +246,23 @@ def _combine(first: list[dict[str, Any]], second: list[dict[str, Any]]
     if not second or {e["id"] for e in second} <= {e["id"] for e in first}:
         return first, {}
     events, renames = merge_events([], first, second, pick=True)
-    return events, renames["theirs"]
+    return _rechain(events, len(first)), renames["theirs"]
+
+
+def _rechain(events: list[dict[str, Any]], keep: int) -> list[dict[str, Any]]:
+    """The events after the first `keep` numbered and hash-chained again, each one whole (no `more`): merge.py's
+    pick chains them as one batch and then drops `more`, which leaves each `prev` hashing a line that is not
+    written (reported to the lead; chained here so the log a sync writes verifies)."""
+    from workbench.model.jsonl import encode, line_hash
+
+    prev = line_hash(encode(events[keep - 1])) if keep else None
+    seq = events[keep - 1]["seq"] if keep else 0
+    for event in events[keep:]:
+        event.pop("more", None)
+        seq += 1
+        event["seq"], event["prev"] = seq, prev
+        prev = line_hash(encode(event))
+    return events
 
 
 def _with_renumbers(events: list[dict[str, Any]], renames: dict[str, str], worktree: str
