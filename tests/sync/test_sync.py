@@ -152,3 +152,20 @@ def test_a_renumbered_id_stays_findable(remote: Path, tmp_path: Path) -> None:
     types = [json.loads(line)["type"] for line in (a / ".workbench/events.jsonl").read_bytes().splitlines()]
     assert types.count("task.renumber") == 1
     assert_converged([a, b])
+
+
+def test_status_shows_ahead_behind_and_claims(remote: Path, tmp_path: Path) -> None:
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert run_wb(a, "task", "add", "x").returncode == 0
+    assert run_wb(a, "task", "claim", "T-001", "--agent", "alice").returncode == 0
+    assert run_wb(a, "note", "unpushed").returncode == 0
+    data = json.loads(run_wb(a, "status", "--json").stdout)["sync"]
+    assert data["remote"] == "origin" and data["ahead"] == 1 and data["behind"] == 0
+    assert [(c["id"], c["agent"]) for c in data["claims"]] == [("T-001", "alice")]
+    assert run_wb(b, "sync").returncode == 0 and run_wb(b, "note", "b's").returncode == 0
+    assert run_wb(b, "sync").returncode == 0
+    run_git(a, "fetch", "-q", "origin")
+    data = json.loads(run_wb(a, "status", "--json").stdout)["sync"]
+    assert data["ahead"] == 1 and data["behind"] == 1
+    text = run_wb(a, "status").stdout
+    assert "1 ahead, 1 behind origin" in text and "T-001 by alice until" in text

@@ -44,4 +44,14 @@ def status_of(wb: Workbench) -> dict[str, Any]:
         # acknowledged events not yet in .workbench/ (git is mid-operation) or taken from it by the user's git:
         # held in the git directory, written and committed by the next wb write (workbench.store.pending)
         "not_yet_written": {"events": len(loaded.pending), "why": wb.deferred()} if loaded.pending else None,
+        "sync": _sync_part(wb, board),
     }
+
+
+def _sync_part(wb: Workbench, board: dict[str, Any]) -> dict[str, Any] | None:
+    """issue 15: ahead/behind the last fetched remote state, and the claims held (state on its own ref only)."""
+    if not wb.config["git"].get("ref"):
+        return None  # without importing the sync module: the usual `wb status` stays as fast
+    from workbench.ops.sync import sync_status
+
+    return sync_status(wb, board)

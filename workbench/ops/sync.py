@@ -391,6 +391,39 @@ def _materialize(wb: Workbench, files: dict[str, tuple[str, bytes]]) -> None:
     wb.reload_config()
 
 
+# -- wb status ------------------------------------------------------------------------------------------------
+def sync_status(wb: Workbench, board: dict[str, Any]) -> dict[str, Any] | None:
+    """For `wb status` with state on its own ref: how far the local state ref is ahead of / behind the last
+    fetched remote state (no network: the tracking ref as the last sync or fetch left it), and the claims
+    held now. None with state on the user's branch."""
+    from workbench.model import ids
+    from workbench.model.claims import holder
+
+    found = state_ref(wb)
+    if found is None:
+        return None
+    ref, branch = found
+    now = ids.utc_now()
+    claims = [{"id": t["id"], **held} for t in board["tasks"] for held in [holder(t, now)] if held]
+    out: dict[str, Any] = {"ref": ref, "remote": None, "ahead": None, "behind": None, "claims": claims,
+                           "interrupted": interrupted(wb)}
+    remotes_dir = wb.git.common_dir / "refs" / "remotes"
+    packed = wb.git.common_dir / "packed-refs"
+    candidates = sorted(d.name for d in remotes_dir.iterdir() if (d / branch).exists()) if remotes_dir.is_dir() else []
+    if not candidates and packed.exists():
+        text = packed.read_text(errors="replace")
+        candidates = sorted({line.split()[1].split("/")[2] for line in text.splitlines()
+                             if line.endswith(f"/{branch}") and " refs/remotes/" in line})
+    if not candidates:
+        return out
+    remote = "origin" if "origin" in candidates else candidates[0]
+    local, tracking = wb.git.read_ref(ref), wb.git.read_ref(tracking_ref(remote, branch))
+    out["remote"] = remote
+    if local and tracking:
+        out["ahead"], out["behind"] = wb.git.count_apart(local, tracking)
+    return out
+
+
 # -- ids a sync renumbered ---------------------------------------------------------------------------------
 def resolve_renumbered(wb: Workbench, board: dict[str, Any], task_id: str, task: dict[str, Any] | None
                        ) -> tuple[dict[str, Any] | None, str | None]:
