@@ -169,3 +169,19 @@ def test_status_shows_ahead_behind_and_claims(remote: Path, tmp_path: Path) -> N
     assert data["ahead"] == 1 and data["behind"] == 1
     text = run_wb(a, "status").stdout
     assert "1 ahead, 1 behind origin" in text and "T-001 by alice until" in text
+
+
+def test_several_renumbered_tasks_keep_the_log_chained(remote: Path, tmp_path: Path) -> None:
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    for i in range(3):
+        assert run_wb(a, "task", "add", f"a{i}").returncode == 0
+    assert run_wb(a, "sync").returncode == 0
+    for i in range(3):
+        assert run_wb(b, "task", "add", f"b{i}").returncode == 0
+    assert run_wb(b, "task", "start", "T-002").returncode == 0
+    assert run_wb(b, "sync").returncode == 0
+    assert run_wb(b, "validate").returncode == 0
+    started = [t for t in board(b)["tasks"] if t["status"] == "in_progress"]
+    assert [t["title"] for t in started] == ["b1"]  # the start followed its task to its new id
+    sync_all([a, b])
+    assert_converged([a, b])

@@ -268,8 +268,6 @@ def _rechain(events: list[dict[str, Any]], keep: int) -> list[dict[str, Any]]:
 def _with_renumbers(events: list[dict[str, Any]], renames: dict[str, str], worktree: str
                     ) -> list[dict[str, Any]]:
     from workbench.model import ids
-    from workbench.model.jsonl import encode, line_hash
-    from workbench.store.eventlog import Tail, chain
 
     recorded = {(e["payload"].get("from"), e["payload"].get("to")) for e in events if e["type"] == "task.renumber"}
     new = [{"schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": "task.renumber", "actor": "wb",
@@ -277,11 +275,7 @@ def _with_renumbers(events: list[dict[str, Any]], renames: dict[str, str], workt
            for old, to in sorted(renames.items()) if (old, to) not in recorded]
     if not new:
         return events
-    last = events[-1] if events else None
-    chain(new, Tail(last["seq"], line_hash(encode(last)), 0, 0) if last else Tail(0, None, 0, 0))
-    for e in new:
-        e.pop("more", None)
-    return [*events, *new]
+    return _rechain([*events, *new], len(events))
 
 
 def _events(files: dict[str, tuple[str, bytes]]) -> list[dict[str, Any]]:
