@@ -164,7 +164,7 @@ def run(clones: int, seconds: float, seed: int, base: Path) -> dict[str, Any]:
         proc.wait()
     records = [json.loads(out.read_text()) if out.exists() else {"agent": "?", "errors": ["no record"]}
                for _proc, out in procs]
-    for _round in range(3):  # the final sync: every clone takes up what the others published
+    for _round in range(2):  # the final sync: every clone takes up what the others published
         for path in paths:
             wb(path, "sync")
     return figures(paths, records, time.monotonic() - started, clones, seconds)
@@ -219,7 +219,8 @@ def figures(paths: list[Path], records: list[dict[str, Any]], elapsed: float, cl
         "tasks_claimed_twice": twice, "board_holder_not_the_last_winner": wrong_holder,
         "lost_events": lost, "events": len((first / "events.jsonl").read_bytes().splitlines()),
         "tasks": len(board["tasks"]),
-        "converged": converged, "replay_verified": verified, "valid": valid, "errors": errors[:20], "refused_why": why[:10],
+        "converged": converged, "replay_verified": verified, "valid": valid, "errors": errors[:20],
+        "refused_why": why[:10],
         "ok": twice == 0 and lost == 0 and converged == clones and verified == clones and valid == clones
               and wrong_holder == 0 and not errors,
     }
