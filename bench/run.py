@@ -21,6 +21,8 @@ Benches (for --only: a group name or a full result name):
   board         wb task add on a 5,000-task board vs on a 10-task board (≤ 2×)
   replay        wb replay --verify --json on the 100,000-event logs (≥ 50,000 events/s, as wb reports it;
                 the wall-clock rate of the whole command is printed beside it)
+  sync          wb sync with nothing to do vs `git fetch && git push` of the same ref, to a bare remote on
+                the same disk (information, no bar)
 
 Each result prints one line; the last line is `BENCH_SUMMARY {json}`. Exit status: 0 even when a bar is
 missed (1 with --strict), 1 when a bench could not run. Stdlib only; everything happens in a temp dir that
@@ -64,7 +66,7 @@ BARS = {
     "replay.notes": 50_000.0,  # events per second, at least
     "replay.state": 50_000.0,
 }
-GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay")
+GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay", "sync")
 
 
 class BenchError(Exception):
@@ -436,6 +438,26 @@ def bench_replay(ctx: Context) -> list[Result]:
     return out
 
 
+def bench_sync(ctx: Context) -> list[Result]:
+    """issue 15: `wb sync` with nothing to do, against `git fetch && git push` of the same ref (information:
+    no bar yet). The remote is a bare repository on the same disk, so the ratio is wb's own cost."""
+    s = ctx.settings
+    r = ctx.runner
+    remote = ctx.tmp / "sync-remote.git"
+    ctx.git(ctx.tmp, "init", "-q", "--bare", str(remote))
+    repo = ctx.git_repo("sync")
+    ctx.git(repo, "remote", "add", "origin", str(remote))
+    r.run([ctx.wb, "init", "--ref", "wb-state"], repo)
+    for i in range(20):
+        r.run([ctx.wb, "task", "add", f"task {i}"], repo)
+    r.run([ctx.wb, "sync"], repo)
+    plain = r.timer(["sh", "-c", "git fetch -q --no-tags origin +refs/heads/wb-state:refs/remotes/origin/wb-state"
+                                 " && git push -q origin wb-state"], repo)
+    wb_sync = r.timer([ctx.wb, "sync"], repo)
+    g, w = side_by_side([plain, wb_sync], s.n(20, 6), s.n(2, 1))
+    return [ratio("sync.nothing_to_do", "wb sync", w, "git fetch && git push", g, info=True)]
+
+
 BENCHES: dict[str, Callable[[Context], list[Result]]] = {
     "startup": bench_startup,
     "cli_mutation": bench_cli_mutation,
@@ -443,6 +465,7 @@ BENCHES: dict[str, Callable[[Context], list[Result]]] = {
     "history": bench_history,
     "board": bench_board,
     "replay": bench_replay,
+    "sync": bench_sync,  # issue 15
 }
 
 _ONLY: list[str] = []

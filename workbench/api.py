@@ -524,7 +524,15 @@ def init(path: str | Path | None = None, ref: str | None = None) -> tuple[Bench,
     Returns (bench, created, what was committed)."""
     from workbench.ops import init as initcmd
 
-    if ref is not None:  # a fresh clone or another worktree takes up the state branch that exists (issue 15)
-        join(path, ref)
+    moved: list[str] | None = None
+    if ref is not None and not join(path, ref):  # issue 15: take up the state branch that exists, or move to it
+        from workbench.git.repo import find_worktree
+        from workbench.ops.sync import move_to_ref
+
+        root = find_worktree(Path(path) if path is not None else Path.cwd())
+        if (root / ".workbench" / "config.yaml").exists():
+            moved = move_to_ref(Workbench(root), ref)
     wb, created, last = initcmd.init(Path(path) if path is not None else Path.cwd(), ref)
+    if moved:
+        last.warnings.extend(moved)
     return Bench(wb), created, last

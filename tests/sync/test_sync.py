@@ -185,3 +185,27 @@ def test_several_renumbered_tasks_keep_the_log_chained(remote: Path, tmp_path: P
     assert [t["title"] for t in started] == ["b1"]  # the start followed its task to its new id
     sync_all([a, b])
     assert_converged([a, b])
+
+
+def test_wb_init_ref_moves_state_off_the_users_branch(tmp_path: Path) -> None:
+    remote = tmp_path / "r.git"
+    run_git(tmp_path, "init", "-q", "--bare", str(remote))
+    a = tmp_path / "a"
+    run_git(tmp_path, "clone", "-q", str(remote), str(a))
+    (a / "app.py").write_text("x\n")
+    run_git(a, "add", "app.py")
+    run_git(a, "commit", "-q", "-m", "mine")
+    assert run_wb(a, "init").returncode == 0 and run_wb(a, "task", "add", "kept").returncode == 0
+    head = run_git(a, "rev-parse", "HEAD")
+    moved = run_wb(a, "init", "--ref", REF)
+    assert moved.returncode == 0, moved.stderr
+    assert "git rm -r -q --cached .workbench" in moved.stderr
+    assert run_git(a, "rev-parse", "HEAD") == head  # the user's branch was not touched
+    assert json.loads(run_git(a, "show", f"{REF}:.workbench/board.json"))["tasks"][0]["title"] == "kept"
+    run_git(a, "rm", "-r", "-q", "--cached", ".workbench")
+    run_git(a, "commit", "-q", "-m", "state moved")
+    assert run_wb(a, "note", "on the ref now").returncode == 0
+    assert run_git(a, "status", "--porcelain") == ""
+    assert run_wb(a, "sync").returncode == 0
+    assert run_git(remote, "rev-parse", REF) == run_git(a, "rev-parse", REF)
+    assert run_wb(a, "replay", "--verify").returncode == 0

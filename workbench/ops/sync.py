@@ -468,6 +468,45 @@ def join(wb: Workbench, ref_name: str, remote: str | None = None) -> bool:
     return True
 
 
+def move_to_ref(wb: Workbench, ref_name: str) -> list[str] | None:
+    """`wb init --ref BRANCH` on a workbench recorded on the user's branch: config git.ref set, .gitignore made
+    `*`, and the whole workbench committed as the first commit of BRANCH. The user's branch and index are not
+    touched: the warning says how to stop the branch tracking .workbench/. None when there was nothing to move
+    (no workbench, or state already on a ref)."""
+    import re
+
+    from workbench.model.layout import GITIGNORE_REF
+    from workbench.store.atomic import write_workbench_file
+    from workbench.store.config import parse_config
+
+    if not wb.paths.config.exists() or wb.config["git"].get("ref"):
+        return None
+    ref = ref_name if ref_name.startswith("refs/") else "refs/heads/" + ref_name
+    branch = ref.removeprefix("refs/heads/")
+    if wb.git.read_ref(ref) is not None:
+        raise UsageError(f"{branch} already exists: state can move only to a new branch (or, in a fresh clone or "
+                         "worktree without .workbench/, `wb init --ref` takes it up)")
+    with wb.lock():
+        text = wb.paths.config.read_text(encoding="utf-8")
+        moved, n = re.subn(r"(?m)^(\s+)ref:\s*(null|~)?\s*(#.*)?$", lambda m: f"{m.group(1)}ref: {branch}"
+                           + (f"  {m.group(3)}" if m.group(3) else ""), text, count=1)
+        if n == 0:
+            moved, n = re.subn(r"(?m)^git:\s*\n", f"git:\n  ref: {branch}\n", text, count=1)
+        if n == 0:
+            moved = text.rstrip("\n") + f"\ngit:\n  ref: {branch}\n"
+        if parse_config(moved.encode())["git"].get("ref") != branch:
+            raise UsageError(f"could not set git.ref in .workbench/config.yaml: set `git: {{ref: {branch}}}` "
+                             "by hand, then run `wb init` again")
+        write_workbench_file(wb.paths.wb, "config.yaml", moved.encode())
+        write_workbench_file(wb.paths.wb, ".gitignore", GITIGNORE_REF.encode())
+    wb.reload_config()
+    outcome = wb.checkpoint(f"wb: state moves to {branch}")
+    warnings = [outcome.skipped] if outcome.skipped else []
+    return warnings + [f"state is now recorded on {branch}; your branch still tracks .workbench/ as it was: "
+                       f"`git rm -r -q --cached .workbench && git commit -m 'wb: state moved to {branch}'` stops "
+                       "that (wb does not touch your branch)"]
+
+
 def _branch_sync(wb: Workbench, remote: str | None, push_branch: bool) -> SyncReport:
     """State recorded on the user's branch: sync would push their commits. Only when asked (--push-branch):
     a fast-forward push of the branch, nothing merged."""
