@@ -258,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         if result["refused"]:
             print("  refused            " + " · ".join(f"{k} {v}" for k, v in sorted(result["refused"].items())))
         print(f"  claims             {result['claims_won']} won, {result['claims_lost']} lost to another agent")
-        print(f"  claimed twice      {result['tasks_claimed_twice']}")
+        print(f"  claimed twice      {result['tasks_claimed_twice']}  (board holder not the last winner: "
+              f"{result['board_holder_not_the_last_winner']})")
         print(f"  lost events        {result['lost_events']}  ({result['events']} events, {result['tasks']} tasks)")
         print(f"  converged          {result['converged']}/{result['clones']}")
         print(f"  replay --verify    {result['replay_verified']}/{result['clones']}  "

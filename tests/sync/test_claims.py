@@ -103,3 +103,26 @@ def test_a_done_task_cannot_be_claimed_and_an_unknown_one_is_not_found(remote: P
     assert run_wb(a, "task", "claim", "T-001").returncode == 5
     assert run_wb(a, "task", "claim", "T-099").returncode == 1
     assert run_wb(a, "task", "claim", "T-001", "--lease", "soon").returncode == 2
+
+
+def test_a_claim_published_after_the_task_was_done_is_void(remote: Path, tmp_path: Path) -> None:
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert run_wb(a, "task", "add", "quick").returncode == 0 and run_wb(a, "sync").returncode == 0
+    assert run_wb(b, "sync").returncode == 0
+    # b claims while offline from a's point of view: committed on b's state ref, not yet published
+    hold = tmp_path / "hold"
+    proc = spawn(b, "task", "claim", "T-001", "--agent", "bob", WB_PAUSE="before_push", WB_PAUSE_FILE=str(hold))
+    deadline = time.monotonic() + 60
+    while not Path(str(hold) + ".here").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.02)
+    Path(str(hold) + ".here").unlink()
+    # the first push of bob's claim waits; alice claims, finishes and publishes first
+    assert run_wb(a, "task", "claim", "T-001", "--agent", "alice").returncode == 0
+    assert run_wb(a, "task", "done", "T-001").returncode == 0 and run_wb(a, "sync").returncode == 0
+    Path(str(hold) + ".go").write_text("")
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode in (5, 6), err  # lost: done, or held by alice
+    sync_all([a, b])
+    assert_converged([a, b])
+    assert _holder(a, "T-001")["agent"] == "alice"

@@ -44,6 +44,8 @@ def fold_claim(task: dict[str, Any], ev: dict[str, Any]) -> bool:
     p = ev["payload"]
     agent = str(p.get("agent", ""))
     lease = int(p.get("lease_s") or DEFAULT_LEASE_S)
+    if task.get("status") in ("done", "cancelled"):
+        return False  # a claim published after the task was finished: void (the CLI refuses one too)
     held = holder(task, ev["ts"])
     if held is not None and held.get("agent") != agent:
         return False  # lost: the holder's claim was published first
@@ -53,8 +55,7 @@ def fold_claim(task: dict[str, Any], ev: dict[str, Any]) -> bool:
         claim["since"] = old.get("since", ev["ts"])  # a renewal by the holder
         if "took_over_from" in old:
             claim["took_over_from"] = old["took_over_from"]
-    elif old is not None and old.get("agent") != agent and old.get("until", "") <= ev["ts"] \
-            and task.get("status") not in ("done", "cancelled"):
+    elif old is not None and old.get("agent") != agent and old.get("until", "") <= ev["ts"]:
         claim["took_over_from"] = str(old.get("agent"))  # the lease had expired: a takeover, recorded
     task["claim"] = claim
     return True

@@ -118,17 +118,28 @@ def sync(wb: Workbench, remote: str | None = None, *, push_branch: bool = False)
         report.attempts = attempt
         fetched = wb.git.fetch_branch(remote, branch, tracking_ref(remote, branch))
         with wb.lock():
-            local = integrate(wb, ref, fetched, report)
+            local = integrate(wb, ref, fetched, report, write=False)
         report.local = local
         report.remote_commit = fetched
         if local is None or local == fetched or (fetched is not None and wb.git.is_ancestor(local, fetched)):
-            return report  # nothing of ours the remote lacks
+            return _settle(wb, ref, report)  # nothing of ours the remote lacks
         if wb.git.push_branch(remote, local, branch) is None:
             wb.git.update_ref(tracking_ref(remote, branch), local, fetched)
             report.pushed, report.remote_commit = True, local
-            return report
-        time.sleep(random.uniform(0.01, 0.05) * attempt)  # someone pushed first: fetch and merge again
+            return _settle(wb, ref, report)
+        # someone pushed first: fetch and merge again, after a pause that grows (the busier the remote, the
+        # more the racers spread out)
+        time.sleep(random.uniform(0, 0.05 * 2 ** min(attempt, 5)))
     raise Busy(f"{remote} kept moving while wb sync merged ({ATTEMPTS} attempts); run `wb sync` again")
+
+
+def _settle(wb: Workbench, ref: str, report: SyncReport) -> SyncReport:
+    """Write the state ref's commit into the work tree, once the push is done (or was not needed)."""
+    taken = report.taken
+    with wb.lock():
+        report.local = integrate(wb, ref, None, report)
+    report.taken = max(taken, report.taken)
+    return report
 
 
 def commit_worktree(wb: Workbench) -> None:
@@ -152,10 +163,12 @@ def interrupted(wb: Workbench) -> bool:
 
 
 def integrate(wb: Workbench, ref: str, remote_commit: str | None, report: SyncReport | None = None,
-              *, attempts: int = ATTEMPTS) -> str | None:
+              *, attempts: int = ATTEMPTS, write: bool = True) -> str | None:
     """Under the workbench lock: merge `remote_commit` (or None), the local state ref and the work tree into
     one state commit on `ref`, write it to the work tree and record it as this worktree's base. Returns the
-    local ref's commit (None when there is no state at all)."""
+    local ref's commit (None when there is no state at all). `write=False` leaves the work tree for after the
+    push (the next `integrate` takes it up): the time between a fetch and its push stays short, so a sync
+    that lost a race to a busy remote wins the next one."""
     report = report or SyncReport(None, ref)
     for _ in range(attempts):
         local = wb.git.read_ref(ref)
@@ -165,14 +178,14 @@ def integrate(wb: Workbench, ref: str, remote_commit: str | None, report: SyncRe
             if base is None:
                 wb.git.set_state_base(ref, local)
             return local  # the work tree is the ref's tip, and the remote has nothing we lack
-        moved = _merge_once(wb, ref, local, base, remote_commit, report)
+        moved = _merge_once(wb, ref, local, base, remote_commit, report, write)
         if moved:
             return wb.git.read_ref(ref)
     raise Busy(f"{ref} kept moving while wb sync merged (other worktrees writing); run `wb sync` again")
 
 
 def _merge_once(wb: Workbench, ref: str, local: str | None, base: str | None, remote: str | None,
-                report: SyncReport) -> bool:
+                report: SyncReport, write: bool = True) -> bool:
     """One merge attempt; False when the local ref moved meanwhile (the caller reads it again)."""
     git = wb.git
     if remote is not None and local is not None and git.is_ancestor(remote, local):
@@ -222,13 +235,15 @@ def _merge_once(wb: Workbench, ref: str, local: str | None, base: str | None, re
         new = git.state_commit(files, parents, f"{summary}\n\nWb-Event: {final[-1]['seq'] if final else 0}\n")
         report.merged = True
     before = {e["id"] for e in wt_events}
-    report.taken += sum(1 for e in final if e["id"] not in before)
+    report.taken = sum(1 for e in final if e["id"] not in before)  # against the work tree, as it still is
     report.renumbered.update(renames)
     if new != local:
         faults.point("sync_before_ref")
         if not git.update_ref(ref, new, local):
             return False
         faults.point("sync_after_ref")
+    if not write:
+        return True
     git.begin_state_write(new)
     _materialize(wb, files)
     git.set_state_base(ref, new)
