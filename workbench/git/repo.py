@@ -629,6 +629,14 @@ class GitRepo:
             fh.write(value + "\n")
         return value
 
+    def ref_sha(self, ref: str) -> str | None:
+        """`read_ref` of a branch or remote-tracking ref, from its loose file when it has one (no subprocess:
+        a sync reads refs several times)."""
+        fast = self._read_ref_fast(ref) if ref.startswith("refs/") else None
+        if fast and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", fast):
+            return fast
+        return self.read_ref(ref)
+
     def update_ref(self, ref: str, new: str, old: str | None) -> bool:
         """Compare-and-swap: point `ref` at `new` only if it is at `old` (None: only if it does not exist)."""
         zero = "0" * len(new)
@@ -659,7 +667,7 @@ class GitRepo:
             if "couldn't find remote ref" in why or "no such ref" in why.lower():
                 return None
             raise GitError(f"cannot fetch from {remote}: {_last_line(why)}; local state untouched")
-        return self.read_ref(tracking)
+        return self.ref_sha(tracking)
 
     def push_branch(self, remote: str, sha: str, branch: str) -> str | None:
         """Push commit `sha` to `branch` of `remote`, fast-forward only: the remote's ref update is the

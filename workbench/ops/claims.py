@@ -51,14 +51,14 @@ def claim(wb: Workbench, task_id: str, *, agent: str | None = None, lease_s: int
         task = _board_task(wb, task_id)
         held = task.get("claim") if isinstance(task.get("claim"), dict) else None
         if emitted and published and held is not None and held.get("agent") == agent:
-            return {**held, "id": task_id, "commit": wb.git.read_ref(ref), "published": True, "attempts": attempt}
+            return {**held, "id": task_id, "commit": wb.git.ref_sha(ref), "published": True, "attempts": attempt}
         result = _record(wb, task_id, agent, lease_s)
         emitted = True
         if result["commit"] is None:
             continue  # another worktree moved the state ref first: merge it, and look again
         if remote is None:
             return {**result, "published": True, "attempts": attempt}
-        fetched = wb.git.read_ref(syncop.tracking_ref(remote, branch))
+        fetched = wb.git.ref_sha(syncop.tracking_ref(remote, branch))
         if wb.git.push_branch(remote, result["commit"], branch) is None:
             wb.git.update_ref(syncop.tracking_ref(remote, branch), result["commit"], fetched)
             return {**result, "published": True, "attempts": attempt}

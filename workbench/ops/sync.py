@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from workbench.store.workbench import Workbench
 
 SNAPSHOTS = ("events.jsonl", "board.json", "state.md", "calls.jsonl")
-ATTEMPTS = 12
+ATTEMPTS = 20  # pushes lost in a row before wb sync gives up (exit 6: run it again)
 
 
 @dataclass
@@ -171,7 +171,7 @@ def integrate(wb: Workbench, ref: str, remote_commit: str | None, report: SyncRe
     that lost a race to a busy remote wins the next one."""
     report = report or SyncReport(None, ref)
     for _ in range(attempts):
-        local = wb.git.read_ref(ref)
+        local = wb.git.ref_sha(ref)
         base = wb.git.state_base(ref)
         if local is not None and base in (local, None) and not wb.pending and not interrupted(wb) and (
                 remote_commit is None or wb.git.is_ancestor(remote_commit, local)):
@@ -180,7 +180,7 @@ def integrate(wb: Workbench, ref: str, remote_commit: str | None, report: SyncRe
             return local  # the work tree is the ref's tip, and the remote has nothing we lack
         moved = _merge_once(wb, ref, local, base, remote_commit, report, write)
         if moved:
-            return wb.git.read_ref(ref)
+            return wb.git.ref_sha(ref)
     raise Busy(f"{ref} kept moving while wb sync merged (other worktrees writing); run `wb sync` again")
 
 
@@ -198,7 +198,7 @@ def _merge_once(wb: Workbench, ref: str, local: str | None, base: str | None, re
         target_commit, parents = remote, [remote]
     else:
         target_commit, parents = None, [remote, local]  # diverged: the remote first, then our line
-    files_at = {sha: git.workbench_files_at(sha) for sha in {local, remote, base} if sha}
+    files_at = {sha: _files_at(wb, sha) for sha in {local, remote, base} if sha}
     wt_files = _worktree_files(wb)
     wt_events = _worktree_events(wb)
     renames: dict[str, str] = {}
@@ -251,6 +251,19 @@ def _merge_once(wb: Workbench, ref: str, local: str | None, base: str | None, re
     if wb.pending and all(e["id"] in ids for e in wb.pending.read()[0]):
         wb.pending.clear()
     return True
+
+
+_FILES: dict[str, dict[str, tuple[str, bytes]]] = {}  # a commit's files never change: kept between attempts
+
+
+def _files_at(wb: Workbench, sha: str) -> dict[str, tuple[str, bytes]]:
+    """A state commit's .workbench/ files, read once per process (a retried sync reads only what is new)."""
+    key = f"{wb.git.common_dir}:{sha}"
+    if key not in _FILES:
+        if len(_FILES) > 16:
+            _FILES.pop(next(iter(_FILES)))
+        _FILES[key] = wb.git.workbench_files_at(sha)
+    return _FILES[key]
 
 
 def _combine(first: list[dict[str, Any]], second: list[dict[str, Any]]
@@ -426,7 +439,7 @@ def sync_status(wb: Workbench, board: dict[str, Any]) -> dict[str, Any] | None:
     if not candidates:
         return out
     remote = "origin" if "origin" in candidates else candidates[0]
-    local, tracking = wb.git.read_ref(ref), wb.git.read_ref(tracking_ref(remote, branch))
+    local, tracking = wb.git.ref_sha(ref), wb.git.read_ref(tracking_ref(remote, branch))
     out["remote"] = remote
     if local and tracking:
         out["ahead"], out["behind"] = wb.git.count_apart(local, tracking)
@@ -461,7 +474,7 @@ def join(wb: Workbench, ref_name: str, remote: str | None = None) -> bool:
     this clone) or the remote's — instead of starting an empty one. False when neither exists."""
     ref = ref_name if ref_name.startswith("refs/") else "refs/heads/" + ref_name
     branch = ref.removeprefix("refs/heads/")
-    found = wb.git.read_ref(ref)
+    found = wb.git.ref_sha(ref)
     if found is None:
         remotes = wb.git.remotes()
         remote = remote or (wb.git.config_value(f"branch.{branch}.remote") or
@@ -471,7 +484,7 @@ def join(wb: Workbench, ref_name: str, remote: str | None = None) -> bool:
         fetched = wb.git.fetch_branch(remote, branch, tracking_ref(remote, branch))
         if fetched is None:
             return False
-        found = fetched if wb.git.update_ref(ref, fetched, None) else wb.git.read_ref(ref)
+        found = fetched if wb.git.update_ref(ref, fetched, None) else wb.git.ref_sha(ref)
     assert found is not None
     files = wb.git.workbench_files_at(found)
     if "events.jsonl" not in files:
@@ -498,7 +511,7 @@ def move_to_ref(wb: Workbench, ref_name: str) -> list[str] | None:
         return None
     ref = ref_name if ref_name.startswith("refs/") else "refs/heads/" + ref_name
     branch = ref.removeprefix("refs/heads/")
-    if wb.git.read_ref(ref) is not None:
+    if wb.git.ref_sha(ref) is not None:
         raise UsageError(f"{branch} already exists: state can move only to a new branch (or, in a fresh clone or "
                          "worktree without .workbench/, `wb init --ref` takes it up)")
     with wb.lock():
