@@ -209,3 +209,23 @@ def test_wb_init_ref_moves_state_off_the_users_branch(tmp_path: Path) -> None:
     assert run_wb(a, "sync").returncode == 0
     assert run_git(remote, "rev-parse", REF) == run_git(a, "rev-parse", REF)
     assert run_wb(a, "replay", "--verify").returncode == 0
+
+
+def test_worktrees_of_one_clone_share_the_state_ref_and_lose_nothing(tmp_path: Path) -> None:
+    from tests.conftest import make_repo
+
+    main = make_repo(tmp_path / "main")
+    assert run_wb(main, "init", "--ref", REF).returncode == 0
+    other = tmp_path / "other"
+    run_git(main, "worktree", "add", "-q", "-b", "other", str(other))
+    assert run_wb(other, "init", "--ref", REF).returncode == 0  # takes up the clone's wb-state
+    assert run_wb(other, "task", "add", "from other").returncode == 0  # moves the shared ref
+    late = run_wb(main, "task", "add", "from main")  # main's worktree was made from the older commit
+    assert late.returncode == 0 and "moved past this worktree's state" in late.stderr and "wb sync" in late.stderr
+    names = run_git(main, "show", f"{REF}:.workbench/board.json")
+    assert "from main" not in names  # not committed over the other worktree's state
+    merged = run_wb(main, "sync")
+    assert merged.returncode == 0, merged.stderr
+    assert run_wb(other, "sync").returncode == 0
+    assert_converged([main, other])
+    assert sorted(t["title"] for t in board(other)["tasks"]) == ["from main", "from other"]

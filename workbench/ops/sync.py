@@ -106,14 +106,18 @@ def sync(wb: Workbench, remote: str | None = None, *, push_branch: bool = False)
     if found is None:
         return _branch_sync(wb, remote, push_branch)
     ref, branch = found
+    named = remote
     remote = remote or default_remote(wb, branch)
-    if remote is None:
-        raise NotFound("no git remote to sync with: add one (`git remote add origin URL`), or name it: "
-                       "`wb sync REMOTE`")
-    if remote not in wb.git.remotes():
-        raise NotFound(f"no git remote {remote!r} (see `git remote -v`)")
+    if named is not None and named not in wb.git.remotes():
+        raise NotFound(f"no git remote {named!r} (see `git remote -v`)")
     report = SyncReport(remote, ref)
     commit_worktree(wb)
+    if remote is None:  # no remote: the worktrees of this clone, through the shared ref
+        report.warnings.append("no git remote: merged this clone's worktrees only (`git remote add origin URL` "
+                               "to share with other clones)")
+        with wb.lock():
+            report.local = integrate(wb, ref, None, report)
+        return report
     for attempt in range(1, ATTEMPTS + 1):
         report.attempts = attempt
         fetched = wb.git.fetch_branch(remote, branch, tracking_ref(remote, branch))
