@@ -21,8 +21,9 @@ Benches (for --only: a group name or a full result name):
   board         wb task add on a 5,000-task board vs on a 10-task board (≤ 2×)
   replay        wb replay --verify --json on the 100,000-event logs (≥ 50,000 events/s, as wb reports it;
                 the wall-clock rate of the whole command is printed beside it)
-  sync          wb sync with nothing to do vs `git fetch && git push` of the same ref, to a bare remote on
-                the same disk (information, no bar)
+  sync          wb sync with nothing to do, and with 100 events another clone pushed to merge with one of
+                ours, vs `git fetch && git push` of the same ref, to a bare remote on the same disk
+                (information, no bar)
 
 Each result prints one line; the last line is `BENCH_SUMMARY {json}`. Exit status: 0 even when a bar is
 missed (1 with --strict), 1 when a bench could not run. Stdlib only; everything happens in a temp dir that
@@ -455,7 +456,30 @@ def bench_sync(ctx: Context) -> list[Result]:
                                  " && git push -q origin wb-state"], repo)
     wb_sync = r.timer([ctx.wb, "sync"], repo)
     g, w = side_by_side([plain, wb_sync], s.n(20, 6), s.n(2, 1))
-    return [ratio("sync.nothing_to_do", "wb sync", w, "git fetch && git push", g, info=True)]
+    out = [ratio("sync.nothing_to_do", "wb sync", w, "git fetch && git push", g, info=True)]
+
+    # 100 events another clone pushed, merged with one of ours: each side gets its own fresh 100 (untimed)
+    other = ctx.tmp / "sync-other"
+    ctx.git(ctx.tmp, "clone", "-q", str(remote), str(other))
+    r.run([ctx.wb, "init", "--ref", "wb-state"], other)
+    hundred = [PY, "-c", "from workbench.api import Bench\nb = Bench.open('.')\n"
+                         "for i in range(100): b.note(f'remote note {i}')\nb.sync()"]
+
+    def merge_100() -> float:
+        r.run(hundred, other, timeout=600)
+        r.run([ctx.wb, "note", "ours"], repo)
+        return wb_sync()
+
+    fetch_only = r.timer(["sh", "-c", "git fetch -q --no-tags origin +refs/heads/wb-state:refs/remotes/origin/wb-state"
+                                      " && git push -q origin refs/remotes/origin/wb-state:refs/heads/wb-state"], repo)
+
+    def git_100() -> float:
+        r.run(hundred, other, timeout=600)
+        return fetch_only()
+
+    g, w = side_by_side([git_100, merge_100], s.n(6, 2), 0)
+    out.append(ratio("sync.merge_100", "wb sync", w, "git fetch && git push", g, info=True))
+    return out
 
 
 BENCHES: dict[str, Callable[[Context], list[Result]]] = {
