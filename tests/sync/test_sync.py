@@ -229,3 +229,26 @@ def test_worktrees_of_one_clone_share_the_state_ref_and_lose_nothing(tmp_path: P
     assert run_wb(other, "sync").returncode == 0
     assert_converged([main, other])
     assert sorted(t["title"] for t in board(other)["tasks"]) == ["from main", "from other"]
+
+
+def test_a_remote_log_that_cannot_be_replayed_is_refused_and_nothing_changes(remote: Path, tmp_path: Path) -> None:
+    from workbench.git.repo import GitRepo
+
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert run_wb(a, "task", "add", "mine").returncode == 0
+    repo = GitRepo(b)  # b pushes a state commit whose last event names a task that does not exist
+    tip = run_git(b, "rev-parse", REF).strip()
+    files = repo.workbench_files_at(tip)
+    events = [json.loads(line) for line in files["events.jsonl"][1].splitlines()]
+    forged = {**events[-1], "seq": events[-1]["seq"] + 1, "id": "01KB0000000000000000000000", "type": "task.start",
+              "payload": {"id": "T-999", "from": "todo"}}
+    from workbench.model.jsonl import encode, line_hash
+
+    forged["prev"] = line_hash(encode(events[-1]))
+    files["events.jsonl"] = ("100644", files["events.jsonl"][1] + encode(forged) + b"\n")
+    bad = repo.state_commit(files, [tip], "forged\n")
+    run_git(b, "push", "-q", "origin", f"{bad}:refs/heads/{REF}")
+    before, local = hash_workbench(a), run_git(a, "rev-parse", REF)
+    out = run_wb(a, "sync")
+    assert out.returncode == 5 and "cannot be replayed" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert hash_workbench(a) == before and run_git(a, "rev-parse", REF) == local

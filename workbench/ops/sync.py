@@ -362,12 +362,16 @@ def _other_files(target: dict[str, tuple[str, bytes]], mine: dict[str, tuple[str
 def _snapshot_files(wb: Workbench, events: list[dict[str, Any]], target: dict[str, tuple[str, bytes]],
                     mine: dict[str, tuple[str, bytes]]) -> dict[str, tuple[str, bytes]]:
     """events.jsonl, and board.json and state.md replayed from it; calls.jsonl as the union of both sides'."""
-    from workbench.model import statefile
+    from workbench.model import schemas, statefile
     from workbench.model.boardfile import encode_board
     from workbench.model.jsonl import encode, split_lines
     from workbench.review.merge import replay
 
-    docs = replay(events)
+    docs = replay(events)  # Refused (exit 5) when the remote's log cannot be replayed: nothing is committed
+    for event in events[-64:]:
+        schemas.check("event", event, f"events.jsonl (merged, seq {event['seq']})")
+    schemas.check("board", docs.board, "board.json (merged)")
+    schemas.check("state", docs.state, "state.md (merged)")
     node = None
     raw_state = mine.get("state.md", target.get("state.md", ("", b"")))[1]
     if raw_state.strip():
