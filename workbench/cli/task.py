@@ -68,8 +68,10 @@ def show(task_id: str = typer.Argument(..., metavar="ID"), json_: bool = JSON) -
         output.emit_json(task)
         return 0
     for key, value in task.items():
-        if isinstance(value, list):
-            value = ", ".join(value) if value else "-"
+        if isinstance(value, list):  # each item shown on its own, so a comma inside one cannot fake two
+            value = ", ".join(output.shown(v) for v in value) if value else "-"
+        else:
+            value = output.shown(value)
         output.say(f"{key:>14}  {value}")
     return 0
 
