@@ -52,6 +52,8 @@ def test_a_lease_expires_and_another_agent_takes_over(remote: Path, tmp_path: Pa
     taken = run_wb(b, "task", "claim", "T-001", "--agent", "bob", "--json")
     assert taken.returncode == 0, taken.stderr
     assert json.loads(taken.stdout)["took_over_from"] == "alice"
+    subject = run_git(b, "log", "-1", "--format=%s", REF)
+    assert "claim T-001 for bob (took it over from alice" in subject  # recorded as a takeover
     late = run_wb(a, "task", "claim", "T-001", "--agent", "alice")
     assert late.returncode == 6 and "claimed by bob" in late.stderr
     sync_all([a, b])

@@ -88,6 +88,8 @@ def _record(wb: Workbench, task_id: str, agent: str, lease_s: int) -> dict[str, 
         won = task.get("claim") if isinstance(task.get("claim"), dict) else None
         if won is None or won.get("agent") != agent:  # the event's own time found it held: void
             refuse_if_held(task, agent, at="")
+        if won is not None and won.get("took_over_from"):
+            tx.summary += f" (took it over from {won['took_over_from']}: the lease had expired)"
     outcome = tx.outcome
     sha = outcome.sha if outcome is not None else None
     if sha is None and outcome is not None and outcome.skipped and "moved past" not in outcome.skipped:

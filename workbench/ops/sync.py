@@ -461,6 +461,8 @@ def resolve_renumbered(wb: Workbench, board: dict[str, Any], task_id: str, task:
     this worktree's (the task.renumber event names the worktree whose unpublished task moved), with
     `renumbered_from`; else the board's OLD with a `renumbered` line naming where the other agent's OLD went.
     (task, new id or None)."""
+    if state_ref(wb) is None:
+        return task, None  # only a sync renumbers, and only with state on its own ref: no log to read
     records = [e["payload"] for _line, e in wb.log.iter_all()
                if e.get("type") == "task.renumber" and e["payload"].get("from") == task_id]
     if not records:
