@@ -128,3 +128,19 @@ def test_a_claim_published_after_the_task_was_done_is_void(remote: Path, tmp_pat
     sync_all([a, b])
     assert_converged([a, b])
     assert _holder(a, "T-001")["agent"] == "alice"
+
+
+def test_a_claim_killed_before_its_push_is_not_won_and_converges(remote: Path, tmp_path: Path) -> None:
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert run_wb(a, "task", "add", "contested").returncode == 0 and run_wb(a, "sync").returncode == 0
+    assert run_wb(b, "sync").returncode == 0
+    proc = spawn(a, "task", "claim", "T-001", "--agent", "alice", WB_FAULT="before_push")
+    proc.communicate(timeout=60)
+    assert proc.returncode == -9  # committed on a's state ref, never published: not won
+    won = run_wb(b, "task", "claim", "T-001", "--agent", "bob")
+    assert won.returncode == 0, won.stderr
+    assert run_wb(a, "sync").returncode == 0  # publishes alice's claim after bob's: void
+    assert run_wb(a, "task", "claim", "T-001", "--agent", "alice").returncode == 6
+    sync_all([a, b])
+    assert_converged([a, b])
+    assert _holder(a, "T-001")["agent"] == "bob"
