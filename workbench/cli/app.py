@@ -71,7 +71,11 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("merge-driver", "merge_driver", "merge_driver_command", True),
     ("mcp", "mcp", "mcp_command", False),
     ("hook", "hook", "app", False),
+    ("sync", "sync", "sync_command", False),  # issue 15
 )
+# Commands a module adds to another's group (issue 15: `wb task claim` lives in cli/claims.py): imported when
+# the group is registered.
+GROUP_EXTENSIONS: dict[str, tuple[str, ...]] = {"task": ("claims",)}
 _registered: set[str] = set()
 
 
@@ -89,6 +93,8 @@ def register(names: set[str] | None = None) -> typer.Typer:
             if name not in wanted:
                 continue
             target = getattr(importlib.import_module(f"workbench.cli.{module}"), attr)
+            for extension in GROUP_EXTENSIONS.get(name, ()):
+                importlib.import_module(f"workbench.cli.{extension}")
             if isinstance(target, typer.Typer):
                 _APP.add_typer(target, name=name)
             else:

@@ -82,6 +82,7 @@ def render(data: dict[str, Any]) -> None:
         why = f"{waiting['why']}; " if waiting["why"] else ""
         lines.append(("not committed", f"{waiting['events']} recorded event(s) wait in the git directory ({why}the "
                                        "next wb write after that writes and commits them)"))
+    lines += sync_lines(data.get("sync"))
     width = max(len(k) for k, _ in lines)
     if output.color_enabled():
         from rich.console import Console
@@ -97,3 +98,21 @@ def render(data: dict[str, Any]) -> None:
         return
     for key, value in lines:
         output.say(f"{key.ljust(width)}  {output.shown(value)}")
+
+
+def sync_lines(sync: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """issue 15: the state ref against the last fetched remote state, and who holds which claims."""
+    if not sync:
+        return []
+    if sync["remote"] is None:
+        where = f"{sync['ref']} (no remote state fetched yet: wb sync)"
+    elif sync["ahead"] is None:
+        where = f"{sync['ref']} · {sync['remote']}"
+    else:
+        where = (f"{sync['ref']}: {sync['ahead']} ahead, {sync['behind']} behind {sync['remote']} (as last fetched)"
+                 + (" · run wb sync" if sync["ahead"] or sync["behind"] else ""))
+    out = [("sync", where)]
+    if sync.get("interrupted"):
+        out.append(("sync", "a wb sync was interrupted: run wb sync to finish it"))
+    out += [("claim", f"{c['id']} by {c['agent']} until {c['until']}") for c in sync["claims"]]
+    return out

@@ -162,7 +162,21 @@ def _history(view: View) -> dict[str, Any]:
     }
 
 
-SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history]
+def _sync(view: View) -> dict[str, Any]:
+    """issue 15: ahead/behind the last fetched remote state, and the claims held (state on its own ref only)."""
+    return {"sync": _sync_part(view.wb, view.loaded.docs.board)}
+
+
+def _sync_part(wb: Workbench, board: dict[str, Any]) -> dict[str, Any] | None:
+    """issue 15: ahead/behind the last fetched remote state, and the claims held (state on its own ref only)."""
+    if not wb.config["git"].get("ref"):
+        return None  # without importing the sync module: the usual `wb status` stays as fast
+    from workbench.ops.sync import sync_status
+
+    return sync_status(wb, board)
+
+
+SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync]
 
 
 def status_of(wb: Workbench) -> dict[str, Any]:
