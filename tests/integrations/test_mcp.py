@@ -20,7 +20,8 @@ pytest.importorskip("mcp")
 from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-TOOLS = {"status", "task_list", "task_add", "task_update", "note", "set_state", "log", "run", "resume", "abort"}
+TOOLS = {"status", "task_list", "task_add", "task_update", "note", "set_state", "log", "run", "resume", "abort",
+         "claim", "sync"}
 TOOLS_LIST_LIMIT = 6144  # bytes of the tools/list answer: what every agent session pays in context
 
 

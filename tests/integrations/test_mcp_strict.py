@@ -42,7 +42,9 @@ def test_every_tool_is_annotated_strict_and_has_an_output_schema(bench, repo: Pa
     assert set(tools) == TOOLS
     for name, tool in tools.items():
         hints = {h: getattr(tool.annotations, h) for h in HINTS}
-        assert all(isinstance(v, bool) for v in hints.values()), (name, hints)  # all four, said on purpose
+        # all four, said on purpose; a read-only tool the two the specification gives meaning to when read-only
+        said = HINTS if not hints["read_only_hint"] else ("read_only_hint", "open_world_hint")
+        assert all(isinstance(hints[h], bool) for h in said), (name, hints)
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False, name
         assert tool.output_schema and tool.output_schema["type"] == "object", name
         jsonschema.Draft202012Validator.check_schema(tool.output_schema)
@@ -53,7 +55,8 @@ def test_every_tool_is_annotated_strict_and_has_an_output_schema(bench, repo: Pa
     assert not tools["note"].annotations.destructive_hint and not tools["task_add"].annotations.destructive_hint
     assert tools["set_state"].annotations.idempotent_hint and not tools["note"].annotations.idempotent_hint
     # these run commands: acceptance commands, the harness's tools
-    assert {n for n, t in tools.items() if t.annotations.open_world_hint} == {"task_update", "run", "resume"}
+    assert {n for n, t in tools.items() if t.annotations.open_world_hint} == {"task_update", "run", "resume",
+                                                                               "claim", "sync"}  # a remote
     assert not any(t.annotations.open_world_hint for n, t in tools.items() if n in read_only)
 
 

@@ -144,3 +144,20 @@ def test_a_claim_killed_before_its_push_is_not_won_and_converges(remote: Path, t
     sync_all([a, b])
     assert_converged([a, b])
     assert _holder(a, "T-001")["agent"] == "bob"
+
+
+def test_task_next_claim_gives_each_agent_a_different_ready_task(remote: Path, tmp_path: Path) -> None:
+    seed = tmp_path / "seed"
+    for title in ("first", "second"):
+        assert run_wb(seed, "task", "add", title).returncode == 0
+    assert run_wb(seed, "sync").returncode == 0
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    got_b = run_wb(b, "task", "next", "--claim", "--agent", "agent-b")
+    assert got_b.returncode == 0 and got_b.stdout.startswith("T-001 claimed by agent-b until"), got_b.stderr
+    got_a = run_wb(a, "task", "next", "--claim", "--agent", "agent-a", "--json")
+    assert got_a.returncode == 0, got_a.stderr
+    assert json.loads(got_a.stdout)["id"] == "T-002"  # T-001 is agent-b's: the next ready one
+    none_left = run_wb(seed, "task", "next", "--claim", "--agent", "agent-c")
+    assert none_left.returncode == 1 and "no task is ready to claim" in none_left.stderr  # NotFound: exit 1
+    sync_all([seed, a, b])
+    assert_converged([seed, a, b])

@@ -129,13 +129,28 @@ def set_(
 @app.command("next")
 def next_(
     start: bool = typer.Option(False, "--start", help="Start it too (refused while another task is in progress)."),
+    claim: bool = typer.Option(False, "--claim", help="Claim it across clones instead: the first ready task no "
+                                                      "other agent holds (see `wb task claim`)."),
+    agent: str = typer.Option(None, "--agent", metavar="NAME", help="With --claim: who claims (default: "
+                                                                    "$WB_AGENT, else user@host)."),
     actor: str = ACTOR,
     json_: bool = JSON,
 ) -> int:
     """Pick the next task: the first ready one (todo, every dependency done, in board order)."""
-    from workbench.errors import NotFound
+    from workbench.errors import NotFound, UsageError
 
     bench = _bench()
+    if claim:
+        if start:
+            raise UsageError("--claim and --start: claim it first, then `wb task start ID` once it is yours")
+        won = bench.claim_next(agent=agent)
+        if json_:
+            output.emit_json(won)
+            return 0
+        if won is None:
+            raise NotFound("no task is ready to claim: every ready task is held by another agent, or none is ready")
+        output.say(f"{won['id']} claimed by {won['agent']} until {won['until']}")
+        return 0
     picked = bench.next_task(start=start, actor=actor_of(actor))
     if json_:
         output.emit_json(picked)

@@ -90,33 +90,42 @@ class Spec(NamedTuple):
 
 
 READ = (True, False, True, False)
+
+
+def annotations(spec: Spec) -> dict[str, bool]:
+    """The four hints, as the SDK's ToolAnnotations takes them. A read-only tool says readOnlyHint and
+    openWorldHint alone: the specification makes destructiveHint and idempotentHint meaningful only when
+    readOnlyHint is false (and every byte of tools/list is spent from each agent session's context)."""
+    read_only, destructive, idempotent, open_world = spec.hints
+    if read_only:
+        return {"read_only_hint": True, "open_world_hint": open_world}
+    return {"read_only_hint": False, "destructive_hint": destructive, "idempotent_hint": idempotent,
+            "open_world_hint": open_world}
 SPECS: dict[str, Spec] = {
-    "status": Spec("Start here: the active task or the ready ones, next action, blockers, live session.",
+    "status": Spec("Start here: active/ready tasks, next action, blockers, session.",
                    _in({}), _out("status", "active_task", "ready", "next_action", "blockers", "board"), READ),
-    "task_list": Spec("Tasks in board order, a page at a time (default: id, status, title; 20).",
+    "task_list": Spec("Tasks in board order, a page at a time.",
                       _in({"status": {"enum": STATUSES}, **_page(LIST_LIMIT, 500, TASK_FIELDS)}),
                       _out("tasks", "total", "next_offset"), READ),
-    "task_add": Spec("Add a task to the board; returns it with its new id.",
-                     _in({"title": TEXT, "acceptance": {**STRS, "description": "commands that must exit 0 for done"},
+    "task_add": Spec("Add a task; returns it with its new id.",
+                     _in({"title": TEXT, "acceptance": {**STRS, "description": "must exit 0 for done"},
                           "kind": {"enum": ["build", "review"]}, "reviews": STR,
                           "owner": {"enum": ["builder", "reviewer", "human"]}, "depends_on": STRS,
                           "description": STR}, "title"),
                      _out("task", *WRITTEN["required"]), (False, False, False, False)),
-    "task_update": Spec("start; done (runs acceptance; force overrides, recorded); block (reason); set "
-                        "(changes: fields).",
+    "task_update": Spec("start; done (runs acceptance; force: a recorded override); block (reason); set (changes).",
                         _in({"id": TEXT, "action": {"enum": ["start", "done", "block", "set"]}, "reason": STR,
                              "changes": OBJ, "force": BOOL}, "id", "action"),
                         _out("task", *WRITTEN["required"]), (False, True, False, True)),
     "note": Spec("Append a decision or finding to the decision log.", _in({"text": TEXT}, "text"), WRITTEN,
                  (False, False, False, False)),
-    "set_state": Spec("Set state fields: next_action, status, active_task_id, blockers, assumptions, "
-                      "touched_files.", _in({"changes": OBJ}, "changes"),
+    "set_state": Spec("Set next_action, status, active_task_id, blockers, assumptions or touched_files.", _in({"changes": OBJ}, "changes"),
                       _out("state", *WRITTEN["required"]), (False, True, True, False)),
-    "log": Spec("The event log a page at a time: the newest events (offset counts back), oldest first.",
-                _in({"type": {"type": "string", "description": "e.g. task.done, task"},
+    "log": Spec("The event log, a page at a time: the newest (offset counts back), oldest first.",
+                _in({"type": {"type": "string", "description": "e.g. task.done"},
                      **_page(LOG_LIMIT, 200, EVENT_FIELDS)}),
                 _out("events", "total", "next_offset"), READ),
-    "run": Spec("Start a harness session on goal (plan: a file in the repo, or steps); runs to the end or a yield.",
+    "run": Spec("Run a harness session on goal (plan file or steps) to its end or a yield.",
                 _in({"goal": TEXT, "plan": STR, "steps": {"type": "array", "items": OBJ,
                                                            "description": "[{description, tool?, args?, mode?}]"},
                      "max_turns": INT, "max_tool_calls": INT, "max_seconds": {"type": "number"}}, "goal"),
@@ -126,8 +135,12 @@ SPECS: dict[str, Spec] = {
                         "extend": {"type": "object", "description": "{turns|tool_calls|seconds: N}"},
                         "retry": BOOL, "skip": BOOL, "yield_id": STR, "plan": STR}),
                    OUTCOME, (False, True, False, True)),
-    "abort": Spec("End the live harness session; its events stay in the log.", _in({"reason": TEXT}, "reason"),
+    "abort": Spec("End the live harness session (its events stay).", _in({"reason": TEXT}, "reason"),
                   OUTCOME, (False, True, True, False)),
+    "claim": Spec("Claim a task across clones (no id: the first ready); lease e.g. 30m.",
+                  _in({"id": STR, "agent": STR, "lease": STR}), OBJ, (False, False, False, True)),
+    "sync": Spec("Fetch, merge and push the shared state (git.ref).", _in({"remote": STR}),
+                 _out("up_to_date", "pushed"), (False, False, True, True)),
 }
 TOOLS = tuple(SPECS)
 
@@ -366,6 +379,20 @@ class Tools:
     def abort(self, reason: str) -> Answer:
         return self.call(lambda: _outcome(self.bench().abort(reason.strip())))
 
+    # -- many agents, many clones (issue 15) -----------------------------------------------------
+    def claim(self, id: str | None = None, agent: str | None = None, lease: str | None = None) -> Answer:
+        def claim_() -> dict[str, Any]:
+            bench = self.bench()
+            if id is None:
+                won = bench.claim_next(agent=agent, lease=lease)
+                return won if won is not None else {"claimed": None, "why": "no task is ready to claim"}
+            return bench.claim(id, agent=agent, lease=lease)
+
+        return self.call(claim_)
+
+    def sync(self, remote: str | None = None) -> Answer:
+        return self.call(lambda: self.bench().sync(remote))
+
 
 def _known_type(family: str, bench: Bench) -> None:
     """Refuse an event type or family no event can have, rather than answer an empty page as if none had
@@ -570,8 +597,7 @@ def _run(sdk: Any, tools: Tools, first: bytes, wire_in: Any, wire_out: Any,
     anyio, types = sdk.anyio, sdk.types
     listed = types.ListToolsResult(tools=[
         types.Tool(name=name, description=spec.description, input_schema=spec.input, output_schema=spec.output,
-                   annotations=types.ToolAnnotations(read_only_hint=spec.hints[0], destructive_hint=spec.hints[1],
-                                                     idempotent_hint=spec.hints[2], open_world_hint=spec.hints[3]))
+                   annotations=types.ToolAnnotations(**annotations(spec)))
         for name, spec in SPECS.items()])
 
     async def list_tools(ctx: Any, params: Any) -> Any:

@@ -1,0 +1,61 @@
+"""`claim` and `sync` through the real MCP client SDK over stdio, against `wb mcp` in two clones of one bare
+remote: the agent of one clone wins a task, the other's claim of it is refused naming the holder, and the
+`sync` tool brings the claim to the other clone (issue 15 §5)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import WB_ARGV, run_wb
+from tests.integrations.test_mcp import ok, server_env, text_of
+from tests.sync.helpers import board, clone, make_remote
+
+pytest.importorskip("mcp")
+
+import anyio  # noqa: E402
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+
+def as_agent(repo: Path, agent: str, body: Any) -> Any:
+    params = StdioServerParameters(command=sys.executable, args=[*WB_ARGV[1:], "mcp"], cwd=str(repo),
+                                   env={**server_env(), "WB_AGENT": agent, "PATH": os.environ["PATH"]})
+
+    async def main() -> Any:
+        with anyio.fail_after(90):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return await body(session)
+
+    return anyio.run(main)
+
+
+def test_one_agent_wins_a_task_over_mcp_and_the_other_is_told_who_holds_it(tmp_path: Path) -> None:
+    remote = make_remote(tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert run_wb(a, "task", "add", "Parse the config").returncode == 0
+    assert run_wb(a, "sync").returncode == 0
+
+    async def b_claims(session: ClientSession) -> dict[str, Any]:
+        assert ok(await session.call_tool("sync", {}))["pushed"] is False  # took A's task, nothing of its own
+        return ok(await session.call_tool("claim", {}))  # no id: the first ready task
+
+    won = as_agent(b, "agent-b", b_claims)
+    assert won["id"] == "T-001" and won["agent"] == "agent-b" and won["published"] is True
+
+    async def a_claims(session: ClientSession) -> tuple[Any, dict[str, Any]]:
+        refused = await session.call_tool("claim", {"id": "T-001"})
+        synced = ok(await session.call_tool("sync", {}))
+        return refused, synced
+
+    refused, synced = as_agent(a, "agent-a", a_claims)
+    assert refused.is_error and "agent-b" in text_of(refused), text_of(refused)
+    assert "\n" not in text_of(refused)
+    assert synced["pushed"] is False  # A holds nothing of its own to publish
+    [task] = board(a)["tasks"]
+    assert task["claim"]["agent"] == "agent-b"  # the claim reached A's clone
