@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import WB_ARGV, run_git, run_wb
-from tests.git_scenarios.helpers import committed_notes
+from tests.git_scenarios.helpers import assert_sound, committed_notes
 
 
 def _save(path: Path, text: str) -> None:
@@ -148,3 +148,20 @@ def test_hand_edits_racing_three_agent_writers(repo: Path, tmp_path: Path) -> No
     assert run_wb(repo, "validate").returncode == 0
     acknowledged = [f"agent-{w}-{i}" for w in range(3) for i in range(10)] + ["last"]
     assert sorted(committed_notes(repo)) == sorted(acknowledged)
+
+
+def test_the_users_git_restoring_state_md_during_the_rename_is_not_taken_for_a_hand_save(repo: Path,
+                                                                                          tmp_path: Path) -> None:
+    """`git checkout -- .workbench/state.md` in the last moment before wb's rename puts back what HEAD holds:
+    that is git, not a person's edit, and wb writes its state.md as before (nothing recorded as human.edit)."""
+    _init(repo)
+    assert run_wb(repo, "note", "before").returncode == 0
+    proc, marker = _paused(repo, tmp_path, "before_rename:state.md", "note", "in flight")
+    state = repo / ".workbench" / "state.md"
+    state.write_text(state.read_text() + "\nscratch\n")  # so that the checkout below changes the file
+    run_git(repo, "checkout", "--", ".workbench/state.md")
+    done = _go(proc, marker)
+    assert done.returncode == 0 and "not yet committed" not in done.stderr, done.stderr
+    assert "in flight" in state.read_text()
+    assert not _events(repo, "human.edit")
+    assert_sound(repo, acknowledged=["before", "in flight"])

@@ -307,7 +307,9 @@ class Transaction:
             try:
                 atomic_write(p.board, board_raw, sync_dir=False, expect=None if self._rebuild else seen_board)
             except FileChanged:
-                return "board.json"
+                if not self._git_did_it("board.json"):
+                    return "board.json"
+                atomic_write(p.board, board_raw, sync_dir=False)
             faults.point("after_board_write")
         else:
             board_raw = None
@@ -323,7 +325,10 @@ class Transaction:
         try:
             atomic_write(p.state, state_raw, sync_dir=False, expect=None if self._rebuild else seen_state)
         except FileChanged:
-            kept = "state.md"
+            if self._git_did_it("state.md"):
+                atomic_write(p.state, state_raw, sync_dir=False)
+            else:
+                kept = "state.md"
         faults.point("after_state_write")
         if board_raw is not None or not p.board_cache.exists():
             caches.write_board_cache(p, p.board.read_bytes() if board_raw is None else board_raw)
@@ -349,9 +354,22 @@ class Transaction:
             return "board.json"
         return None
 
+    def _git_did_it(self, name: str) -> bool:
+        """Whether the change of `name` under this write is the user's git (a checkout, stash or reset in
+        progress, or one that left the file as HEAD has it) rather than a person's save. wb's log already holds
+        this write then, and it writes the file as before: the load after the user's git sorts it out."""
+        if not self.wb.git.wait_for_users_git(0):
+            return True
+        try:
+            return read_or_none(self.wb.paths.wb / name) == self.wb.git.committed_file(f".workbench/{name}")
+        except (OSError, WorkbenchError):
+            return False
+
     def _rebase(self, saved: str) -> None:
         """Load again and apply this write's own events after what the person saved (and its human.edit)."""
         own = self.events[self._begun:]
+        if not self.create:  # the user's own git (a checkout, a stash) may be what changed it: let it finish
+            self.wb.git.wait_for_users_git()
         self._begin()
         for event in own:
             event["seq"] = self._tail.seq + len(self.events) + 1
