@@ -355,11 +355,11 @@ class Transaction:
         return None
 
     def _git_did_it(self, name: str) -> bool:
-        """Whether the change of `name` under this write is the user's git (a checkout, stash or reset in
-        progress, or one that left the file as HEAD has it) rather than a person's save. wb's log already holds
-        this write then, and it writes the file as before: the load after the user's git sorts it out."""
-        if not self.wb.git.wait_for_users_git(0):
-            return True
+        """Whether the change of `name` under this write is the user's git rather than a person's save: once
+        git lets go of the index, the file is as HEAD has it (a checkout, stash or reset put it there). wb's
+        log already holds this write then, and it writes the file as before; the next load sorts it out. (A
+        held index.lock alone says nothing: another wb writer's index update holds it too.)"""
+        self.wb.git.wait_for_users_git(2.0)
         try:
             return read_or_none(self.wb.paths.wb / name) == self.wb.git.committed_file(f".workbench/{name}")
         except (OSError, WorkbenchError):
