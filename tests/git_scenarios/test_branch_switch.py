@@ -14,14 +14,20 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 from tests.conftest import WB_ARGV
 from tests.git_scenarios.helpers import assert_sound
 from tests.harness.helpers import WbRepo, _env, git, py_tool
 
+COUNT = "import sys; open(sys.argv[1], 'a').write(sys.argv[2] + '\\n')"
+SLOW = ("import sys, time; open(sys.argv[1], 'a').write('start-' + sys.argv[2] + '\\n'); time.sleep(3); "
+        "open(sys.argv[1], 'a').write(sys.argv[2] + '\\n')")
 
-def _counting(repo: Path, tmp_path: Path, mode: str = "confirm_once") -> tuple[WbRepo, Path, str]:
+
+def _counting(repo: Path, tmp_path: Path, mode: str = "confirm_once", code: str = COUNT
+              ) -> tuple[WbRepo, Path, str]:
     """A repo whose workbench declares `count` (appends its argument to runs.log outside the repo, as a deploy
     or an e-mail would reach outside) and a three-step plan using it, committed on main."""
     repo.mkdir()
@@ -32,7 +38,6 @@ def _counting(repo: Path, tmp_path: Path, mode: str = "confirm_once") -> tuple[W
     bench = WbRepo(repo)
     bench.wb_expect(0, "init")
     runs = tmp_path / "runs.log"
-    code = "import sys; open(sys.argv[1], 'a').write(sys.argv[2] + '\\n')"
     bench.configure(tools={"count": {"argv": py_tool(code, str(runs), "{what}"), "mode": mode}})
     steps = [{"id": s, "description": f"step {s}", "tool": "count", "args": {"what": s}} for s in "abc"]
     plan = tmp_path / "plan.json"
@@ -137,4 +142,24 @@ def test_a_kill_after_the_outcome_reached_the_shared_journal_is_not_in_doubt(tmp
     assert _runs(runs) == ["a", "b", "c"], "a tool ran a second time"
     results = [e["payload"] for e in bench.events("tool.result")]
     assert [r["by"] for r in results] == ["journal", "wb", "wb"], results
+    assert_sound(bench.path)
+
+
+def test_a_call_running_in_one_worktree_is_in_doubt_in_another(tmp_path: Path) -> None:
+    """A worktree made while main's session runs a tool carries that call as started: `wb resume` there does not
+    make it again but asks, naming where it was started; main's session finishes, each call made once."""
+    bench, runs, plan = _counting(tmp_path / "repo", tmp_path, mode="safe_readonly", code=SLOW)
+    proc = subprocess.Popen([*WB_ARGV, "run", "deploy", "--plan", plan], cwd=bench.path, env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while "start-a" not in _runs(runs):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    wt2 = WbRepo(_worktree(bench.path, "wt2"))  # from main's last commit: the call to `count` is recorded there
+    doubt = wt2.wb_json(3, "resume")
+    assert doubt["kind"] == "in_doubt", doubt
+    assert "branch main" in doubt["payload"]["started"] and str(bench.path) in doubt["payload"]["started"], doubt
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert [line for line in _runs(runs) if not line.startswith("start-")] == ["a", "b", "c"]
     assert_sound(bench.path)

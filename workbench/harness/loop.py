@@ -676,6 +676,9 @@ class HarnessLoop:
         spec = self._spec(step)
         if spec is not None and getattr(spec, "idempotent", False):
             return self._do_tool(rerun=True)
+        claimed = shared.call(step["key"]) if shared is not None else None
+        if claimed is not None and not shared.here(claimed):  # running there now, or cut short there
+            return self._made_elsewhere(index, step["key"], claimed)
         reason = f"in_doubt:{step['tool']}"
         self._emit("tool.progress", {"index": index, "key": step["key"], "note": "in doubt", "yield": self._yield(
             "in_doubt", reason, {"step": step["id"], "tool": step["tool"], "key": step["key"]},
