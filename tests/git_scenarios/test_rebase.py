@@ -74,3 +74,23 @@ def test_a_single_cherry_pick_is_found_by_validate_and_rebuilt_by_doctor(tmp_pat
     assert_sound(a)
     assert sorted(t["title"] for t in _board(a)["tasks"]) == ["on main", "on side"]
     assert len({t["id"] for t in _board(a)["tasks"]}) == 2
+
+
+def test_a_rebased_commit_holding_several_events_keeps_the_chain(tmp_path: Path) -> None:
+    """One commit of B's carries three events (the user committed wb's files by hand after writes with
+    commits off): the pick appends them after A's, each chained to the line before it as written."""
+    a, b = _two_clones(tmp_path)
+    assert run_wb(a, "note", "note A").returncode == 0
+    run_git(a, "push", "-q", "origin", "main")
+    config = b / ".workbench" / "config.yaml"
+    every = config.read_text()
+    assert "  commit: every" in every
+    config.write_text(every.replace("  commit: every", "  commit: \"off\"", 1))
+    for text in ("B one", "B two", "B three"):
+        assert run_wb(b, "note", text).returncode == 0
+    config.write_text(every)
+    run_git(b, "add", ".workbench")
+    run_git(b, "commit", "-q", "-m", "B's notes, committed by hand")
+    run_git(b, "pull", "-q", "--rebase", "origin", "main")
+    assert_sound(b, acknowledged=["note A", "B one", "B two", "B three"])
+    assert run_wb(b, "replay", "--verify").returncode == 0

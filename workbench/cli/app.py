@@ -71,7 +71,11 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("merge-driver", "merge_driver", "merge_driver_command", True),
     ("mcp", "mcp", "mcp_command", False),
     ("hook", "hook", "app", False),
+    ("sync", "sync", "sync_command", False),  # issue 15
 )
+# Commands a module adds to another's group (issue 15: `wb task claim` lives in cli/claims.py): imported when
+# the group is registered.
+GROUP_EXTENSIONS: dict[str, tuple[str, ...]] = {"task": ("claims",)}
 _registered: set[str] = set()
 
 
@@ -89,6 +93,8 @@ def register(names: set[str] | None = None) -> typer.Typer:
             if name not in wanted:
                 continue
             target = getattr(importlib.import_module(f"workbench.cli.{module}"), attr)
+            for extension in GROUP_EXTENSIONS.get(name, ()):
+                importlib.import_module(f"workbench.cli.{extension}")
             if isinstance(target, typer.Typer):
                 _APP.add_typer(target, name=name)
             else:
@@ -177,6 +183,13 @@ def run_app(args: list[str]) -> int:
     except click.ClickException as exc:
         ctx = getattr(exc, "ctx", None)
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-        typer.echo(f"wb: {exc.format_message()}{hint}", err=True)
+        typer.echo(f"wb: {_once(exc.format_message())}{hint}", err=True)
         return int(exc.exit_code)
     return int(result) if isinstance(result, int) else 0
+
+
+def _once(message: str) -> str:
+    """click and typer both append "Did you mean 'note'?" to an unknown command: say it once."""
+    import re
+
+    return re.sub(r"( Did you mean [^?]*\?)(?:\1)+", r"\1", message)

@@ -6,3 +6,9 @@ HARNESS_EVENTS = frozenset({
     "tool.call", "tool.result", "tool.error", "tool.progress", "approval.requested", "approval.granted",
     "approval.denied", "budget.warn", "hook.block", "hook.error", "planner.error",
 })
+
+# -- sync and claims (issue 15: wb sync, wb task claim; folded in model/reducer.py, shapes in model/claims.py) --
+# task.claim   {id, agent, lease_s}: the agent holds the task until ts + lease_s; a claim on a task another agent
+#              holds unexpired is void (the log's order is publication order: see docs/sync.md)
+# task.renumber {from, to, agent}: a sync renumbered an unpublished task whose id the remote had taken
+SYNC_EVENTS = frozenset({"task.claim", "task.renumber"})

@@ -171,9 +171,7 @@ def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
             fresh.pop(key, None)
         added.append(fresh)
     tail = Tail(ours[-1]["seq"], line_hash(encode(ours[-1])), 0, 0) if ours else Tail(0, None, 0, 0)
-    chain(added, tail)
-    for e in added:
-        e.pop("more", None)  # each one complete: no batch to recognise after a merge
+    chain(added, tail, batch=False)  # each one complete: no batch to recognise after a merge
     return [dict(e) for e in ours] + added, {"ours": {}, "theirs": renames}
 
 

@@ -199,15 +199,16 @@ class EventLog:
         return tail.torn
 
 
-def chain(events: list[dict[str, Any]], tail: Tail) -> list[dict[str, Any]]:
-    """Number a batch after `tail` and link its hash chain (mutates and returns the events)."""
+def chain(events: list[dict[str, Any]], tail: Tail, *, batch: bool = True) -> list[dict[str, Any]]:
+    """Number a batch after `tail` and link its hash chain (mutates and returns the events). `batch=False`:
+    each event is whole on its own (no `more`), as after a rebase's pick."""
     prev = tail.hash
     seq = tail.seq
     for i, event in enumerate(events):
         seq += 1
         event["seq"] = seq
         event["prev"] = prev
-        remaining = len(events) - 1 - i
+        remaining = len(events) - 1 - i if batch else 0
         if remaining:
             event["more"] = remaining
         else:
