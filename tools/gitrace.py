@@ -16,8 +16,13 @@ is main again), `wb doctor --fix` runs once, and the audit counts:
   - acknowledged: `wb note` calls that exited 0;
   - lost: acknowledged notes found in none of: any branch's committed log, the stash, the working log
     (must be 0);
-  - user git commands that failed because of wb (their stderr names .workbench/), and why (goal 0);
-  - user git commands that failed for reasons of their own (a conflict the user made on purpose);
+  - user git commands that failed because of wb, and why (goal 0): git found a file under .workbench/ that
+    wb was writing (its stderr names it), or the index.lock wb takes for its index update (the user's stream
+    runs one command at a time, so a taken index.lock is wb's);
+  - user git commands that failed otherwise: a true collision on the branch (wb moved it as the user's
+    commit read it: `cannot lock ref`), a conflict the user made on purpose; `gitrace causes:` counts each.
+
+`--ref BRANCH` runs the race with `wb init --ref BRANCH` (state on its own branch, untracked on the user's).
   - `wb validate` and `wb replay --verify` after the final doctor.
 
 Summary: `gitrace: seconds=S writers=W user_ops=N acknowledged=A lost=L user_failures_wb=F user_failures=G`,
@@ -42,12 +47,27 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from faultrun import WB, base_env, git, make_user_repo  # noqa: E402 - the shared helpers of the reliability tools
 
+# Why a user's git command failed. The user's stream runs one git command at a time, so an index.lock it finds
+# taken is wb's (its index update), and so is a work-tree file under .workbench/ that git finds modified.
+WB_CAUSES = ("workbench files", "index.lock")
+
+
+def _cause(stderr: str) -> str:
+    if "index.lock" in stderr:
+        return "index.lock"
+    if ".workbench" in stderr:
+        return "workbench files"
+    if "cannot lock ref" in stderr or "but expected" in stderr:
+        return "ref moved (a true collision: wb moved the branch as the command read it)"
+    return "the user's own (a conflict made on purpose)"
+
 
 @dataclass
 class Audit:
     user_ops: Counter[str] = field(default_factory=Counter)
     user_failures: list[str] = field(default_factory=list)  # failed for the user's own reasons
-    user_failures_wb: list[str] = field(default_factory=list)  # failed because of wb's files
+    user_failures_wb: list[str] = field(default_factory=list)  # failed because of wb (WB_CAUSES)
+    causes: Counter[str] = field(default_factory=Counter)  # why each failed user command failed
     acknowledged: list[str] = field(default_factory=list)
     refused: Counter[int] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
@@ -55,7 +75,10 @@ class Audit:
 
 
 class Race:
-    def __init__(self, base: Path, seconds: float, writers: int, seed: int) -> None:
+    def __init__(self, base: Path, seconds: float, writers: int, seed: int, ref: str | None = None,
+                 verbose: bool = False) -> None:
+        self.ref = ref
+        self.verbose = verbose
         self.base = base
         self.repo = base / "repo"
         self.env = base_env(base / "home")
@@ -70,7 +93,8 @@ class Race:
     def setup(self) -> None:
         (self.base / "home").mkdir(parents=True, exist_ok=True)
         make_user_repo(self.repo, self.env)
-        proc = subprocess.run([*WB, "init"], cwd=self.repo, env=self.env, capture_output=True, text=True)
+        init = [*WB, "init", *(["--ref", self.ref] if self.ref else [])]
+        proc = subprocess.run(init, cwd=self.repo, env=self.env, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"wb init failed: {proc.stderr}")
         # a branch whose own file conflicts with main's, for the merge the user aborts
@@ -101,7 +125,15 @@ class Race:
             self.audit.user_ops[name] += 1
             if proc.returncode != 0 and not expect_fail:
                 line = f"git {' '.join(args)}: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ''}"
-                (self.audit.user_failures_wb if ".workbench" in proc.stderr else self.audit.user_failures).append(line)
+                cause = _cause(proc.stderr)
+                if cause in WB_CAUSES:
+                    named = sorted({w.strip("'\"").rstrip(".,:") for w in proc.stderr.split() if ".workbench/" in w})
+                    self.audit.user_failures_wb.append(f"{line} ({cause}{': ' if named else ''}{', '.join(named)})")
+                else:
+                    self.audit.user_failures.append(line)
+                self.audit.causes[cause] += 1
+                if self.verbose:
+                    print(f"--- git {' '.join(args)} ({cause}):\n{proc.stderr}", file=sys.stderr)
         return proc.returncode == 0
 
     def user(self) -> None:
@@ -206,10 +238,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, help="where the repository goes (default: a temp directory)")
     parser.add_argument("--keep", action="store_true", help="keep the repository")
     parser.add_argument("--report", type=Path, help="write the figures as JSON to this file")
+    parser.add_argument("--ref", help="`wb init --ref REF`: state on its own branch, untracked on the user's")
+    parser.add_argument("--verbose", action="store_true", help="print the stderr of each failed user command")
     args = parser.parse_args(argv)
     base = args.workdir or Path(tempfile.mkdtemp(prefix="wb-gitrace-"))
     base.mkdir(parents=True, exist_ok=True)
-    audit = Race(base, args.seconds, args.writers, args.seed).go()
+    audit = Race(base, args.seconds, args.writers, args.seed, args.ref, args.verbose).go()
     for line in audit.problems:
         print(f"problem: {line}")
     for line in audit.lost[:20]:
@@ -221,13 +255,16 @@ def main(argv: list[str] | None = None) -> int:
     figures = {"seconds": args.seconds, "writers": args.writers, "user_ops": sum(audit.user_ops.values()),
                "user_ops_by_kind": dict(audit.user_ops), "acknowledged": len(audit.acknowledged),
                "lost": len(audit.lost), "user_failures_wb": len(audit.user_failures_wb),
-               "user_failures": len(audit.user_failures), "refused": dict(audit.refused),
+               "user_failures": len(audit.user_failures), "user_failures_by_cause": dict(audit.causes),
+               "refused": dict(audit.refused),
                "problems": len(audit.problems)}
     if args.report:
         args.report.write_text(json.dumps(figures, indent=2))
     print(f"gitrace: seconds={args.seconds:g} writers={args.writers} user_ops={figures['user_ops']} "
           f"acknowledged={figures['acknowledged']} lost={figures['lost']} "
           f"user_failures_wb={figures['user_failures_wb']} user_failures={figures['user_failures']}")
+    if audit.causes:
+        print("gitrace causes: " + "; ".join(f"{cause} {n}" for cause, n in audit.causes.most_common()))
     if args.workdir is None and not args.keep:
         shutil.rmtree(base, ignore_errors=True)
     return 1 if audit.lost or audit.problems else 0

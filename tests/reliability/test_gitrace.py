@@ -28,3 +28,21 @@ def test_gitrace_ci_sized(tmp_path: Path) -> None:
     assert figures["problems"] == 0, proc.stdout
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert writers == 2 and user_ops > 10 and acknowledged > 2, proc.stdout  # the race really ran
+
+
+def test_gitrace_with_state_on_its_own_ref(tmp_path: Path) -> None:
+    """`wb init --ref wb-state`: the user's branches do not track `.workbench/` and wb never touches their
+    branch, index or HEAD, so none of their git commands can fail because of wb (docs/git.md)."""
+    report = tmp_path / "gitrace.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "gitrace.py"), "--seconds", "10", "--writers", "2",
+                           "--ref", "wb-state", "--workdir", str(tmp_path / "run"), "--report", str(report)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=400)
+    match = SUMMARY.search(proc.stdout)
+    assert match, f"no summary line (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    writers, user_ops, acknowledged, lost, wb_failures, failures = map(int, match.groups())
+    figures = json.loads(report.read_text())
+    assert figures["lost"] == lost == 0, proc.stdout
+    assert figures["problems"] == 0, proc.stdout
+    assert wb_failures == 0 and failures == 0, proc.stdout
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert writers == 2 and user_ops > 10 and acknowledged > 2, proc.stdout

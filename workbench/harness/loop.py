@@ -118,6 +118,7 @@ class HarnessLoop:
             return self._drive()  # a crash interrupted an active step: carry on from the log
         if yield_id is not None and yield_id != pending["yield_id"]:
             raise StaleYield(f"yield {yield_id} is stale: the session waits on {pending['yield_id']}")
+        self._refuse_if_answered(pending)  # before anyone is asked again
         kind = pending["kind"]
         index = session["step_index"]
         if kind == "approval":
@@ -129,7 +130,7 @@ class HarnessLoop:
             if approve and self.approvals == "human" and by != "human":
                 raise PermissionError(f"approvals: human — {pending['reason']} needs a person's approval")
             step = session["plan"][index]
-            self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "approve" if approve else "deny"})
+            self._answer(pending, {"yield_id": pending["yield_id"], "action": "approve" if approve else "deny"})
             if approve:
                 scope = "session" if self._mode(step) == "confirm_once" else "once"
                 self._emit("approval.granted", {"index": index, "tool": step["tool"],
@@ -149,11 +150,11 @@ class HarnessLoop:
                 elif "error" in payload:
                     payload, error = None, str(payload["error"])
             if kind == "in_doubt" and approve:
-                self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "rerun"})
+                self._answer(pending, {"yield_id": pending["yield_id"], "action": "rerun"})
                 return self._drive(rerun=True)
             if payload is None and error is None:
                 raise ValueError("the session waits for a tool result: resume with a payload (or an error)")
-            self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "error" if error else "result"})
+            self._answer(pending, {"yield_id": pending["yield_id"], "action": "error" if error else "result"})
             step = session["plan"][index]
             return self._record_outcome(index, step, step["key"], payload, error, by="human") or self._drive()
         elif str(pending.get("reason", "")).startswith("step_failed:"):
@@ -161,14 +162,14 @@ class HarnessLoop:
                 raise ValueError(f"{pending['reason']}: resume with retry=True (run the step again) or skip=True "
                                  "(go on without it), or abort")
             failed_index = int((pending.get("payload") or {}).get("index", index - 1))
-            self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "retry" if retry else "skip",
+            self._answer(pending, {"yield_id": pending["yield_id"], "action": "retry" if retry else "skip",
                                           "index": failed_index, "extend": dict(extend or {})})
             if retry:
                 self._transition(State.EXECUTING, "retry the failed step")
             else:
                 self._transition(State(session.get("paused_from") or "REFLECTING"), "skip the failed step")
         else:  # a pause
-            self._emit("session.resume", {"yield_id": pending["yield_id"], "action": "continue",
+            self._answer(pending, {"yield_id": pending["yield_id"], "action": "continue",
                                           "extend": dict(extend or {})})
             back = session.get("paused_from") or "EXECUTING"
             self._transition(State(back), "resume")
@@ -182,6 +183,42 @@ class HarnessLoop:
         self.sink.checkpoint(f"wb: session aborted: {reason}", None)
         self._final = Result(State.DONE, reason, steps, list(self.events))
         return self._final
+
+    # -- the repository's shared journal of calls (workbench.store.calljournal) ---------------------------
+    def _shared(self) -> Any:
+        """Where the calls that reach the outside world are journaled for every branch and worktree, or None
+        (an in-memory loop, tools outside git)."""
+        return getattr(self.tools, "journal", None)
+
+    def _for_shared(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A call record as the shared journal keeps it: without the secrets calls.jsonl does not hold either."""
+        journaled = getattr(self.tools, "journaled", None)
+        return journaled(record) if journaled is not None else dict(record)
+
+    def _stale(self, pending: dict[str, Any], prior: dict[str, Any]) -> StaleYield:
+        shared = self._shared()
+        return StaleYield(f"yield {pending['yield_id']} ({pending.get('reason', '')}) is stale: it was answered "
+                          f"({prior.get('action', '')}) {shared.describe(prior)} at {prior.get('ts', '?')}, and "
+                          "the session went on there; merge that branch, or `wb abort` ends the session here")
+
+    def _refuse_if_answered(self, pending: dict[str, Any]) -> None:
+        shared = self._shared()
+        prior = shared.answer(pending["yield_id"]) if shared is not None else None
+        if prior is not None and not shared.here(prior):
+            raise self._stale(pending, prior)
+
+    def _answer(self, pending: dict[str, Any], payload: dict[str, Any]) -> None:
+        """Answer a yield: claimed in the shared journal first (an answer given on another branch or in another
+        worktree, even a moment ago, makes this one stale), then recorded as `session.resume`."""
+        shared = self._shared()
+        if shared is not None:
+            session = self.session
+            prior = shared.claim_answer({"yield_id": pending["yield_id"], "session": session["id"] if session else None,
+                                         "reason": pending.get("reason", ""), "action": payload.get("action"),
+                                         "ts": ids.utc_now()})
+            if prior is not None:
+                raise self._stale(pending, prior)
+        self._emit("session.resume", payload)
 
     # -- events and transitions --------------------------------------------------------------------
     def _emit(self, type_: str, payload: dict[str, Any], *, journal: dict[str, Any] | None = None,
@@ -476,8 +513,7 @@ class HarnessLoop:
                 self.sink.checkpoint(f"wb: session asks: {reason}", session["id"])
                 assert self.approver is not None
                 granted = bool(self.approver(request))
-                self._emit("session.resume", {"yield_id": asked["yield_id"],
-                                              "action": "approve" if granted else "deny"})
+                self._answer(asked, {"yield_id": asked["yield_id"], "action": "approve" if granted else "deny"})
                 if not granted:
                     self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": f"denied by {by}",
                                                    "by": by})
@@ -514,10 +550,16 @@ class HarnessLoop:
         self._emit("tool.call", {**call, "dispatch": "wb"}, journal=journal)
         # committed before the tool runs: after a kill -9 during it, the session says which call is in doubt
         self.sink.checkpoint(f"wb: step {index + 1}/{len(session['plan'])} runs {step['tool']}", session["id"])
-        return self._dispatch(index, spec, args, key)
+        return self._dispatch(index, spec, args, key, journal)
 
-    def _dispatch(self, index: int, spec: Any, args: dict[str, Any], key: str) -> Pending | Result | None:
+    def _dispatch(self, index: int, spec: Any, args: dict[str, Any], key: str,
+                  journal: dict[str, Any]) -> Pending | Result | None:
         assert self.tools is not None
+        shared = self._shared()
+        if shared is not None:  # claimed where every branch and worktree sees it, or made already: not again
+            prior = shared.claim_call(self._for_shared(journal))
+            if prior is not None:
+                return self._made_elsewhere(index, key, prior)
         details: dict[str, Any] = {}
         try:
             result, error = self.tools.run(spec, args, key), None
@@ -529,12 +571,42 @@ class HarnessLoop:
         except KeyboardInterrupt:  # Ctrl-C: the tool's group was killed; record that, then stop
             session = self.session
             assert session is not None
-            self._record_error(index, session["plan"][index], key, "interrupted: wb stopped the tool (Ctrl-C)", "wb")
+            stopped = "interrupted: wb stopped the tool (Ctrl-C)"
+            self._finish_shared(journal, None, stopped)
+            self._record_error(index, session["plan"][index], key, stopped, "wb")
             raise
-        faults.point("after_tool_run")
+        faults.point("after_tool_run")  # a kill here: the call is in doubt (nothing recorded its outcome)
+        self._finish_shared(journal, result, error)
+        faults.point("after_shared_result")  # a kill here: the outcome is known, from the shared journal
         session = self.session
         assert session is not None
         return self._record_outcome(index, session["plan"][index], key, result, error, by="wb", details=details)
+
+    def _finish_shared(self, journal: dict[str, Any], result: Any, error: str | None) -> None:
+        shared = self._shared()
+        if shared is None:
+            return
+        assert self.tools is not None
+        outcome = {**journal, "status": "error" if error else "done", "ts": ids.utc_now(),
+                   "result": None if error else (result if isinstance(result, dict) else {"value": result}),
+                   "error": error}
+        shared.finish_call(self._for_shared(outcome))
+
+    def _made_elsewhere(self, index: int, key: str, prior: dict[str, Any]) -> Pending | Result | None:
+        """The call was claimed before (on another branch, in another worktree, or here before a crash): use its
+        outcome when it has one, else it is in doubt — it is never made a second time."""
+        session = self.session
+        assert session is not None
+        step = session["plan"][index]
+        if prior.get("status") in ("done", "error"):
+            return self._record_outcome(index, step, key, prior.get("result"), prior.get("error"), by="journal")
+        where = self._shared().describe(prior)
+        self._emit("tool.progress", {"index": index, "key": key, "note": f"in doubt: started {where}",
+                                     "yield": self._yield(
+            "in_doubt", f"in_doubt:{step['tool']}",
+            {"step": step["id"], "tool": step["tool"], "key": key, "started": where},
+            "wb resume --result JSON | --error MSG | --approve (run it again)")})
+        return self._hold()
 
     def _policy(self, step: dict[str, Any]) -> str:
         """What a failed step does next: its own on_error, else its tool's, else pause."""
@@ -593,12 +665,20 @@ class HarnessLoop:
         if session.get("pending"):
             return self._pending_now()
         record = self.sink.recorded_call(step["key"])
+        shared = self._shared()
+        if (record is None or record["status"] not in ("done", "error")) and shared is not None:
+            # the outcome reached the shared journal before a crash kept it from calls.jsonl, or the call was
+            # made on another branch or in another worktree
+            record = shared.call(step["key"]) or record
         if record is not None and record["status"] in ("done", "error"):
             return self._record_outcome(index, step, step["key"], record.get("result"), record.get("error"),
                                         by="journal")
         spec = self._spec(step)
         if spec is not None and getattr(spec, "idempotent", False):
             return self._do_tool(rerun=True)
+        claimed = shared.call(step["key"]) if shared is not None else None
+        if claimed is not None and not shared.here(claimed):  # running there now, or cut short there
+            return self._made_elsewhere(index, step["key"], claimed)
         reason = f"in_doubt:{step['tool']}"
         self._emit("tool.progress", {"index": index, "key": step["key"], "note": "in doubt", "yield": self._yield(
             "in_doubt", reason, {"step": step["id"], "tool": step["tool"], "key": step["key"]},

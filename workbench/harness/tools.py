@@ -173,6 +173,23 @@ class ToolBox:
                            int(t.get("max_output_bytes", MAX_OUTPUT_BYTES)))
             for name, t in (tools or {}).items()
         }
+        self._journal: Any = False  # not looked up yet
+
+    @property
+    def journal(self) -> Any:
+        """The repository's shared journal of calls that reach the outside world (workbench.store.calljournal):
+        what every worktree and branch has run, or None outside git."""
+        if self._journal is False:
+            from workbench.store.calljournal import CallJournal
+
+            self._journal = CallJournal.for_worktree(self.root)
+        return self._journal
+
+    def journaled(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A record for the shared journal, with the secrets calls.jsonl would not hold either taken out."""
+        from workbench.model.redaction import redact
+
+        return dict(redact(record, self.redact))
 
     def spec(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)

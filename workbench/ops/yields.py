@@ -17,7 +17,8 @@ def headline(p: Any) -> str:
         return (f"waiting for a tool result: step {step} needs `{payload.get('tool')}` "
                 f"{json.dumps(payload.get('args', {}))}, which wb does not run itself")
     if p.kind == "in_doubt":
-        return (f"in doubt: `{payload.get('tool')}` of step {step} was started before a crash and its result "
+        when = f"was started {payload['started']}" if payload.get("started") else "was started before a crash"
+        return (f"in doubt: `{payload.get('tool')}` of step {step} {when} and its result "
                 "was never recorded; it is not idempotent, so wb will not run it again on its own")
     if str(p.reason).startswith("step_failed:"):
         return f"paused: step {payload.get('step', '')} failed: {payload.get('error', '')} ({p.reason})"

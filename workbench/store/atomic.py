@@ -26,12 +26,31 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: bool = True) -> None:
+class FileChanged(Exception):
+    """The file no longer holds the bytes its writer read: someone (a person's editor) saved it meanwhile, and
+    it was left as they saved it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"{path.name} was saved by someone else while wb wrote it")
+
+
+def read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: bool = True,
+                 expect: bytes | None = None) -> None:
     """Write `data` to `path` so that a reader sees the old bytes or the new bytes, never a mix.
 
     Temp file in the same directory, fsync, os.replace, fsync of the directory. `durable=False` skips
     the fsyncs, for caches that can be rebuilt. `sync_dir=False` skips only the directory's fsync: after a
     power cut the file is then whole, old or new — for snapshots the event log can bring up to date.
+    `expect`: the bytes the writer read; when the file holds others just before the rename (a person saved it
+    meanwhile), nothing is replaced and FileChanged is raised. A file that is gone is written.
     """
     import tempfile  # here, not at the top: a reader (wb status) writes nothing
 
@@ -44,6 +63,8 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: boo
                 fh.flush()
                 os.fsync(fh.fileno())
         faults.point("before_rename:" + path.name)
+        if expect is not None and read_or_none(path) not in (expect, None):
+            raise FileChanged(path)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench import faults
-from workbench.errors import Refused, SchemaRefused, WorkbenchError
+from workbench.errors import Busy, Refused, SchemaRefused, WorkbenchError
 from workbench.git.repo import CommitOutcome
 from workbench.model import ids, reducer, schemas
 from workbench.model.boardfile import check_board, encode_board
@@ -27,13 +28,16 @@ from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
 from workbench.store import caches, humanedit, spool
 from workbench.store import commit as commit_policy
-from workbench.store.atomic import append_lines, atomic_write, write_workbench_file
+from workbench.store.atomic import FileChanged, append_lines, atomic_write, read_or_none, write_workbench_file
 from workbench.store.config import parse_config
 from workbench.store.eventlog import LogMoved, Tail, chain
 
 if TYPE_CHECKING:
     from workbench.store.workbench import Loaded, Workbench
 
+# how long a write keeps loading again because a person saved state.md or board.json since its last load, before
+# it gives up (nothing written) and asks to be run again
+HAND_SAVE_SECONDS = 10.0
 
 
 @dataclass
@@ -83,6 +87,8 @@ class Transaction:
         self.spool_size = 0  # bytes of the agent hooks' spool folded in, dropped once committed (store/spool.py)
         self._lock = wb.lock()
         self._loaded: Loaded | None = None
+        self._board_seen: bytes | None = None
+        self._begun = 0
         self._secrets = secret_values(wb.config)
 
     @property
@@ -116,28 +122,41 @@ class Transaction:
         try:
             if not self.create:  # a checkout or stash of the user's half-way through the work tree is not read
                 self.wb.git.wait_for_users_git()
-            self._loaded = self.wb.load(create=self.create)
-            self.board_changed = self._loaded.replayed > 0 or "board.json" in self._loaded.rebuilt
-            self.deferred = self.wb.deferred()
-            if self._loaded.pending and not self.deferred:
-                # acknowledged events the work tree lost (or that waited for git's operation to end): they
-                # are already folded into the documents; this transaction writes and commits them
-                self.adopted = len(self._loaded.pending)
-                self.events.extend(self._loaded.pending)
-                self.board_changed = True
-            turn = None if self.create else spool.agent_turn(self)  # during an agent's turn: its edit
-            for edit in self._loaded.human_edits:
-                if turn is not None:
-                    spool.emit_agent_edit(self, edit, turn)
-                    continue
-                humanedit.note_edit(self.wb.paths, edit["file"])
-                self.emit("human.edit", edit, actor="human")
-            if not self.create:
-                spool.fold(self)  # the agent hooks' events, kept out of the work tree until now
+            self._begin()
         except BaseException:
             self._lock.release()
             raise
         return self
+
+    def _begin(self) -> None:
+        """Load, adopt what the pending journal holds, record the hand edits the load found (an agent's, during
+        its turn), fold in the agent hooks' spool. Run again, from scratch, when a person saved a snapshot
+        before anything was written (`_rebase`)."""
+        # board.json as it was before the load read it: a save after this moment is seen again before the
+        # write (state.md's bytes the load keeps itself)
+        self._board_seen = read_or_none(self.wb.paths.board)
+        self._loaded = self.wb.load(create=self.create)
+        self.events = []
+        self.adopted = 0
+        self.agent_board_changed = False
+        self.board_changed = self._loaded.replayed > 0 or "board.json" in self._loaded.rebuilt
+        self.deferred = self.wb.deferred()
+        if self._loaded.pending and not self.deferred:
+            # acknowledged events the work tree lost (or that waited for git's operation to end): they
+            # are already folded into the documents; this transaction writes and commits them
+            self.adopted = len(self._loaded.pending)
+            self.events.extend(self._loaded.pending)
+            self.board_changed = True
+        turn = None if self.create else spool.agent_turn(self)  # during an agent's turn: its edit
+        for edit in self._loaded.human_edits:
+            if turn is not None:
+                spool.emit_agent_edit(self, edit, turn)
+                continue
+            humanedit.note_edit(self.wb.paths, edit["file"])
+            self.emit("human.edit", edit, actor="human")
+        if not self.create:
+            spool.fold(self)  # the agent hooks' events, kept out of the work tree until now
+        self._begun = len(self.events)  # the caller's own events follow
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         try:
@@ -199,25 +218,19 @@ class Transaction:
             if loaded.replayed or loaded.rebuilt or self._rebuild:
                 self._write_snapshots(loaded)  # a crash left the snapshots behind the log: catch them up
             return
-        try:
-            chain(self.events, self._tail)
-        except UnicodeEncodeError:
-            raise Refused("refused: the change holds text that is not valid Unicode (a lone surrogate, such as "
-                          "bytes that are not UTF-8 in a command-line argument)") from None
-        for event in self.events:
-            schemas.check("event", event, f"events.jsonl (seq {event['seq']})")
-        schemas.check("state", self.docs.state, "state.md")
-        if too_deep(self.docs.state.get("session"), 56):  # state.md must read back (yamlio.MAX_DEPTH)
-            raise SchemaRefused("state.md", "session", "nested more than 56 levels deep (a step's args?)")
-        if self.board_changed:
-            check_board(self.docs)
-        for record in self.calls:
-            schemas.check("call", record, "calls.jsonl")
-        if self.actor == "agent":  # after validation: a broken hand edit is reported as such, not as busy
-            humanedit.check_guard(self.wb.paths, self.wb.config, "state.md")
-            if self.agent_board_changed:  # recording the human's own edit is not an agent write
-                humanedit.check_guard(self.wb.paths, self.wb.config, "board.json")
-        faults.point("before_event_append")
+        deadline = time.monotonic() + HAND_SAVE_SECONDS
+        while True:
+            self._validate(too_deep)
+            faults.point("before_event_append")
+            saved = self._saved_by_hand()
+            if saved is None:
+                break
+            if time.monotonic() > deadline:
+                raise Busy(f"{saved} kept being saved by hand for {HAND_SAVE_SECONDS:g}s while this write ran; "
+                           "nothing was written: run the command again")
+            # a person saved it since the load: nothing is written yet, so load again — their edit is then
+            # recorded as human.edit — and apply this write's own events after it
+            self._rebase(saved)
         check_writable(self.wb.paths)  # a read-only workbench refuses before the log, not half-way through
         if commit_policy.commits(self.wb.config["git"]):  # acknowledged once here, where no checkout can take it
             self.wb.pending.append(self.events[self.adopted:], self.calls, durable=bool(self.deferred))
@@ -232,6 +245,8 @@ class Transaction:
             self.outcome = CommitOutcome(skipped=f"recorded, not yet committed: {self.deferred}; wb writes it to "
                                                  ".workbench/ and commits it at the first wb command after that")
             return
+        loaded = self._loaded  # a hand save since the load made it load again
+        assert loaded is not None
         self._adopt_calls()
         self._write_new_files()
         if self.calls:
@@ -248,9 +263,14 @@ class Transaction:
             return
         faults.point("after_event_append")
         try:
-            self._write_snapshots(loaded)
+            kept = self._write_snapshots(loaded)
         except OSError as err:  # disk full after the append: the change is in the log, the snapshots catch up
             raise SnapshotsBehind(err) from None
+        if kept:
+            self.outcome = CommitOutcome(skipped=f"recorded in events.jsonl, not yet committed: {kept} was saved "
+                                                 "by hand just as wb wrote it and is left as saved; the next wb "
+                                                 "write records that edit and commits both")
+            return
         self.outcome = self._git_commit() if self.git_commit else CommitOutcome()
         if self.git_commit and self.outcome.skipped is None and self._log_ends_with_ours():
             self.wb.pending.clear()  # committed; had the user's git moved the log meanwhile, the next load adopts
@@ -281,16 +301,27 @@ class Transaction:
             if not (self.wb.paths.wb / rel).exists():
                 write_workbench_file(self.wb.paths.wb, rel, data)
 
-    def _write_snapshots(self, loaded: Loaded) -> None:
+    def _write_snapshots(self, loaded: Loaded) -> str | None:
+        """Write board.json and state.md (and wb's caches of them). Returns the file a person saved in the last
+        moment before its rename, which is left as they saved it (None: both written). Its cache is left too,
+        so the next load tells their edit from wb's write and records it; a board.json left so leaves state.md
+        behind as well (the log brings both up to date, state.md's last_event saying from where)."""
         from workbench.model import statefile
 
         p = self.wb.paths
         docs = self.docs
+        seen_board = None if "board.json" in loaded.rebuilt else self._board_seen
+        seen_state = None if "state.md" in loaded.rebuilt else loaded.state_raw
         if self.board_changed or loaded.replayed:
             board_raw = encode_board(docs.board)
             # No directory fsync: the log append above is durable, and a rename lost to a power cut leaves
             # the old snapshot, whose last_event is behind the log; the next load folds the rest in.
-            atomic_write(p.board, board_raw, sync_dir=False)
+            try:
+                atomic_write(p.board, board_raw, sync_dir=False, expect=None if self._rebuild else seen_board)
+            except FileChanged:
+                if not self._git_did_it("board.json"):
+                    return "board.json"
+                atomic_write(p.board, board_raw, sync_dir=False)
             faults.point("after_board_write")
         else:
             board_raw = None
@@ -302,13 +333,89 @@ class Transaction:
                 node = self.wb.parse_state(loaded.state_raw)[0]
         if state_raw is None:
             state_raw = statefile.render(node, docs.state, docs.body)
-        atomic_write(p.state, state_raw, sync_dir=False)  # as board.json above
+        kept = None
+        try:
+            atomic_write(p.state, state_raw, sync_dir=False, expect=None if self._rebuild else seen_state)
+        except FileChanged:
+            if self._git_did_it("state.md"):
+                atomic_write(p.state, state_raw, sync_dir=False)
+            else:
+                kept = "state.md"
         faults.point("after_state_write")
         if board_raw is not None or not p.board_cache.exists():
             caches.write_board_cache(p, p.board.read_bytes() if board_raw is None else board_raw)
+        if kept:
+            return kept
         caches.write_state_cache(p, state_raw, docs.state, docs.body)
         if node is not None:
             self.wb.keep_state_node(state_raw, node, copy.deepcopy(docs.state), docs.body)
+        return None
+
+    # -- a person's save while the write is in flight -------------------------------------------------------
+    def _saved_by_hand(self) -> str | None:
+        """The snapshot a person saved since the load (its bytes are not the ones the load read), or None. Not
+        asked when the work tree is not written (deferred) or is rebuilt whole (`wb doctor --fix`)."""
+        loaded = self._loaded
+        assert loaded is not None
+        if self.deferred or self._rebuild:
+            return None
+        p = self.wb.paths
+        if "state.md" not in loaded.rebuilt and read_or_none(p.state) not in (loaded.state_raw, None):
+            return "state.md"
+        if "board.json" not in loaded.rebuilt and read_or_none(p.board) not in (self._board_seen, None):
+            return "board.json"
+        return None
+
+    def _git_did_it(self, name: str) -> bool:
+        """Whether the change of `name` under this write is the user's git rather than a person's save: once
+        git lets go of the index, the file is as HEAD has it (a checkout, stash or reset put it there). wb's
+        log already holds this write then, and it writes the file as before; the next load sorts it out. (A
+        held index.lock alone says nothing: another wb writer's index update holds it too.)"""
+        self.wb.git.wait_for_users_git(2.0)
+        try:
+            return read_or_none(self.wb.paths.wb / name) == self.wb.git.committed_file(f".workbench/{name}")
+        except (OSError, WorkbenchError):
+            return False
+
+    def _rebase(self, saved: str) -> None:
+        """Load again and apply this write's own events after what the person saved (and its human.edit)."""
+        own = self.events[self._begun:]
+        if not self.create:  # the user's own git (a checkout, a stash) may be what changed it: let it finish
+            self.wb.git.wait_for_users_git()
+        self._begin()
+        for event in own:
+            event["seq"] = self._tail.seq + len(self.events) + 1
+            self.events.append(event)
+            try:
+                changed = reducer.apply(self.docs, event)
+            except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
+                raise Refused(f"{saved} was saved by hand while this write ran, and the write no longer applies "
+                              f"to it ({event['type']}: {err}); nothing was written: run the command again") from None
+            if changed:
+                self.board_changed = True
+                if event["actor"] != "human":
+                    self.agent_board_changed = True
+
+    def _validate(self, too_deep: Any) -> None:
+        """Every event, state, board and call record checked before anything is written."""
+        try:
+            chain(self.events, self._tail)
+        except UnicodeEncodeError:
+            raise Refused("refused: the change holds text that is not valid Unicode (a lone surrogate, such as "
+                          "bytes that are not UTF-8 in a command-line argument)") from None
+        for event in self.events:
+            schemas.check("event", event, f"events.jsonl (seq {event['seq']})")
+        schemas.check("state", self.docs.state, "state.md")
+        if too_deep(self.docs.state.get("session"), 56):  # state.md must read back (yamlio.MAX_DEPTH)
+            raise SchemaRefused("state.md", "session", "nested more than 56 levels deep (a step's args?)")
+        if self.board_changed:
+            check_board(self.docs)
+        for record in self.calls:
+            schemas.check("call", record, "calls.jsonl")
+        if self.actor == "agent":  # after validation: a broken hand edit is reported as such, not as busy
+            humanedit.check_guard(self.wb.paths, self.wb.config, "state.md")
+            if self.agent_board_changed:  # recording the human's own edit is not an agent write
+                humanedit.check_guard(self.wb.paths, self.wb.config, "board.json")
 
     def _git_commit(self) -> CommitOutcome:
         last = self.events[-1]

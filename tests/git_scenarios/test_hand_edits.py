@@ -1,0 +1,167 @@
+"""A person's save of state.md or board.json while a wb write is in flight is never silently overwritten
+(issue 11, item 11).
+
+Before: a transaction loaded the documents, then replaced state.md and board.json with what it had made of
+them, so a save landing between the load and the rename was gone — in no file and no event (13 of 60 in a race
+with three agent writers). Now the transaction looks at both files again before it writes anything: if one
+changed since its load it loads again, records the person's edit as `human.edit`, and applies its own events
+after it. And just before each rename it looks once more: a save landing in that last moment is kept (the
+file is left as the person saved it, and the next wb command records the edit).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import WB_ARGV, run_git, run_wb
+from tests.git_scenarios.helpers import assert_sound, committed_notes
+
+
+def _save(path: Path, text: str) -> None:
+    """Save as an editor does: a temp file beside it, renamed over it."""
+    tmp = path.with_name(f".{path.name}.swp-{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _init(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    config = repo / ".workbench" / "config.yaml"
+    text = config.read_text()
+    assert "human_guard_seconds: 5" in text
+    # agents write right after a hand edit
+    config.write_text(text.replace("human_guard_seconds: 5", "human_guard_seconds: 0"))
+    run_git(repo, "commit", "-qam", "no guard window")
+
+
+def _paused(repo: Path, tmp_path: Path, point: str, *args: str) -> tuple[subprocess.Popen[str], Path]:
+    marker = tmp_path / f"pause-{point}"
+    env = dict(os.environ, WB_PAUSE=point, WB_PAUSE_FILE=str(marker))
+    proc = subprocess.Popen([*WB_ARGV, *args], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while not Path(str(marker) + ".here").exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "wb never reached the fault point"
+        time.sleep(0.02)
+    return proc, marker
+
+
+def _go(proc: subprocess.Popen[str], marker: Path) -> subprocess.CompletedProcess[str]:
+    Path(str(marker) + ".go").write_text("")
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _events(repo: Path, type_: str) -> list[dict]:
+    lines = (repo / ".workbench" / "events.jsonl").read_text().splitlines()
+    return [e for e in map(json.loads, lines) if e["type"] == type_]
+
+
+@pytest.mark.parametrize("point", ["before_event_append", "before_rename:state.md"])
+def test_a_save_of_state_md_during_a_note_is_kept_and_recorded(repo: Path, tmp_path: Path, point: str) -> None:
+    _init(repo)
+    assert run_wb(repo, "note", "before").returncode == 0
+    proc, marker = _paused(repo, tmp_path, point, "note", "in flight")
+    state = repo / ".workbench" / "state.md"
+    _save(state, state.read_text() + "\nA line the person typed.\n")
+    done = _go(proc, marker)
+    assert done.returncode == 0, done.stderr  # the note is acknowledged
+    assert run_wb(repo, "note", "after").returncode == 0
+    text = state.read_text()
+    assert "A line the person typed." in text, "the hand edit was overwritten"
+    edits = _events(repo, "human.edit")
+    assert edits and "A line the person typed." in edits[-1]["payload"]["body"], "the hand edit is not recorded"
+    assert committed_notes(repo) == ["before", "in flight", "after"]
+    assert run_wb(repo, "validate").returncode == 0
+    replay = run_wb(repo, "replay", "--verify")
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    if point == "before_event_append":  # saved before wb wrote anything: both the edit and the note stay
+        assert "in flight" in text
+
+
+def test_a_save_of_board_json_during_a_task_add_is_kept_and_recorded(repo: Path, tmp_path: Path) -> None:
+    _init(repo)
+    assert run_wb(repo, "task", "add", "first").returncode == 0
+    proc, marker = _paused(repo, tmp_path, "before_event_append", "task", "add", "second")
+    board_path = repo / ".workbench" / "board.json"
+    board = json.loads(board_path.read_text())
+    board["tasks"][0]["title"] = "first, renamed by hand"
+    _save(board_path, json.dumps(board, indent=2) + "\n")
+    done = _go(proc, marker)
+    assert done.returncode == 0, done.stderr
+    titles = [t["title"] for t in json.loads(board_path.read_text())["tasks"]]
+    assert titles == ["first, renamed by hand", "second"], titles
+    assert _events(repo, "human.edit"), "the hand edit is not recorded"
+    replay = run_wb(repo, "replay", "--verify")
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
+EDITOR = r"""
+import os, sys, time
+path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+done = []
+for i in range(n):
+    with open(path) as fh:
+        text = fh.read()
+    mark = f"hand-edit-{i}"
+    tmp = path + ".swp"
+    with open(tmp, "w") as fh:
+        fh.write(text + "\n" + mark + "\n")
+    os.replace(tmp, path)
+    done.append(mark)
+    time.sleep(0.05)
+open(out, "w").write("\n".join(done))
+"""
+
+
+def test_hand_edits_racing_three_agent_writers(repo: Path, tmp_path: Path) -> None:
+    """Three agents write notes while a person saves state.md again and again: every edit the person saved is
+    in the final state.md or recorded as a human.edit — none is overwritten silently."""
+    _init(repo)
+    state = repo / ".workbench" / "state.md"
+    writers = []
+    for w in range(3):
+        script = "; ".join(f"{' '.join(WB_ARGV)} note agent-{w}-{i}" for i in range(10))
+        writers.append(subprocess.Popen(["bash", "-c", f"set -e; {script}"], cwd=repo, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env=dict(os.environ, WB_LOCK_TIMEOUT="60")))
+    marks_file = tmp_path / "marks"
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(state), "40", str(marks_file)])
+    assert editor.wait(timeout=240) == 0
+    for proc in writers:
+        _out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err.decode()
+    assert run_wb(repo, "note", "last").returncode == 0  # records an edit saved after the last agent write
+    marks = marks_file.read_text().splitlines()
+    assert len(marks) == 40
+    final = state.read_text()
+    recorded = "\n".join(str(e["payload"].get("body", "")) for e in _events(repo, "human.edit"))
+    silently_lost = [m for m in marks if m not in final and m not in recorded]
+    assert not silently_lost, f"{len(silently_lost)} of {len(marks)} hand edits overwritten silently"
+    assert run_wb(repo, "validate").returncode == 0
+    acknowledged = [f"agent-{w}-{i}" for w in range(3) for i in range(10)] + ["last"]
+    assert sorted(committed_notes(repo)) == sorted(acknowledged)
+
+
+def test_the_users_git_restoring_state_md_during_the_rename_is_not_taken_for_a_hand_save(repo: Path,
+                                                                                          tmp_path: Path) -> None:
+    """`git checkout -- .workbench/state.md` in the last moment before wb's rename puts back what HEAD holds:
+    that is git, not a person's edit, and wb writes its state.md as before (nothing recorded as human.edit)."""
+    _init(repo)
+    assert run_wb(repo, "note", "before").returncode == 0
+    proc, marker = _paused(repo, tmp_path, "before_rename:state.md", "note", "in flight")
+    state = repo / ".workbench" / "state.md"
+    state.write_text(state.read_text() + "\nscratch\n")  # so that the checkout below changes the file
+    run_git(repo, "checkout", "--", ".workbench/state.md")
+    done = _go(proc, marker)
+    assert done.returncode == 0 and "not yet committed" not in done.stderr, done.stderr
+    assert "in flight" in state.read_text()
+    assert not _events(repo, "human.edit")
+    assert_sound(repo, acknowledged=["before", "in flight"])
