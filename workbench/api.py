@@ -19,6 +19,7 @@ last commit and its warnings.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tempfile
@@ -46,7 +47,9 @@ __all__ = ["Bench", "LastWrite", "ReplayReport", "diff", "init", "replay", "run_
            "validate_workbench"]
 
 EVENT_TYPE = re.compile(r"^[a-z]+(\.[a-z_]+)+$")  # as schemas/event.schema.json
-SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews")
+SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews", "scope")
+# -- scope contract & proof of done (issue 16): what only a person (or a recorded override) changes once started
+GOALPOSTS = ("acceptance", "scope")
 SETTABLE_STATE_KEYS = ("status", "next_action", "active_task_id", "touched_files", "assumptions", "blockers")
 KEPT_STATE_KEYS = ("schema_version", "updated_at", "last_event", "counters", "session")
 
@@ -93,8 +96,10 @@ class Bench:
     # -- tasks --------------------------------------------------------------------------------
     def add_task(self, title: str, *, kind: str = "build", owner: str | None = None,
                  acceptance: list[str] | None = None, depends_on: list[str] | None = None,
-                 description: str | None = None, reviews: str | None = None, actor: str = "agent") -> dict[str, Any]:
-        """Add a task to the board; returns it with its new id."""
+                 description: str | None = None, reviews: str | None = None, actor: str = "agent",
+                 scope: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Add a task to the board; returns it with its new id. `scope` is its scope contract (`allowed`,
+        `forbidden`, `approvals_required`, `outside`, `severity`: docs/handoff.md)."""
         with self._tx(actor) as tx:
             board = tx.docs.board
             for dep in [*(depends_on or []), *([reviews] if reviews else [])]:
@@ -116,6 +121,8 @@ class Bench:
                 task["description"] = description
             if reviews is not None or kind == "review":
                 task["reviews"] = reviews
+            if scope:
+                task["scope"] = scope
             added = tx.emit("task.add", {"task": task}, ts=now)["payload"]["task"]
             tx.summary = f"wb: add {task['id']} {_short(added['title'])}"  # redacted before it is cut short
         self._done(tx)
@@ -135,7 +142,12 @@ class Bench:
                 return dict(task)
             before = task["status"]
             tx.summary = f"wb: {task_id} {before} → in_progress"
-            tx.emit("task.start", {"id": task_id, "from": before})
+            # issue 16: the HEAD the task starts at, what `wb task done` compares its scope with
+            started: dict[str, Any] = {"id": task_id, "from": before}
+            head = _head(self.root)
+            if head:
+                started["head"] = head
+            tx.emit("task.start", started)
         self._done(tx)
         return dict(task)
 
@@ -156,12 +168,26 @@ class Bench:
         """Mark a task done once every acceptance command exits 0 (run in the repo root, outside the lock).
         `force=True` records the override and the failures (each command's output tail) instead of refusing; a
         refusal changes nothing and names the failure's last line. `report("start"|"end", …)` hears about each
-        command, before and after it runs."""
+        command, before and after it runs.
+
+        The scope contract first (issue 16): what changed since the task started (its commits and the work
+        tree) against its scope — a forbidden path, or one outside `allowed` whose severity is `block`, refuses
+        (Refused, exit 5, naming each path and glob; only a person's `--force` overrides it, and that is
+        recorded); a `warn` finding is recorded. The task.done event carries the proof: each command's exit,
+        duration, output digest and tail (the whole output in artifacts/), the scope verdict and HEAD."""
+        from workbench.ops.scope import verdict as scope_verdict
+
         snapshot = self.wb.load(detect_human=False).docs.board
         task = reducer.find_task(snapshot, task_id)
         if task is None:
             raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
         _require_open(task, "finish")
+        verdict = scope_verdict(self.root, task)
+        blocked = scope_blocking(verdict)
+        if blocked and not (force and actor == "human"):
+            raise Refused(f"{task_id}: changes outside its scope: {'; '.join(blocked)}; undo them, or a person "
+                          f"changes the scope (`wb task set {task_id} scope=JSON --actor human`) or forces it "
+                          f"(`wb task done {task_id} --force --actor human`, recorded)")
         limit = timeout or float(self.wb.config["acceptance_timeout"])
         results = run_all(task.get("acceptance", []), self.wb.root, limit, report)
         failed = [r for r in results if r["exit"] != 0]
@@ -180,13 +206,39 @@ class Bench:
                 raise Refused(f"{task_id} changed while its acceptance ran ({', '.join(changed)}); "
                               f"run `wb task done {task_id}` again")
             before = current["status"]
-            tx.summary = f"wb: {task_id} {before} → done" + (" (forced)" if failed else "")
-            tx.emit("task.done", {"id": task_id, "from": before, "forced": bool(failed),
-                                  "acceptance": results})
+            forced = bool(failed) or bool(blocked)
+            tx.summary = f"wb: {task_id} {before} → done" + (" (forced)" if forced else "")
+            payload: dict[str, Any] = {"id": task_id, "from": before, "forced": forced,
+                                       "acceptance": [self._proof_of_check(tx, task_id, i, r)
+                                                      for i, r in enumerate(results, 1)],
+                                       "head": _head(self.root)}
+            if verdict is not None:
+                payload["scope"] = verdict
+            if blocked:
+                payload["override"] = f"forced past the scope by {actor}: " + "; ".join(blocked)
+            tx.emit("task.done", payload)
         self._done(tx)
         return dict(current)
 
-    def set_task(self, task_id: str, changes: dict[str, Any], actor: str = "agent") -> dict[str, Any]:
+    def _proof_of_check(self, tx: Transaction, task_id: str, n: int, result: dict[str, Any]) -> dict[str, Any]:
+        """One acceptance command's proof for the task.done event: its whole output goes to artifacts/ (written
+        with the event, committed with it), the event keeps the digest, the tail and the artifact's path."""
+        out = dict(result)
+        raw = out.pop("output", b"") or b""
+        # redacted as an event is: the digest is of the bytes kept, so a reader can check the artifact
+        data = redact(raw.decode(errors="replace"), secret_values(self.wb.config)).encode() if raw else b""
+        out["sha256"] = hashlib.sha256(data).hexdigest()
+        if data:
+            name = f"acceptance-{task_id}-{tx.base_seq + len(tx.events) + 1}-{n}.txt"
+            tx.put_file(f"artifacts/{name}", data)
+            out["artifact"] = {"path": f".workbench/artifacts/{name}", "bytes": len(data)}
+        return out
+
+    def set_task(self, task_id: str, changes: dict[str, Any], actor: str = "agent", *,
+                 override: str | None = None) -> dict[str, Any]:
+        """Change fields of a task. Once it has started, its acceptance commands and scope change only by a
+        person (`actor="human"`) or with `override` (the reason, recorded in the task.set event and on the
+        task's proof): an agent's attempt is Refused with the command a person would use (issue 16)."""
         bad = [k for k in changes if k not in SETTABLE_TASK_KEYS]
         if bad:
             raise UsageError(f"cannot set {', '.join(bad)} on a task; settable: {', '.join(SETTABLE_TASK_KEYS)}")
@@ -203,8 +255,12 @@ class Bench:
             real = {k: v for k, v in changes.items() if task.get(k) != v}
             if not real:
                 return dict(task)
+            moved = goalposts_moved(task, real, actor, override)
             tx.summary = f"wb: {task_id} set {', '.join(sorted(real))}"
-            tx.emit("task.set", {"id": task_id, "changes": real})
+            set_payload: dict[str, Any] = {"id": task_id, "changes": real}
+            if moved and override:
+                set_payload["override"] = override.strip()
+            tx.emit("task.set", set_payload)
         self._done(tx)
         return dict(task)
 
@@ -431,6 +487,37 @@ def _extend_items(extend: Mapping[str, float] | Sequence[str] | None) -> list[st
     if isinstance(extend, Mapping):
         return [f"{name}={number}" for name, number in extend.items()]
     return list(extend)
+
+
+def goalposts_moved(task: dict[str, Any], changes: dict[str, Any], actor: str, override: str | None) -> list[str]:
+    """The goalposts (acceptance, scope) `changes` moves on a started task. Refused for an agent without a
+    recorded override, naming the command a person would use (issue 16)."""
+    moved = sorted(k for k in changes if k in GOALPOSTS)
+    started = task.get("status") != "todo" or bool(task.get("start_head"))
+    if not moved or not started or actor == "human":
+        return moved
+    if override is not None and override.strip():
+        return moved
+    import shlex
+
+    shown = " ".join(shlex.quote(f"{k}={json.dumps(changes[k], ensure_ascii=False)}") for k in moved)
+    raise Refused(f"{task['id']} has started: its {' and '.join(moved)} change only by a person: "
+                  f"`wb task set {task['id']} {shown} --actor human` (or with a recorded reason: --override TEXT)")
+
+
+def _head(root: Path) -> str | None:
+    from workbench.git.changes import head
+
+    try:
+        return head(root)
+    except WorkbenchError:  # no git on PATH: the proof says so by a null HEAD
+        return None
+
+
+def scope_blocking(verdict: dict[str, Any] | None) -> list[str]:
+    from workbench.model.scope import blocking
+
+    return blocking(verdict) if verdict else []
 
 
 def _short(text: str, width: int = 60) -> str:

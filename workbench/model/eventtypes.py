@@ -6,3 +6,9 @@ HARNESS_EVENTS = frozenset({
     "tool.call", "tool.result", "tool.error", "tool.progress", "approval.requested", "approval.granted",
     "approval.denied", "budget.warn", "hook.block", "hook.error", "planner.error",
 })
+
+# -- scope contract, proof of done, handoff packet (issue 16) -----------------------------------------------
+# task.start gains `head`; task.done gains `head`, `scope` (the verdict) and per-command `sha256`/`artifact`;
+# task.set gains `override` (a recorded override of a started task's acceptance or scope); the resume event
+# (session.resume) gains `changed` (what changed since the yield). New: `handoff.write`.
+HANDOFF_EVENTS = frozenset({"handoff.write"})

@@ -1,0 +1,100 @@
+"""What the user's work tree and history say right now, for the scope contract, the handoff packet and resume:
+HEAD, the branch, the paths changed since a commit (committed and not), and a digest of the dirty tree.
+Paths under `.workbench/` are wb's own and left out. Every question is one git subprocess (via `run_git`)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from workbench.git.repo import run_git
+from workbench.model.layout import WB_DIR
+
+OUTSIDE_WB = (".", f":(exclude){WB_DIR}")
+
+
+def head(root: Path) -> str | None:
+    """HEAD's commit, or None when there is no commit yet."""
+    out = run_git(root, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).stdout.decode().strip()
+    return out or None
+
+
+def code_head(root: Path) -> str | None:
+    """The newest commit reachable from HEAD that touches anything outside `.workbench/`: HEAD as the user's
+    own work sees it (wb's state commits move HEAD on every write)."""
+    proc = run_git(root, "log", "-1", "--format=%H", "HEAD", "--", *OUTSIDE_WB, check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def branch(root: Path) -> str | None:
+    """The checked-out branch's short name, or None when HEAD is detached."""
+    proc = run_git(root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def _lines(out: bytes) -> list[str]:
+    return [p for p in out.decode(errors="replace").split("\0") if p]
+
+
+def dirty(root: Path) -> list[str]:
+    """Paths outside `.workbench/` with changes not committed (staged, unstaged or untracked), sorted."""
+    proc = run_git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *OUTSIDE_WB, check=False)
+    paths: list[str] = []
+    entries = _lines(proc.stdout)
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        paths.append(entry[3:])
+        if entry[:1] in ("R", "C"):  # a rename names its source next
+            i += 1
+            if i < len(entries):
+                paths.append(entries[i])
+        i += 1
+    return sorted(set(paths))
+
+
+def committed_since(root: Path, base: str | None) -> list[str]:
+    """Paths outside `.workbench/` changed by the commits from `base` (exclusive) to HEAD; [] without a base or
+    when `base` is not an ancestor git can read."""
+    if not base:
+        return []
+    proc = run_git(root, "diff", "--name-only", "-z", "--no-renames", f"{base}..HEAD", "--", *OUTSIDE_WB,
+                   check=False)
+    return sorted(set(_lines(proc.stdout))) if proc.returncode == 0 else []
+
+
+def changed_since(root: Path, base: str | None) -> list[str]:
+    """What changed since `base`: its commits up to HEAD, and the work tree's uncommitted changes."""
+    return sorted(set(committed_since(root, base)) | set(dirty(root)))
+
+
+def commits_since(root: Path, base: str | None, limit: int = 50) -> list[dict[str, str]]:
+    """The commits from `base` to HEAD that touch anything outside `.workbench/` (newest first): [{sha, subject}]."""
+    if not base:
+        return []
+    proc = run_git(root, "log", f"-{limit}", "--format=%H%x00%s", f"{base}..HEAD", "--", *OUTSIDE_WB, check=False)
+    if proc.returncode != 0:
+        return []
+    out = []
+    for line in proc.stdout.decode(errors="replace").splitlines():
+        sha, _, subject = line.partition("\0")
+        out.append({"sha": sha, "subject": subject})
+    return out
+
+
+def is_ancestor(root: Path, base: str, tip: str = "HEAD") -> bool:
+    return run_git(root, "merge-base", "--is-ancestor", base, tip, check=False).returncode == 0
+
+
+def dirty_digest(root: Path) -> str:
+    """A sha256 of the dirty work tree outside `.workbench/`: each dirty path with its content's hash, so any
+    edit, new or deleted file changes it, and a clean tree has one fixed digest."""
+    digest = hashlib.sha256()
+    for rel in dirty(root):
+        digest.update(rel.encode() + b"\0")
+        path = root / rel
+        try:
+            digest.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"-")
+        except OSError:
+            digest.update(b"?")
+    return digest.hexdigest()
