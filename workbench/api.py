@@ -344,8 +344,9 @@ class Bench:
             raise UsageError("give plan (a plan file) or steps (an inline plan), not both")
 
         def go(path: Path | None) -> Pending | Result:
-            return bound.run(self.wb, goal, plan=path, planner=planner, max_turns=max_turns,
-                             max_tool_calls=max_tool_calls, max_seconds=max_seconds, approver=approver)
+            return self._session_ended(bound.run(self.wb, goal, plan=path, planner=planner, max_turns=max_turns,
+                                                 max_tool_calls=max_tool_calls, max_seconds=max_seconds,
+                                                 approver=approver))
 
         if steps is None:
             return go(Path(plan) if plan is not None else None)
@@ -376,10 +377,22 @@ class Bench:
         if result is not None and error is not None:
             raise UsageError("give a result or an error, not both")
         grow = bound.parse_extend(_extend_items(extend))
-        return bound.resume(self.wb, payload=result, error=error,
-                            approve=True if approve else (False if deny else None), extend=grow,
-                            yield_id=yield_id, plan=Path(plan) if plan is not None else None, planner=planner,
-                            approver=approver, retry=retry, skip=skip, approved_by=approved_by)
+        return self._session_ended(bound.resume(
+            self.wb, payload=result, error=error, approve=True if approve else (False if deny else None),
+            extend=grow, yield_id=yield_id, plan=Path(plan) if plan is not None else None, planner=planner,
+            approver=approver, retry=retry, skip=skip, approved_by=approved_by))
+
+    def _session_ended(self, outcome: Pending | Result) -> Pending | Result:
+        """At the end of a session (a Result, not a yield), write the handoff packet (issue 16). A packet that
+        cannot be written does not undo the session: its reason is a warning in `self.last`."""
+        from workbench.harness.types import Result as Finished
+
+        if isinstance(outcome, Finished):
+            try:
+                self.handoff()
+            except WorkbenchError as err:
+                self.last = LastWrite(warnings=[f"the handoff packet was not written: {err}"])
+        return outcome
 
     def abort(self, reason: str) -> Result:
         """`wb abort --reason TEXT`: end the live session (paused or waiting); its events stay in the log and
@@ -418,6 +431,55 @@ class Bench:
         from workbench.migrate.apply import migrate
 
         return migrate(self.root, dry_run=dry_run, now=now, progress=progress)
+
+    # -- the handoff packet and what changed since a yield (issue 16) --------------------------------------
+    def handoff(self, actor: str = "wb") -> dict[str, Any]:
+        """`wb handoff`: write .workbench/handoff.json and handoff.md from what the workbench holds (see
+        ops/handoff.py) as one transaction: a `handoff.write` event, both files, one commit. Idempotent: when
+        the packet is the one already written, nothing is written or committed (`self.last.seqs` is empty).
+        Returns the packet. Also what the agent hooks' Stop/SessionEnd and the end of `wb run` call."""
+        from workbench.model import schemas
+        from workbench.ops.handoff import encode, packet, render_markdown
+
+        with self.wb.transaction(actor=actor) as tx:
+            events = [e for _line, e in self.wb.log.iter_all()]
+            events += [e for e in tx.events if not events or e["seq"] > events[-1]["seq"]]
+            data = packet(self.root, self.wb.config, tx.docs, events)
+            raw = encode(redact(data, secret_values(self.wb.config)))
+            data = json.loads(raw)
+            schemas.check("handoff", data, "handoff.json")
+            md = render_markdown(data)
+            p = self.wb.paths.wb
+            same = _read(p / "handoff.json") == raw and _read(p / "handoff.md") == md
+            if not same:
+                tx.put_file("handoff.json", raw)
+                tx.put_file("handoff.md", md)
+                tx.summary = f"wb: handoff: {_short(data['next_action']['text'])}"
+                tx.emit("handoff.write", {"sha256": hashlib.sha256(raw).hexdigest(),
+                                          "next_action": data["next_action"], "risks": len(data["risks"]),
+                                          "describes": data["describes"]["last_event"]})
+        self._done(tx)
+        return data
+
+    def read_handoff(self) -> dict[str, Any] | None:
+        """The latest packet written (handoff.json), or None."""
+        raw = _read(self.wb.paths.wb / "handoff.json")
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return None
+
+    def since_yield(self) -> dict[str, Any] | None:
+        """What changed since the live session yielded (new commits, files changed, another branch or
+        worktree): the dict `wb resume` shows before it continues and records in the resume event; None when
+        no session waits or its yield recorded no position."""
+        from workbench.git.changes import since
+
+        session = self.wb.load(detect_human=False, need_body=False).docs.state.get("session")
+        pending = session.get("pending") if isinstance(session, dict) else None
+        if not isinstance(pending, dict):
+            return None
+        return since(self.root, pending.get("where"))
 
     # -- other agents' events: `wb hook` ------------------------------------------------------------------
     def record_event(self, type: str, payload: dict[str, Any], actor: str = "agent", *, commit: bool = True,
@@ -487,6 +549,13 @@ def _extend_items(extend: Mapping[str, float] | Sequence[str] | None) -> list[st
     if isinstance(extend, Mapping):
         return [f"{name}={number}" for name, number in extend.items()]
     return list(extend)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def goalposts_moved(task: dict[str, Any], changes: dict[str, Any], actor: str, override: str | None) -> list[str]:

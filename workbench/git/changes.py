@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from workbench.git.repo import run_git
 from workbench.model.layout import WB_DIR
@@ -98,3 +99,53 @@ def dirty_digest(root: Path) -> str:
         except OSError:
             digest.update(b"?")
     return digest.hexdigest()
+
+
+def worktree_name(root: Path) -> str:
+    """Which checkout `root` is, without a machine's paths: "main" for the repository's own work tree, the
+    linked worktree's name (as `git worktree add` made it) otherwise."""
+    git = root / ".git"
+    if git.is_file():  # a linked worktree: "gitdir: <common>/worktrees/<name>"
+        text = git.read_text(encoding="utf-8", errors="replace").strip()
+        if text.startswith("gitdir:"):
+            return Path(text[7:].strip()).name
+    return "main"
+
+
+def where_now(root: Path) -> dict[str, Any]:
+    """Where the work tree stands: HEAD, the user's own HEAD (`code_head`), the branch, the checkout, and the
+    digest and count of its dirty paths. Recorded at a session's start and at each yield (issue 16)."""
+    paths = dirty(root)
+    return {"head": head(root), "code_head": code_head(root), "branch": branch(root),
+            "worktree": worktree_name(root), "dirty": dirty_digest(root), "dirty_files": len(paths)}
+
+
+def since(root: Path, then: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What changed since `then` (a `where_now`): the user's new commits, the files they changed, whether the
+    dirty tree differs, and a plain sentence when the branch or the checkout is not the one of then. None when
+    nothing was recorded then."""
+    if not isinstance(then, dict):
+        return None
+    now = where_now(root)
+    base = then.get("code_head")
+    new_commits: list[dict[str, str]] = []
+    files: list[str] = []
+    diverged = False
+    if isinstance(base, str) and base != now["code_head"]:
+        if is_ancestor(root, base):
+            new_commits = commits_since(root, base)
+            files = committed_since(root, base)
+        else:
+            diverged = True
+    notes = []
+    if then.get("branch") != now["branch"]:
+        notes.append(f"the branch is {now['branch'] or 'detached HEAD'}, not {then.get('branch') or 'detached HEAD'}"
+                     " as when the session yielded")
+    if then.get("worktree") != now["worktree"]:
+        notes.append(f"this is worktree {now['worktree']}, not {then.get('worktree')} where the session yielded")
+    if diverged:
+        notes.append(f"HEAD no longer contains {str(base)[:12]}, the commit the session yielded on "
+                     "(a reset, rebase or another branch)")
+    return {"then": then, "now": now, "new_commits": new_commits, "files_changed": files,
+            "dirty_changed": then.get("dirty") != now["dirty"], "notes": notes,
+            "changed": bool(new_commits or files or diverged or notes or then.get("dirty") != now["dirty"])}

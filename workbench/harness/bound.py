@@ -25,6 +25,7 @@ EXTEND_KEYS = {"turns": "max_turns", "tool_calls": "max_tool_calls", "seconds": 
 class WorkbenchSink:
     def __init__(self, wb: Workbench) -> None:
         self.wb = wb
+        self.changed_since_yield: dict[str, Any] | None = None  # issue 16: recorded in the next resume event
 
     def emit(self, event: dict[str, Any], journal: dict[str, Any] | None) -> dict[str, Any]:
         for _attempt in range(3):
@@ -45,11 +46,29 @@ class WorkbenchSink:
                 raise Refused(f"session {event['session']} is no longer live (aborted or finished elsewhere)")
             if journal is not None:
                 tx.journal(journal)
+            self._where(event)
             logged = tx.emit(event["type"], event["payload"], ts=event["ts"], session=event["session"])
         event["seq"] = logged["seq"]
         state = tx.docs.state
         return {"status": state["status"], "session": copy.deepcopy(state["session"]),
                 "counters": dict(state["counters"])}
+
+    # -- issue 16: where the work tree stood at the session's start and at each yield; what changed at resume
+    def _where(self, event: dict[str, Any]) -> None:
+        from workbench.errors import GitError
+        from workbench.git.changes import where_now
+
+        payload = event["payload"]
+        try:
+            if event["type"] == "session.start":
+                payload["where"] = where_now(self.wb.root)
+            elif isinstance(payload.get("yield"), dict):
+                payload["yield"]["where"] = where_now(self.wb.root)
+        except GitError:
+            pass  # no git on PATH: the yield records no position, and resume says nothing of what changed
+        if event["type"] == "session.resume" and self.changed_since_yield is not None:
+            payload["changed"] = self.changed_since_yield
+            self.changed_since_yield = None
 
     def checkpoint(self, summary: str, session_id: str | None) -> None:
         self.wb.checkpoint(summary, session_id)
@@ -185,11 +204,30 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
             session.get("paused_from") == "PLANNING" and chosen is None):
         raise UsageError("this session is planning: pass the planner again (--plan FILE or --planner CMD)")
     loop = build_loop(wb, chosen, None, approver)
+    record_changes(loop, wb, pending)  # issue 16
     try:
         return loop.resume(payload, approve=approve, error=error, extend=extend, yield_id=yield_id, retry=retry,
                            skip=skip, by=approved_by)
     except StaleYield as err:
         raise Refused(str(err)) from None
+
+
+def record_changes(loop: HarnessLoop, wb: Workbench, pending: dict[str, Any]) -> None:
+    """What changed since the yield, for the resume event (issue 16): the commits, files and dirty tree."""
+    from workbench.errors import GitError
+    from workbench.git.changes import since
+
+    sink = loop.sink
+    if not isinstance(sink, WorkbenchSink):
+        return
+    try:
+        found = since(wb.root, pending.get("where"))
+    except GitError:
+        return
+    if found is not None:
+        found = {k: v for k, v in found.items() if k not in ("then", "now")}
+        found["files_changed"] = list(found["files_changed"])[:200]
+        sink.changed_since_yield = found
 
 
 def abort(wb: Workbench, reason: str) -> Result:

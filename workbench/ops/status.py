@@ -44,4 +44,18 @@ def status_of(wb: Workbench) -> dict[str, Any]:
         # acknowledged events not yet in .workbench/ (git is mid-operation) or taken from it by the user's git:
         # held in the git directory, written and committed by the next wb write (workbench.store.pending)
         "not_yet_written": {"events": len(loaded.pending), "why": wb.deferred()} if loaded.pending else None,
+        "handoff": latest_handoff(wb),  # issue 16
     }
+
+
+# -- the handoff packet (issue 16): `wb status` points to the latest one and leads with its next action ----
+def latest_handoff(wb: Workbench) -> dict[str, Any] | None:
+    """{path, next_action, risks, describes} of .workbench/handoff.json, or None when none was written."""
+    import json
+
+    try:
+        packet = json.loads((wb.paths.wb / "handoff.json").read_bytes())
+        return {"path": ".workbench/handoff.md", "next_action": packet["next_action"],
+                "risks": len(packet["risks"]), "describes": packet["describes"]["last_event"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
