@@ -344,9 +344,9 @@ class Bench:
             raise UsageError("give plan (a plan file) or steps (an inline plan), not both")
 
         def go(path: Path | None) -> Pending | Result:
-            return self._session_ended(bound.run(self.wb, goal, plan=path, planner=planner, max_turns=max_turns,
-                                                 max_tool_calls=max_tool_calls, max_seconds=max_seconds,
-                                                 approver=approver))
+            return bound.run(self.wb, goal, plan=path, planner=planner, max_turns=max_turns,
+                             max_tool_calls=max_tool_calls, max_seconds=max_seconds, approver=approver,
+                             on_complete=self._session_ends)
 
         if steps is None:
             return go(Path(plan) if plan is not None else None)
@@ -377,22 +377,22 @@ class Bench:
         if result is not None and error is not None:
             raise UsageError("give a result or an error, not both")
         grow = bound.parse_extend(_extend_items(extend))
-        return self._session_ended(bound.resume(
-            self.wb, payload=result, error=error, approve=True if approve else (False if deny else None),
-            extend=grow, yield_id=yield_id, plan=Path(plan) if plan is not None else None, planner=planner,
-            approver=approver, retry=retry, skip=skip, approved_by=approved_by))
+        return bound.resume(self.wb, payload=result, error=error,
+                            approve=True if approve else (False if deny else None), extend=grow,
+                            yield_id=yield_id, plan=Path(plan) if plan is not None else None, planner=planner,
+                            approver=approver, retry=retry, skip=skip, approved_by=approved_by,
+                            on_complete=self._session_ends)
 
-    def _session_ended(self, outcome: Pending | Result) -> Pending | Result:
-        """At the end of a session (a Result, not a yield), write the handoff packet (issue 16). A packet that
-        cannot be written does not undo the session: its reason is a warning in `self.last`."""
-        from workbench.harness.types import Result as Finished
+    def _session_ends(self) -> None:
+        """The end of a `wb run` session (issue 16): the handoff packet is written into the commit that ends
+        it (no event of its own: `session.complete` is what it describes). A packet that cannot be written
+        does not undo the session: its reason is a warning in `self.last`."""
+        from workbench.ops.handoff import write_packet
 
-        if isinstance(outcome, Finished):
-            try:
-                self.handoff()
-            except WorkbenchError as err:
-                self.last = LastWrite(warnings=[f"the handoff packet was not written: {err}"])
-        return outcome
+        try:
+            write_packet(self.wb)
+        except (WorkbenchError, OSError) as err:
+            self.last = LastWrite(warnings=[f"the handoff packet was not written: {err}"])
 
     def abort(self, reason: str) -> Result:
         """`wb abort --reason TEXT`: end the live session (paused or waiting); its events stay in the log and
@@ -438,20 +438,13 @@ class Bench:
         ops/handoff.py) as one transaction: a `handoff.write` event, both files, one commit. Idempotent: when
         the packet is the one already written, nothing is written or committed (`self.last.seqs` is empty).
         Returns the packet. Also what the agent hooks' Stop/SessionEnd and the end of `wb run` call."""
-        from workbench.model import schemas
-        from workbench.ops.handoff import encode, packet, render_markdown
+        from workbench.ops.handoff import build, unchanged
 
         with self.wb.transaction(actor=actor) as tx:
             events = [e for _line, e in self.wb.log.iter_all()]
             events += [e for e in tx.events if not events or e["seq"] > events[-1]["seq"]]
-            data = packet(self.root, self.wb.config, tx.docs, events)
-            raw = encode(redact(data, secret_values(self.wb.config)))
-            data = json.loads(raw)
-            schemas.check("handoff", data, "handoff.json")
-            md = render_markdown(data)
-            p = self.wb.paths.wb
-            same = _read(p / "handoff.json") == raw and _read(p / "handoff.md") == md
-            if not same:
+            data, raw, md = build(self.wb, tx.docs, events)
+            if not unchanged(self.wb, raw, md):
                 tx.put_file("handoff.json", raw)
                 tx.put_file("handoff.md", md)
                 tx.summary = f"wb: handoff: {_short(data['next_action']['text'])}"

@@ -139,3 +139,19 @@ def test_failures_are_listed(bench, repo, wb):
     assert {"kind": "red_check", "detail": "T-001: `echo boom; exit 2` exited 2 (forced done)"} in data["risks"]
     assert data["proof"] == [{"task": "T-001", "seq": 4, "forced": True, "head": data["proof"][0]["head"]}]
     assert "**FORCED**" in (repo / ".workbench" / "handoff.md").read_text()
+
+
+def test_since_says_plainly_when_the_worktree_or_history_differs(repo, git):
+    from workbench.git.changes import since, where_now
+
+    then = where_now(repo)
+    assert since(repo, then)["changed"] is False
+    assert since(repo, {**then, "worktree": "wt-feature"})["notes"] == [
+        "this is worktree main, not wt-feature where the session yielded"]
+    (repo / "app.py").write_text("print('amended')\n")
+    git(repo, "commit", "-qa", "--amend", "-m", "rewritten")  # the commit the session yielded on is gone
+    found = since(repo, then)
+    assert found["changed"] and any("no longer contains" in n for n in found["notes"]), found
+    # a linked worktree is named by its own name
+    git(repo, "worktree", "add", "-q", str(repo.parent / "wt-two"), "-b", "two")
+    assert where_now(repo.parent / "wt-two")["worktree"] == "wt-two"

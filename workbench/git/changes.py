@@ -87,15 +87,19 @@ def is_ancestor(root: Path, base: str, tip: str = "HEAD") -> bool:
     return run_git(root, "merge-base", "--is-ancestor", base, tip, check=False).returncode == 0
 
 
-def dirty_digest(root: Path) -> str:
+def dirty_digest(root: Path, paths: list[str] | None = None) -> str:
     """A sha256 of the dirty work tree outside `.workbench/`: each dirty path with its content's hash, so any
     edit, new or deleted file changes it, and a clean tree has one fixed digest."""
     digest = hashlib.sha256()
-    for rel in dirty(root):
+    for rel in dirty(root) if paths is None else paths:
         digest.update(rel.encode() + b"\0")
         path = root / rel
         try:
-            digest.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"-")
+            if path.is_file() and not path.is_symlink():
+                with path.open("rb") as f:  # streamed: a large file of the user's is not read into memory
+                    digest.update(hashlib.file_digest(f, "sha256").digest())
+            else:
+                digest.update(b"-")
         except OSError:
             digest.update(b"?")
     return digest.hexdigest()
@@ -117,7 +121,7 @@ def where_now(root: Path) -> dict[str, Any]:
     digest and count of its dirty paths. Recorded at a session's start and at each yield (issue 16)."""
     paths = dirty(root)
     return {"head": head(root), "code_head": code_head(root), "branch": branch(root),
-            "worktree": worktree_name(root), "dirty": dirty_digest(root), "dirty_files": len(paths)}
+            "worktree": worktree_name(root), "dirty": dirty_digest(root, paths), "dirty_files": len(paths)}
 
 
 def since(root: Path, then: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -26,6 +26,9 @@ class WorkbenchSink:
     def __init__(self, wb: Workbench) -> None:
         self.wb = wb
         self.changed_since_yield: dict[str, Any] | None = None  # issue 16: recorded in the next resume event
+        # issue 16: called before the commit that ends a session (the handoff packet is written into it)
+        self.on_complete: Callable[[], None] | None = None
+        self._completed = False
 
     def emit(self, event: dict[str, Any], journal: dict[str, Any] | None) -> dict[str, Any]:
         for _attempt in range(3):
@@ -66,11 +69,16 @@ class WorkbenchSink:
                 payload["yield"]["where"] = where_now(self.wb.root)
         except GitError:
             pass  # no git on PATH: the yield records no position, and resume says nothing of what changed
+        if event["type"] == "session.complete":
+            self._completed = True
         if event["type"] == "session.resume" and self.changed_since_yield is not None:
             payload["changed"] = self.changed_since_yield
             self.changed_since_yield = None
 
     def checkpoint(self, summary: str, session_id: str | None) -> None:
+        if self._completed and self.on_complete is not None:
+            self._completed = False
+            self.on_complete()
         self.wb.checkpoint(summary, session_id)
 
     def recorded_call(self, key: str) -> dict[str, Any] | None:
@@ -106,7 +114,8 @@ def _context(wb: Workbench) -> Callable[[], dict[str, Any]]:
 
 
 def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
-               approver: Callable[[dict[str, Any]], bool] | None = None) -> HarnessLoop:
+               approver: Callable[[dict[str, Any]], bool] | None = None,
+               on_complete: Callable[[], None] | None = None) -> HarnessLoop:
     config = wb.config
     try:
         hooks = registry_from_config(config.get("hooks") or {}, str(wb.root))
@@ -115,7 +124,9 @@ def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
     tools = ToolBox(config.get("tools") or {}, wb.root, wb.paths.artifacts, config.get("redact") or [])
     state = wb.load(detect_human=False).docs.state
     doc = {"status": state["status"], "session": copy.deepcopy(state["session"]), "counters": dict(state["counters"])}
-    loop = HarnessLoop(planner=planner, budget=budget, hooks=hooks, tools=tools, sink=WorkbenchSink(wb),
+    sink = WorkbenchSink(wb)
+    sink.on_complete = on_complete
+    loop = HarnessLoop(planner=planner, budget=budget, hooks=hooks, tools=tools, sink=sink,
                        approver=approver, state=doc, planner_name=getattr(planner, "__qualname__", "") or "",
                        approvals=str(config.get("approvals") or "any"), pull_reason="tool_result_required:{tool}")
     if isinstance(planner, CommandPlanner):
@@ -126,7 +137,8 @@ def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
 
 def run(wb: Workbench, goal: str, *, plan: Path | None = None, planner: str | None = None,
         max_turns: int | None = None, max_tool_calls: int | None = None, max_seconds: float | None = None,
-        approver: Callable[[dict[str, Any]], bool] | None = None) -> Pending | Result:
+        approver: Callable[[dict[str, Any]], bool] | None = None,
+        on_complete: Callable[[], None] | None = None) -> Pending | Result:
     live = wb.load(detect_human=False).docs.state.get("session")
     if live:
         waiting = (live.get("pending") or {}).get("reason", "live")
@@ -145,7 +157,7 @@ def run(wb: Workbench, goal: str, *, plan: Path | None = None, planner: str | No
     budget = Budget(max_turns if max_turns is not None else limits.get("max_turns"),
                     max_tool_calls if max_tool_calls is not None else limits.get("max_tool_calls"),
                     max_seconds if max_seconds is not None else limits.get("max_wall_seconds"))
-    return build_loop(wb, chosen, budget, approver).run(goal)
+    return build_loop(wb, chosen, budget, approver, on_complete).run(goal)
 
 
 def parse_extend(items: list[str]) -> dict[str, float]:
@@ -167,7 +179,8 @@ def parse_extend(items: list[str]) -> dict[str, float]:
 def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, approve: bool | None = None,
            extend: dict[str, float] | None = None, yield_id: str | None = None, plan: Path | None = None,
            planner: str | None = None, approver: Callable[[dict[str, Any]], bool] | None = None,
-           retry: bool = False, skip: bool = False, approved_by: str = "agent") -> Pending | Result:
+           retry: bool = False, skip: bool = False, approved_by: str = "agent",
+           on_complete: Callable[[], None] | None = None) -> Pending | Result:
     """Continue the live session. `approved_by` says who answers: "human" only for a person (at a terminal),
     "agent" for everything else (an MCP client, a script); config.yaml's `approvals: human` refuses the latter."""
     session = wb.load(detect_human=False).docs.state.get("session")
@@ -203,7 +216,7 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
     if chosen is None and session["harness_state"] == "PLANNING" or (
             session.get("paused_from") == "PLANNING" and chosen is None):
         raise UsageError("this session is planning: pass the planner again (--plan FILE or --planner CMD)")
-    loop = build_loop(wb, chosen, None, approver)
+    loop = build_loop(wb, chosen, None, approver, on_complete)
     record_changes(loop, wb, pending)  # issue 16
     try:
         return loop.resume(payload, approve=approve, error=error, extend=extend, yield_id=yield_id, retry=retry,

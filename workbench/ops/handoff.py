@@ -23,6 +23,7 @@ from workbench.git import changes
 from workbench.model import scope as scopes
 from workbench.model.reducer import Docs
 from workbench.ops.init import NEXT_ACTION as INIT_NEXT_ACTION
+from workbench.store.workbench import Workbench
 
 SCHEMA_VERSION = 1
 OWN_EVENTS = ("handoff.write",)  # what the packet records about itself: never part of what it describes
@@ -256,3 +257,41 @@ def render_markdown(p: dict[str, Any]) -> bytes:
     out += ["## Proof", ""] + ([f"- {x['task']}: task.done event #{x['seq']} at `{str(x['head'] or '-')[:12]}`"
                                 + (" — **FORCED**" if x["forced"] else "") for x in p["proof"]] or ["- none"])
     return ("\n".join(out) + "\n").encode("utf-8")
+
+
+# -- writing it ----------------------------------------------------------------------------------------------
+def build(wb: Workbench, docs: Docs, events: list[dict[str, Any]]) -> tuple[dict[str, Any], bytes, bytes]:
+    """(the packet, handoff.json's bytes, handoff.md's bytes): redacted, and checked against its schema."""
+    from workbench.model import schemas
+    from workbench.model.redaction import redact, secret_values
+
+    raw = encode(redact(packet(wb.root, wb.config, docs, events), secret_values(wb.config)))
+    data = json.loads(raw)
+    schemas.check("handoff", data, "handoff.json")
+    return data, raw, render_markdown(data)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def unchanged(wb: Workbench, raw: bytes, md: bytes) -> bool:
+    return _read(wb.paths.wb / "handoff.json") == raw and _read(wb.paths.wb / "handoff.md") == md
+
+
+def write_packet(wb: Workbench) -> dict[str, Any]:
+    """Write the packet at the end of a `wb run` session, into the commit that ends it: under the lock, the
+    two files through the store's write function (`write_workbench_file`), no event of its own. Returns it."""
+    from workbench.store.atomic import write_workbench_file
+
+    with wb.lock():
+        loaded = wb.load(detect_human=False)
+        events = [e for _line, e in wb.log.iter_all()]
+        data, raw, md = build(wb, loaded.docs, events)
+        if not unchanged(wb, raw, md):
+            write_workbench_file(wb.paths.wb, "handoff.json", raw)
+            write_workbench_file(wb.paths.wb, "handoff.md", md)
+    return data
