@@ -400,7 +400,7 @@ class Bench:
         `Refused` when no session is live."""
         from workbench.harness import bound
 
-        return bound.abort(self.wb, reason)
+        return bound.abort(self.wb, reason, on_complete=self._session_ends)
 
     # -- repair, review, upgrade: `wb doctor`, `wb diff`, `wb migrate` -------------------------------------
     def doctor(self, fix: bool = False, progress: Callable[[int, int], None] | None = None) -> DoctorReport:

@@ -155,3 +155,14 @@ def test_since_says_plainly_when_the_worktree_or_history_differs(repo, git):
     # a linked worktree is named by its own name
     git(repo, "worktree", "add", "-q", str(repo.parent / "wt-two"), "-b", "two")
     assert where_now(repo.parent / "wt-two")["worktree"] == "wt-two"
+
+
+def test_an_aborted_session_leaves_a_packet_too(bench, repo, wb, git):
+    (repo / "plan.yaml").write_text(PLAN)
+    assert wb(repo, "run", "Ship it", "--plan", "plan.yaml").returncode == 3
+    assert wb(repo, "abort", "--reason", "wrong plan").returncode == 0
+    data = packet(repo)
+    assert "abort: wrong plan" in data["summary"]
+    assert git(repo, "status", "--porcelain", "--", ".workbench") == ""  # in the commit that ended it
+    assert git(repo, "log", "-1", "--format=%s").startswith("wb: session aborted")
+    assert wb(repo, "handoff").stdout.startswith("unchanged:")  # the same workbench: the same packet

@@ -130,10 +130,13 @@ def start(task_id: str = typer.Argument(..., metavar="ID"), actor: str = ACTOR) 
 def done(
     task_id: str = typer.Argument(..., metavar="ID"),
     force: bool = typer.Option(False, "--force", help="Mark done even if an acceptance command fails "
-                                                      "(the override and the failures are recorded)."),
+                                                      "(the override and the failures are recorded); with "
+                                                      "--actor human, also past a refusing scope."),
     actor: str = ACTOR,
 ) -> int:
-    """Run the task's acceptance commands; mark it done only if every one exits 0."""
+    """Check what the task changed against its scope, run its acceptance commands; mark it done only if the
+    scope holds and every command exits 0. The proof (each command's exit, duration, output digest) is
+    recorded."""
     return writes.task_done(start_dir(), task_id, force=force, actor=actor)
 
 

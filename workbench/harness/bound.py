@@ -69,7 +69,7 @@ class WorkbenchSink:
                 payload["yield"]["where"] = where_now(self.wb.root)
         except GitError:
             pass  # no git on PATH: the yield records no position, and resume says nothing of what changed
-        if event["type"] == "session.complete":
+        if event["type"] in ("session.complete", "session.abort"):
             self._completed = True
         if event["type"] == "session.resume" and self.changed_since_yield is not None:
             payload["changed"] = self.changed_since_yield
@@ -243,8 +243,8 @@ def record_changes(loop: HarnessLoop, wb: Workbench, pending: dict[str, Any]) ->
         sink.changed_since_yield = found
 
 
-def abort(wb: Workbench, reason: str) -> Result:
+def abort(wb: Workbench, reason: str, on_complete: Callable[[], None] | None = None) -> Result:
     session = wb.load(detect_human=False).docs.state.get("session")
     if not session:
         raise Refused("no live session to abort")
-    return build_loop(wb).abort(reason)
+    return build_loop(wb, on_complete=on_complete).abort(reason)
