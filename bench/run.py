@@ -21,6 +21,8 @@ Benches (for --only: a group name or a full result name):
   board         wb task add on a 5,000-task board vs on a 10-task board (≤ 2×)
   replay        wb replay --verify --json on the 100,000-event logs (≥ 50,000 events/s, as wb reports it;
                 the wall-clock rate of the whole command is printed beside it)
+  hooks         wb hook claude-code for a PreToolUse and a PostToolUse payload (stdin piped), spooled in the
+                git directory, vs python -c pass (≤ 2× each); the spool is folded by a Stop afterwards, untimed
 
 Each result prints one line; the last line is `BENCH_SUMMARY {json}`. Exit status: 0 even when a bar is
 missed (1 with --strict), 1 when a bench could not run. Stdlib only; everything happens in a temp dir that
@@ -63,8 +65,10 @@ BARS = {
     "board.task_add": 2.0,
     "replay.notes": 50_000.0,  # events per second, at least
     "replay.state": 50_000.0,
+    "hooks.pre_tool_use": 2.0,  # issue 13 item 4
+    "hooks.post_tool_use": 2.0,
 }
-GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay")
+GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay", "hooks")
 
 
 class BenchError(Exception):
@@ -136,6 +140,22 @@ class Runner:
                                   stderr=subprocess.PIPE)
             elapsed = time.perf_counter() - start
             if proc.returncode != 0:
+                raise BenchError(f"`{' '.join(argv)}` exited {proc.returncode}: "
+                                 f"{proc.stderr.decode(errors='replace').strip()[-600:]}")
+            return elapsed
+
+        return once
+
+    def piped(self, argv: list[str], cwd: Path, data: bytes) -> Callable[[], float]:
+        """As `timer`, with `data` on stdin through a pipe (a hook's payload)."""
+        env = self.env
+
+        def once() -> float:
+            start = time.perf_counter()
+            proc = subprocess.run(argv, cwd=cwd, env=env, input=data, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE)
+            elapsed = time.perf_counter() - start
+            if proc.returncode != 0 or proc.stderr:
                 raise BenchError(f"`{' '.join(argv)}` exited {proc.returncode}: "
                                  f"{proc.stderr.decode(errors='replace').strip()[-600:]}")
             return elapsed
@@ -436,6 +456,33 @@ def bench_replay(ctx: Context) -> list[Result]:
     return out
 
 
+def bench_hooks(ctx: Context) -> list[Result]:
+    """A coding agent's hooks on each tool call: spooled, never the write path (issue 13 item 4)."""
+    s = ctx.settings
+    repo = ctx.workbench("hooks", "task", 12)
+    r = ctx.runner
+    common = {"session_id": "bench", "transcript_path": "/tmp/bench.jsonl", "cwd": str(repo),
+              "permission_mode": "default"}
+    tool_input = {"command": "pytest -q", "description": "Run the tests"}
+    pre = {**common, "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": tool_input,
+           "tool_use_id": "toolu_bench"}
+    post = {**common, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": tool_input,
+            "tool_response": {"stdout": "12 passed in 0.40s\n", "stderr": "", "interrupted": False},
+            "tool_use_id": "toolu_bench"}
+    hook = [ctx.wb, "hook", "claude-code"]
+    floor = r.timer([PY, "-c", "pass"], repo)
+    f, a, b = side_by_side([floor, r.piped(hook, repo, json.dumps(pre).encode()),
+                            r.piped(hook, repo, json.dumps(post).encode())], s.n(40, 10), s.n(3, 2))
+    if ctx.git(repo, "status", "--porcelain").strip():
+        raise BenchError("the hooks left the work tree dirty")
+    before = ctx.commits(repo)
+    r.run(hook, repo, input=json.dumps({**common, "hook_event_name": "Stop", "stop_hook_active": False}).encode())
+    if ctx.commits(repo) != before + 1 or ctx.git(repo, "status", "--porcelain").strip():
+        raise BenchError("the Stop hook did not commit the turn's events")
+    return [ratio("hooks.pre_tool_use", "wb hook", a, "floor", f),
+            ratio("hooks.post_tool_use", "wb hook", b, "floor", f)]
+
+
 BENCHES: dict[str, Callable[[Context], list[Result]]] = {
     "startup": bench_startup,
     "cli_mutation": bench_cli_mutation,
@@ -443,6 +490,7 @@ BENCHES: dict[str, Callable[[Context], list[Result]]] = {
     "history": bench_history,
     "board": bench_board,
     "replay": bench_replay,
+    "hooks": bench_hooks,
 }
 
 _ONLY: list[str] = []

@@ -31,7 +31,7 @@ from workbench.errors import NotFound, Refused, UsageError, WorkbenchError
 from workbench.model import ids, reducer
 from workbench.model.ids import TASK_ID
 from workbench.model.redaction import redact, secret_values
-from workbench.ops.acceptance import dependency_problem, last_line, run_acceptance, run_all
+from workbench.ops.acceptance import dependency_problem, last_line, run_acceptance, run_all, task_problem
 from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import status_of
 from workbench.ops.validate import validate_workbench
@@ -123,6 +123,7 @@ class Bench:
                 task["reviews"] = reviews
             if scope:
                 task["scope"] = scope
+            task_problem(task)
             added = tx.emit("task.add", {"task": task}, ts=now)["payload"]["task"]
             tx.summary = f"wb: add {task['id']} {_short(added['title'])}"  # redacted before it is cut short
         self._done(tx)
@@ -247,6 +248,7 @@ class Bench:
                           f"(`--force` records an override)")
         with self._tx(actor) as tx:
             task = self._task(tx, task_id)
+            task_problem({"kind": task.get("kind"), **changes})
             for dep in changes.get("depends_on") or []:
                 if isinstance(dep, str) and reducer.find_task(tx.docs.board, dep) is None:
                     raise Refused(f"board.json: no task {dep} to depend on (see `wb task list`)")

@@ -21,6 +21,13 @@ def test_unknown_command_is_a_usage_error(repo, wb, error_line):
     assert "frobnicate" in error_line(r.stderr)
 
 
+def test_a_misspelt_command_is_suggested_once(repo, wb, error_line):
+    r = wb(repo, "nope")
+    assert r.returncode == 2
+    line = error_line(r.stderr)
+    assert "Did you mean 'note'?" in line and line.count("Did you mean") == 1, line
+
+
 def test_unknown_option_and_missing_argument_are_usage_errors(bench, repo, wb, error_line):
     for args in (["log", "--bogus"], ["task", "add"], ["task", "frob"], ["task", "block", "T-001"]):
         r = wb(repo, *args)

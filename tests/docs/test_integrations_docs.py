@@ -17,13 +17,19 @@ def blocks(lang: str) -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", DOC, flags=re.S)
 
 
-def test_the_claude_code_settings_hook_the_four_events() -> None:
+def test_the_claude_code_settings_hook_every_event_wb_records() -> None:
+    from workbench.integrations.agenthooks import CLAUDE_CODE_EVENTS
+
     settings = [json.loads(b) for b in blocks("json") if '"hooks"' in b]
-    assert len(settings) == 1
+    assert len(settings) == 2  # Claude Code's, then Codex's
     hooks = settings[0]["hooks"]
-    assert set(hooks) == {"SessionStart", "PreToolUse", "PostToolUse", "Stop"}
+    assert set(hooks) == set(CLAUDE_CODE_EVENTS)
     for groups in hooks.values():
         assert [h["command"] for g in groups for h in g["hooks"]] == ["wb hook claude-code"]
+    codex = settings[1]["hooks"]
+    assert set(codex) <= set(CLAUDE_CODE_EVENTS)
+    for groups in codex.values():
+        assert [h["command"] for g in groups for h in g["hooks"]] == ["wb hook codex"]
 
 
 def test_the_mcp_settings_start_wb_mcp() -> None:

@@ -55,8 +55,11 @@ def test_the_four_events_land_in_the_log_and_the_workbench_stays_valid(bench, re
 
     start = hook(repo, shapes["SessionStart"])
     assert start.returncode == 0 and start.stderr == ""
-    assert "next action" in start.stdout and "1 todo" in start.stdout  # the `wb status` summary, as context
-    assert "last event   #2 task.add" in start.stdout  # read before this session's own event
+    answer = json.loads(start.stdout)["hookSpecificOutput"]  # Claude Code's SessionStart context, as JSON
+    assert answer["hookEventName"] == "SessionStart"
+    context = answer["additionalContext"]
+    assert "Next action" in context and "1 todo" in context  # the `wb status` summary, as context
+    assert "Last event: #2 task.add" in context  # read before this session's own event
     assert head_count(repo) == commits + 1
 
     for name in ("PreToolUse", "PostToolUse"):
@@ -93,12 +96,14 @@ def test_long_tool_output_is_clipped_with_its_size_and_sha256(bench, repo: Path)
     payload["tool_response"] = {"stdout": output, "stderr": "", "interrupted": False, "isImage": False}
     payload["tool_input"] = {"command": "pytest -q -vv"}
     assert hook(repo, payload).returncode == 0
-    event = events(repo)[-1]
+    assert hook(repo, payloads(repo)["Stop"]).returncode == 0  # the turn's end folds the spool into the log
+    event = [e for e in events(repo) if e["type"] == "agent.tool_result"][-1]
     clipped = event["payload"]["result"]["stdout"]
     assert clipped["truncated"] is True and clipped["text"] == output[:2048]
     assert clipped["bytes"] == len(output.encode())
     assert clipped["sha256"] == hashlib.sha256(output.encode()).hexdigest()
-    line = (repo / ".workbench" / "events.jsonl").read_bytes().splitlines()[-1]
+    line = [raw for raw in (repo / ".workbench" / "events.jsonl").read_bytes().splitlines()
+            if b'"agent.tool_result"' in raw][-1]
     assert len(line) < 8192
     wb_ok(repo, "validate")
 
@@ -109,8 +114,9 @@ def test_a_hook_never_blocks_the_agent(bench, repo: Path, tmp_path: Path) -> Non
         proc = hook(repo, bad)
         assert proc.returncode == 0 and proc.stdout == ""
         assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("wb: hook claude-code: hook payload")
-    ignored = hook(repo, {**payloads(repo)["Stop"], "hook_event_name": "UserPromptSubmit", "prompt": "hi"})
-    assert ignored.returncode == 0 and "ignoring UserPromptSubmit" in ignored.stderr
+    # UserPromptSubmit was ignored before issue 13; now it is spooled in the git directory: .workbench/ as it was
+    prompt = hook(repo, {**payloads(repo)["Stop"], "hook_event_name": "UserPromptSubmit", "prompt": "hi"})
+    assert (prompt.returncode, prompt.stdout, prompt.stderr) == (0, "", "")
     assert hash_workbench(repo) == files
 
     elsewhere = tmp_path / "plain"
@@ -126,7 +132,9 @@ def test_a_hook_never_blocks_the_agent(bench, repo: Path, tmp_path: Path) -> Non
 def test_the_payload_cwd_finds_the_workbench(bench, repo: Path, tmp_path: Path) -> None:
     proc = hook(repo, payloads(repo)["PreToolUse"], cwd=tmp_path)  # started elsewhere, as a global hook may be
     assert (proc.returncode, proc.stderr) == (0, "")
-    assert events(repo)[-1]["type"] == "agent.tool_call"
+    stop = hook(repo, payloads(repo)["Stop"], cwd=tmp_path)
+    assert (stop.returncode, stop.stderr) == (0, "")
+    assert [e["type"] for e in events(repo)[-2:]] == ["agent.tool_call", "agent.stop"]
 
 
 def test_agent_events_leave_a_live_harness_session_alone(bench, repo: Path) -> None:

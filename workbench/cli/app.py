@@ -178,6 +178,13 @@ def run_app(args: list[str]) -> int:
     except click.ClickException as exc:
         ctx = getattr(exc, "ctx", None)
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-        typer.echo(f"wb: {exc.format_message()}{hint}", err=True)
+        typer.echo(f"wb: {_once(exc.format_message())}{hint}", err=True)
         return int(exc.exit_code)
     return int(result) if isinstance(result, int) else 0
+
+
+def _once(message: str) -> str:
+    """click and typer both append "Did you mean 'note'?" to an unknown command: say it once."""
+    import re
+
+    return re.sub(r"( Did you mean [^?]*\?)(?:\1)+", r"\1", message)

@@ -11,6 +11,7 @@ import typer
 
 from workbench.cli import output
 from workbench.cli.app import start_dir
+from workbench.model.display import escape
 
 FORMATS = ("text", "json", "markdown")
 MD_ROWS = 200  # a pull-request comment has a size limit: longer tables end with "… and N more"
@@ -139,11 +140,18 @@ def render_text(d: dict[str, Any]) -> list[Line]:
         out.append(("bold", f"\nboard.json: {len(b['added'])} added, {len(b['changed'])} changed, "
                             f"{len(b['removed'])} removed"))
         out += [("yellow", f"  {change_text(c)}") for c in b["fields"]]
-        out += [("green", f"  + {task_line(t)}") for t in b["added"]]
+        for t in b["added"]:
+            out.append(("green", f"  + {task_line(t)}"))
+            out += [("green", f"      accept: $ {cmd}") for cmd in _commands(t.get("acceptance"))]
         out += [("red", f"  - {task_line(t)}") for t in b["removed"]]
         for t in b["changed"]:
-            out.append(("yellow", f"  ~ {t['id']} {t['title'] or ''}"))
-            out += [("", f"      {change_text(c)}") for c in t["changes"]]
+            mark = f"  [{ACCEPTANCE_CHANGED}]" if t.get("acceptance_changed") else ""
+            out.append(("yellow", f"  ~ {t['id']} {t['title'] or ''}{mark}"))
+            for c in t["changes"]:
+                if c["field"] == "acceptance":  # every command in full: a cut one could hide its end
+                    out += [(style, f"      acceptance {sign} $ {cmd}") for style, sign, cmd in _acceptance_change(c)]
+                else:
+                    out.append(("", f"      {change_text(c)}"))
     ev = d["events"]
     if ev["appended"] or ev["removed"]:
         out.append(("bold", f"\nevents.jsonl: {events_headline(ev)}"))
@@ -197,6 +205,29 @@ def _harness_text(ev: dict[str, Any]) -> list[Line]:
     return out
 
 
+ACCEPTANCE_CHANGED = "acceptance changed: `wb task done` runs other commands"
+
+
+def _commands(value: Any) -> list[str]:
+    return [str(cmd) for cmd in value] if isinstance(value, list) else [] if value is None else [str(value)]
+
+
+def _acceptance_change(change: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(style, sign, command): the commands no longer run (-) and the new ones (+); a reordering lists the
+    new order (=)."""
+    old, new = _commands(change.get("old")), _commands(change.get("new"))
+    lines = [("red", "-", cmd) for cmd in old if cmd not in new]
+    lines += [("green", "+", cmd) for cmd in new if cmd not in old]
+    return lines or [("", "=", cmd) for cmd in new]
+
+
+def visible(text: str) -> str:
+    """A rendered line with every character of the values in it shown, never obeyed (model/display.escape);
+    the blank line a heading opens with is wb's own."""
+    body = text.lstrip("\n")
+    return "\n" * (len(text) - len(body)) + escape(body)
+
+
 def _ordinal(index: Any) -> str:
     return str(index + 1) if isinstance(index, int) else "?"
 
@@ -208,20 +239,48 @@ def _print(lines: list[Line]) -> None:
 
         console = Console(highlight=False, soft_wrap=True)
         for style, text in lines:
-            console.print(Text(text, style=style))
+            console.print(Text(visible(text), style=style))
         return
-    output.say("\n".join(text for _style, text in lines))
+    output.say("\n".join(visible(text) for _style, text in lines))
 
 
 # -- markdown ------------------------------------------------------------------------------------------------
 def cell(v: Any, code: bool = True) -> str:
-    """A table cell: one line, pipes escaped, a value in a code span."""
+    """A table cell: one line, pipes escaped, a value in a code span; text outside one cannot open HTML (a
+    `<!--` would hide the rest of the cell)."""
     text = " ".join((v if isinstance(v, str) else value(v, 200)).split()).replace("|", "\\|")
     if not text:
         return ""
     if len(text) > 120:
         text = text[:119] + "…"
-    return f"`{text}`" if code and "`" not in text else text
+    return f"`{text}`" if code and "`" not in text else text.replace("<", "&lt;")
+
+
+def code_span(text: str) -> str:
+    """`text` whole, in a code span that no backtick inside it can close (CommonMark: a longer fence)."""
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _md_acceptance(b: dict[str, Any]) -> list[str]:
+    """What `wb task done` will run for each added task and each task whose acceptance changed, in full."""
+    out: list[str] = []
+    for t in b["added"]:
+        cmds = _commands(t.get("acceptance"))
+        if cmds:
+            out.append(f"- {t.get('id')} (added)")
+            out += [f"  - {code_span(cmd)}" for cmd in cmds]
+    for t in b["changed"]:
+        if t.get("acceptance_changed"):
+            out.append(f"- {t['id']} **{ACCEPTANCE_CHANGED}**")
+            for c in (c for c in t["changes"] if c["field"] == "acceptance"):
+                out += [f"  - {'removed' if sign == '-' else 'added' if sign == '+' else 'reordered'}: "
+                        f"{code_span(cmd)}" for _style, sign, cmd in _acceptance_change(c)]
+    if out:
+        out = ["#### What `wb task done` will run", "", *out, ""]
+    return out
 
 
 def _md_value(change: dict[str, Any], key: str) -> str:
@@ -247,9 +306,9 @@ def render_markdown(d: dict[str, Any]) -> str:
                                                                   if log["removed"] else ""), ""]
         for e in log["added"]:
             head = f"{e['ts']} · {e['actor']}" if e.get("ts") else e.get("heading", "")
-            out.append(f"- **{head}**: {' '.join(e['text'].split())}")
+            out.append(f"- **{head}**: {' '.join(e['text'].split())}".replace("<", "&lt;"))
         for e in log["removed"]:
-            out.append(f"- ~~{' '.join(entry_text(e, 300).split())}~~ (removed)")
+            out.append(f"- ~~{' '.join(entry_text(e, 300).split())}~~ (removed)".replace("<", "&lt;"))
         out.append("")
     b = d["board"]
     if b["fields"] or b["added"] or b["removed"] or b["changed"]:
@@ -267,6 +326,7 @@ def render_markdown(d: dict[str, Any]) -> str:
         if len(rows) > MD_ROWS:
             out.append(f"\n… and {len(rows) - MD_ROWS} more rows (`wb diff --format json` has them all)")
         out.append("")
+        out += _md_acceptance(b)
     ev = d["events"]
     if ev["appended"] or ev["removed"]:
         out += [f"### Events: {events_headline(ev)}", ""]
@@ -290,7 +350,7 @@ def render_markdown(d: dict[str, Any]) -> str:
     proof = proof_text(d.get("done") or [])  # issue 16
     if proof:
         out += ["### Proof of done", ""] + [_md_line(text) for text in proof[1:]] + [""]
-    return "\n".join(out)
+    return "\n".join(visible(line) for line in out)
 
 
 def _md_line(text: str) -> str:

@@ -24,7 +24,7 @@ def doctor_command(
     else:
         for f in report.findings:
             mark = "fixed" if f.fixed else ("fixable: wb doctor --fix" if f.fixable else "needs you")
-            output.say(f"{f.code:<22} {f.message}  [{mark}]")
+            output.say(output.shown(f"{f.code:<22} {f.message}  [{mark}]"))
         if not report.findings:
             output.say("healthy: nothing to repair")
     return 0 if report.healthy else 1

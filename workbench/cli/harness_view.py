@@ -22,7 +22,7 @@ def outcome_exit(outcome: Any, as_json: bool) -> int:
             output.say(f"DONE ({outcome.reason}): {done} of {len(outcome.steps)} steps done")
             for s in outcome.steps:
                 why = f" — {s['error']}" if s.get("error") else ""
-                output.say(f"  {s.get('ordinal', '?')}. [{s['status']}] {s['description']}{why}")
+                output.say(output.shown(f"  {s.get('ordinal', '?')}. [{s['status']}] {s['description']}{why}"))
         return 1 if str(outcome.reason).startswith("step_failed:") else 0
     code = 4 if outcome.kind == "pause" else 3
     if as_json:
@@ -30,9 +30,9 @@ def outcome_exit(outcome: Any, as_json: bool) -> int:
                           "kind": outcome.kind, "yield_id": outcome.yield_id, "payload": outcome.payload,
                           "commands": commands(outcome)})
         return code
-    output.say(headline(outcome))
+    output.say(output.shown(headline(outcome)))
     for line in commands(outcome):
-        output.say(f"  {line}")
+        output.say(f"  {output.shown(line)}")
     return code
 
 
@@ -42,8 +42,9 @@ def tty_approver() -> Any:
         return None
 
     def ask(request: dict[str, Any]) -> bool:
-        sys.stderr.write(f"wb: step {request['step']} wants to run `{request['tool']}` ({request['mode']}) "
-                         f"with {json.dumps(request['args'])}. Allow? [y/N] ")
+        # every value shown, never obeyed: the person approves what they see
+        sys.stderr.write(output.shown(f"wb: step {request['step']} wants to run `{request['tool']}` "
+                                      f"({request['mode']}) with {json.dumps(request['args'])}.") + " Allow? [y/N] ")
         sys.stderr.flush()
         return sys.stdin.readline().strip().lower() in ("y", "yes")
 

@@ -24,7 +24,8 @@ def log_command(
         output.emit_json(events)
         return 0
     for e in events:
-        output.say(f"#{e['seq']:<5} {e['ts']}  {e['actor']:<5}  {e['type']:<16} {summarize(e['payload'])}")
+        output.say(output.shown(f"#{e['seq']:<5} {e['ts']}  {e['actor']:<5}  {e['type']:<16} "
+                                f"{summarize(e['payload'])}"))
     if not events:
         output.say("no events match")
     return 0

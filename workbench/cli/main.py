@@ -1,17 +1,19 @@
 """Entry point of `wb`: global options, the fast paths, and the one error handler.
 
-`wb --version`, `wb status` and the common writes (`wb task add|start|done|block`, `wb note`, `wb set`; see
-cli/writes.py) are answered without importing typer and click (half of what such a run would import
-otherwise), so they stay within the start-up bars of CONTRACT.md §8; everything else, and anything the fast
-paths are unsure of (help, a malformed option), goes through the typer app.
+`wb --version`, `wb status`, `wb hook claude-code|codex` (integrations/hookfast.py) and the common writes (`wb
+task add|start|done|block`, `wb note`, `wb set`; see cli/writes.py) are answered without importing typer and
+click (half of what such a run would import otherwise), so they stay within the start-up bars of CONTRACT.md
+§8; everything else, and anything the fast paths are unsure of (help, a malformed option), goes through the
+typer app.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
+# no pathlib (nor typing) at the top: `wb hook` runs per agent tool call and imports neither; each fast path
+# imports what it needs
 
 def _fast_path(argv: list[str]) -> int | None:
     rest: list[str] = []
@@ -37,7 +39,13 @@ def _fast_path(argv: list[str]) -> int | None:
         from workbench.cli import textconv
 
         return textconv.run(rest[1], rest[2])
+    if len(rest) == 2 and rest[0] == "hook" and rest[1] in ("claude-code", "codex"):  # per tool call: lightest
+        from workbench.integrations import hookfast
+
+        return hookfast.main(rest[1], chdir)
     if rest and rest[0] == "status" and set(rest[1:]) <= {"--json"}:
+        from pathlib import Path
+
         from workbench.cli import status_view
 
         return status_view.run(Path(chdir) if chdir else None, as_json="--json" in rest)
@@ -60,6 +68,8 @@ def _fast_write(argv: list[str]) -> int | None:
     rest = argv[i:]
     if not rest or rest[0] not in ("task", "note", "set") or any(k.startswith("_WB_COMPLETE") for k in os.environ):
         return None
+    from pathlib import Path
+
     from workbench.cli import writes
 
     for path in writes.FAST:
@@ -72,6 +82,8 @@ def _config_secrets(args: list[str]) -> list[str]:
     """The secrets config.yaml names, for an error raised before any load read them (the error path only:
     best effort, never a second error)."""
     try:
+        from pathlib import Path
+
         from workbench.git.repo import find_worktree
         from workbench.model.redaction import secret_values
         from workbench.store.workbench import Workbench
@@ -117,10 +129,11 @@ def main(argv: list[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
+        from workbench.model.display import escape
         from workbench.model.redaction import redact_known  # a message may quote a value that holds a secret
 
         line = " ".join(redact_known(str(err), _config_secrets(args)).splitlines())
-        sys.stderr.write("wb: " + line + "\n")  # one line, whatever it quotes
+        sys.stderr.write("wb: " + escape(line) + "\n")  # one line, whatever it quotes, every character shown
         code = err.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("wb: interrupted\n")
@@ -132,12 +145,17 @@ def main(argv: list[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        sys.stderr.write(f"wb: {os_problem(err)}\n")
+        from workbench.model.display import escape
+
+        sys.stderr.write(f"wb: {escape(os_problem(err))}\n")
         code = 1
     except Exception as err:  # a bug: say so in one line, the traceback only with --debug
         if debug:
             raise
-        sys.stderr.write(f"wb: internal error: {type(err).__name__}: {err} (rerun with --debug for the traceback)\n")
+        from workbench.model.display import escape
+
+        sys.stderr.write(f"wb: internal error: {type(err).__name__}: {escape(err)} (rerun with --debug for the "
+                         "traceback)\n")
         code = 1
     if argv is None:
         sys.stdout.flush()

@@ -1,4 +1,9 @@
-"""All terminal output goes through here: JSON for scripts, plain text without a TTY, rich on a TTY."""
+"""All terminal output goes through here: JSON for scripts, plain text without a TTY, rich on a TTY.
+
+Text for a person is shown, never obeyed: `say`, `warn`, `error` and `table` pass it through
+`model/display.escape` (control characters, ANSI escapes and bidi controls written as `\\e[8m`, `\\u202e`),
+and rich never reads markup in a value (`[bold]` in a title is text). JSON is written as it is, for scripts.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,8 @@ import json
 import os
 import sys
 from typing import Any
+
+from workbench.model.display import escape
 
 
 def is_tty() -> bool:
@@ -21,15 +28,21 @@ def emit_json(data: Any) -> None:
 
 
 def say(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+    """A line (or lines) for a person; a value that must stay on its line is escaped by the caller (`shown`)."""
+    sys.stdout.write(escape(text, layout=True) + "\n")
+
+
+def shown(value: object) -> str:
+    """One value as one line of visible text (model/display.escape)."""
+    return escape(value)
 
 
 def warn(text: str) -> None:
-    sys.stderr.write(f"wb: warning: {text}\n")
+    sys.stderr.write(f"wb: warning: {escape(text)}\n")
 
 
 def error(text: str) -> None:
-    sys.stderr.write(f"wb: {text}\n")
+    sys.stderr.write(f"wb: {escape(text)}\n")
 
 
 def report_write(bench: Any) -> None:
@@ -73,13 +86,15 @@ class Progress:
 
 
 def table(headers: list[str], rows: list[list[str]]) -> None:
+    rows = [[escape(cell) for cell in row] for row in rows]  # a cell is one line, shown, never obeyed
     if color_enabled():
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
         t = Table(*headers, box=None, pad_edge=False, header_style="bold")
         for row in rows:
-            t.add_row(*row)
+            t.add_row(*(Text(cell) for cell in row))  # Text, not markup: `[bold]` in a title is text
         Console().print(t)
         return
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]

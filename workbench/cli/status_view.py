@@ -85,9 +85,10 @@ def render(data: dict[str, Any]) -> None:
         console = Console(highlight=False)
         for key, value in lines:
             style = styles.get(key)
-            text = f"[{style}]{escape(str(value))}[/{style}]" if style else escape(str(value))
+            shown = escape(output.shown(value))  # control characters visible, then no rich markup in it
+            text = f"[{style}]{shown}[/{style}]" if style else shown
             # soft_wrap: a long line is folded by the terminal, not split by rich, so commands copy whole
             console.print(f"[bold]{key.ljust(width)}[/bold]  {text}", soft_wrap=True)
         return
     for key, value in lines:
-        output.say(f"{key.ljust(width)}  {value}")
+        output.say(f"{key.ljust(width)}  {output.shown(value)}")

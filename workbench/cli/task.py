@@ -84,11 +84,13 @@ def show(task_id: str = typer.Argument(..., metavar="ID"), json_: bool = JSON) -
     for key, value in task.items():
         if key in ("scope", "proof"):
             continue
-        if isinstance(value, list):
-            value = ", ".join(value) if value else "-"
+        if isinstance(value, list):  # each item shown on its own, so a comma inside one cannot fake two
+            value = ", ".join(output.shown(v) for v in value) if value else "-"
+        else:
+            value = output.shown(value)
         output.say(f"{key:>14}  {value}")
     for line in proof_lines(task):
-        output.say(line)
+        output.say(output.shown(line))
     return 0
 
 

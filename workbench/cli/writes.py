@@ -178,7 +178,7 @@ def task_add(chdir: Path | None, title: str, kind: str = "build", reviews: str |
     if json_:
         output.emit_json(task)
     else:
-        output.say(f"{task['id']} added: {task['title']}")
+        output.say(f"{task['id']} added: {output.shown(task['title'])}")
     output.report_write(bench)
     return 0
 
@@ -189,7 +189,7 @@ def task_start(chdir: Path | None, task_id: str, actor: str | None = None) -> in
         output.say(f"{task_id} is already in progress: nothing to do")
         return 0
     bench.start_task(task_id, actor=actor_of(actor))
-    output.say(bench.last.summary)
+    output.say(output.shown(bench.last.summary))
     output.report_write(bench)
     return 0
 
@@ -202,16 +202,16 @@ def task_done(chdir: Path | None, task_id: str, force: bool = False, actor: str 
         # stays one line (it names the failure's last line)
         if not sys.stderr.isatty():
             return
-        if stage == "start":  # say what runs before it runs: a long test suite is not a hang
-            sys.stderr.write(f"$ {result['cmd']}\n")
+        if stage == "start":  # say what runs before it runs, every character shown: what you see is what runs
+            sys.stderr.write(f"$ {output.shown(result['cmd'])}\n")
         elif result["exit"] != 0:
             sys.stderr.write(f"  {result['outcome']}; the end of its output:\n")
             for line in (result.get("output_tail") or "").rstrip().splitlines()[-15:]:
-                sys.stderr.write(f"  | {line}\n")
+                sys.stderr.write(f"  | {output.shown(line)}\n")
         sys.stderr.flush()
 
     bench.done_task(task_id, force=force, actor=actor_of(actor), report=report)
-    output.say(bench.last.summary)
+    output.say(output.shown(bench.last.summary))
     output.report_write(bench)
     return 0
 
@@ -219,7 +219,7 @@ def task_done(chdir: Path | None, task_id: str, force: bool = False, actor: str 
 def task_block(chdir: Path | None, task_id: str, reason: str, actor: str | None = None) -> int:
     bench = _bench(chdir)
     bench.block_task(task_id, reason, actor=actor_of(actor))
-    output.say(bench.last.summary)
+    output.say(output.shown(bench.last.summary))
     output.report_write(bench)
     return 0
 

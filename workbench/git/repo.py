@@ -202,6 +202,9 @@ class GitRepo:
         # the last commit this process made: (ref, commit sha, root tree entries, .workbench files)
         self._last: tuple[str, str, dict[str, tuple[str, str]], dict[str, tuple[str, str]]] | None = None
         self._refs = RefMover(worktree)
+        # the blobs this process hashed, by path under .workbench/: (size, mtime, inode, ctime) and blob sha —
+        # a file whose stat is unchanged since is not read again (git's index does the same for `git add`)
+        self._blobs: dict[str, tuple[tuple[int, int, int, int], str]] = {}
         # how state commits are made (config.yaml `git:`; set by the store when it reads the config)
         self.author: str | None = None  # "Name <email>": wb's commits are made as this identity
         self.sign: bool | None = None  # None: as commit.gpgsign says; False: never (and never a warning)
@@ -350,19 +353,34 @@ class GitRepo:
         return build(root)
 
     def _snapshot_files(self) -> dict[str, tuple[str, str]]:
-        base = self.worktree / WB_DIR
+        import stat
+
+        base = str(self.worktree / WB_DIR)
         files: dict[str, tuple[str, str]] = {}
+        # a blob the parent commit holds is reachable already: reused without reading the file or freshening
+        reachable = {sha for _mode, sha in self._last[3].values()} if self._last else set()
+        racy = time.time_ns() - 2_000_000_000  # a file changed this recently may change again in the same tick
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_NAMES and not d.startswith(".tmp-"))
             for name in filenames:
                 if name in IGNORED_NAMES or name.startswith(".tmp-"):
                     continue
-                full = Path(dirpath) / name
-                if full.is_symlink():
+                full = os.path.join(dirpath, name)
+                st = os.lstat(full)
+                if stat.S_ISLNK(st.st_mode):
                     continue  # never follow a link out of .workbench/
-                rel = full.relative_to(base).as_posix()
-                mode = "100755" if os.access(full, os.X_OK) else "100644"
-                files[rel] = (mode, self._write_object("blob", full.read_bytes()))
+                rel = os.path.relpath(full, base).replace(os.sep, "/")
+                mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"  # as git records it
+                key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+                seen = self._blobs.get(rel)
+                if seen is not None and seen[0] == key and seen[1] in reachable:
+                    files[rel] = (mode, seen[1])
+                    continue
+                with open(full, "rb") as fh:
+                    sha = self._write_object("blob", fh.read())
+                files[rel] = (mode, sha)
+                if st.st_mtime_ns < racy:
+                    self._blobs[rel] = (key, sha)
         return files
 
     def _ident(self) -> tuple[str, str]:

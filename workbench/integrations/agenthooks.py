@@ -1,29 +1,57 @@
-"""Coding agents' own events in the workbench: the Claude Code hook mapping, recorded by `Bench.record_event`.
+"""Coding agents' own events in the workbench: the Claude Code and Codex CLI hook mappings.
 
 An agent's hook events are recorded under their own types (`agent.tool_call`, `agent.tool_result`,
-`agent.session_start`, `agent.stop`), never as `tool.call`/`tool.result`/`session.start`: the reducer folds
+`agent.session_start`, `agent.stop`…), never as `tool.call`/`tool.result`/`session.start`: the reducer folds
 those into the live *harness* session in state.md, and an agent's tool calls are not steps of it.
 
+`wb hook claude-code` / `wb hook codex` (integrations/hookfast.py) spool each event (store/spool.py) and fold
+the spool into the log at SessionStart, Stop, PreCompact and SessionEnd, or at the next wb write. From Python:
+
     bench.record_event("agent.note", {"text": "..."})      # one transaction, validated, committed
+    record_claude_code(bench, payload)                       # one hook payload, recorded at once
+
+This module imports only the errors and model/cjson at its top (no json package, no typing, no pathlib): it
+is on every hook's path.
 """
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
-
 from workbench.errors import UsageError
+from workbench.model import cjson
 
+TYPE_CHECKING = False  # not typing's: importing typing costs a hook a tenth of its time
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from workbench.api import Bench
     from workbench.store.workbench import Workbench
 
+CLIENTS = ("claude-code", "codex")  # the source label each client's events carry (payload `agent`)
+
+# Claude Code's hook events (its hooks reference), and Codex CLI's, which use the same names and fields
 CLAUDE_CODE_EVENTS = {
+    "SessionStart": "agent.session_start",
+    "UserPromptSubmit": "agent.prompt",
     "PreToolUse": "agent.tool_call",
     "PostToolUse": "agent.tool_result",
-    "SessionStart": "agent.session_start",
+    "PostToolUseFailure": "agent.tool_result",
+    "Notification": "agent.notification",
     "Stop": "agent.stop",
+    "SubagentStop": "agent.subagent_stop",
+    "PreCompact": "agent.pre_compact",
+    "SessionEnd": "agent.session_end",
 }
+GENERIC_EVENT = "agent.hook"  # an event name wb does not know: recorded with its fields, never an error
+
+FOLD_EVENTS = {"SessionStart": "session start", "Stop": "turn ends", "PreCompact": "before compaction",
+               "SessionEnd": "session ends"}  # these fold the spool into the log and commit it
+TURN_BEGINS = frozenset({"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "SubagentStop"})
+TURN_ENDS = frozenset({"Stop", "SessionEnd"})
+
+# fields every event carries, and paths of the user's machine: not copied into a generic event's `fields`
+_COMMON = frozenset({"session_id", "transcript_path", "cwd", "permission_mode", "hook_event_name", "agent_id",
+                     "agent_type", "agent_transcript_path", "model", "turn_id"})
 
 
 def record_event(target: Bench | Workbench, type_: str, payload: dict[str, Any], actor: str = "agent", *,
@@ -36,11 +64,10 @@ def record_event(target: Bench | Workbench, type_: str, payload: dict[str, Any],
     return bench.record_event(type_, payload, actor, commit=commit, summary=summary)
 
 
-# -- Claude Code ----------------------------------------------------------------------------------
 def parse_hook_payload(raw: bytes) -> dict[str, Any]:
     """A hook payload from stdin: a JSON object with a `hook_event_name`, or UsageError saying what is wrong."""
     try:
-        data = json.loads(raw.decode("utf-8", "replace") or "null")
+        data = cjson.loads(raw.decode("utf-8", "replace") or "null")
     except ValueError as err:
         raise UsageError(f"hook payload on stdin is not JSON ({getattr(err, 'msg', err)}); nothing recorded") \
             from None
@@ -49,37 +76,113 @@ def parse_hook_payload(raw: bytes) -> dict[str, Any]:
     return data
 
 
-def claude_code_event(hook: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """The (type, payload) wb records for a Claude Code hook payload, or None for an event it does not record.
-    Paths of the user's machine (cwd, transcript_path) are left out: the log is committed and shared."""
+def hook_event(hook: dict[str, Any], client: str = "claude-code") -> tuple[str, dict[str, Any]]:
+    """The (type, payload) wb records for one hook payload of `client` (claude-code or codex). Paths of the
+    user's machine (cwd, transcript_path) are left out: the log is committed and shared. An event fired
+    inside a subagent carries its `agent_id` as `subagent`, so its calls are told apart."""
     name = hook["hook_event_name"]
-    type_ = CLAUDE_CODE_EVENTS.get(name)
-    if type_ is None:
-        return None
-    payload: dict[str, Any] = {"agent": "claude-code", "agent_session": str(hook.get("session_id") or "")}
-    if name in ("PreToolUse", "PostToolUse"):
+    type_ = CLAUDE_CODE_EVENTS.get(name, GENERIC_EVENT)
+    payload: dict[str, Any] = {"agent": client, "agent_session": str(hook.get("session_id") or "")}
+    if hook.get("agent_id"):
+        payload["subagent"] = str(hook["agent_id"])
+        if hook.get("agent_type"):
+            payload["subagent_type"] = str(hook["agent_type"])
+    if hook.get("turn_id"):  # Codex: the turn an event belongs to
+        payload["turn"] = str(hook["turn_id"])
+    if name in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
         payload["tool"] = str(hook.get("tool_name") or "")
         if hook.get("tool_use_id"):
             payload["tool_use_id"] = str(hook["tool_use_id"])
         if name == "PreToolUse":
             payload["args"] = hook.get("tool_input") or {}
-        else:
+        elif name == "PostToolUse":
             payload["result"] = hook.get("tool_response")
+        else:
+            payload["failed"] = True
+            payload["error"] = str(hook.get("error") or "")
+            if hook.get("is_interrupt"):
+                payload["interrupted"] = True
     elif name == "SessionStart":
         payload["source"] = str(hook.get("source") or "startup")
-    else:
+        if hook.get("model"):
+            payload["model"] = str(hook["model"])
+    elif name == "UserPromptSubmit":
+        payload["prompt"] = str(hook.get("prompt") or "")
+    elif name == "Notification":
+        payload["message"] = str(hook.get("message") or "")
+        for key in ("title", "notification_type"):
+            if hook.get(key):
+                payload[key] = str(hook[key])
+    elif name in ("Stop", "SubagentStop"):
         payload["stop_hook_active"] = bool(hook.get("stop_hook_active"))
+    elif name == "PreCompact":
+        payload["trigger"] = str(hook.get("trigger") or "")
+        if hook.get("custom_instructions"):
+            payload["custom_instructions"] = str(hook["custom_instructions"])
+    elif name == "SessionEnd":
+        payload["reason"] = str(hook.get("reason") or "")
+    else:
+        payload["event"] = name
+        payload["fields"] = {k: v for k, v in hook.items() if k not in _COMMON}
     return type_, payload
 
 
-def record_claude_code(bench: Bench, hook: dict[str, Any]) -> dict[str, Any] | None:
-    """Record one Claude Code hook payload. Tool events are appended without a commit (two commits per tool
-    call would bury the branch's history); SessionStart and Stop commit, so each agent turn is one commit."""
-    mapped = claude_code_event(hook)
-    if mapped is None:
-        return None
-    type_, payload = mapped
-    if type_ in ("agent.tool_call", "agent.tool_result"):
+def claude_code_event(hook: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """`hook_event` for Claude Code."""
+    return hook_event(hook, "claude-code")
+
+
+def record_claude_code(bench: Bench, hook: dict[str, Any], client: str = "claude-code") -> dict[str, Any]:
+    """Record one hook payload at once, through `Bench.record_event` (the hooks themselves spool it: see
+    hookfast). Events that end a turn or a session commit; the others wait for the next commit."""
+    type_, payload = hook_event(hook, client)
+    name = hook["hook_event_name"]
+    if name not in FOLD_EVENTS:
         return bench.record_event(type_, payload, commit=False)
-    what = "session start" if type_ == "agent.session_start" else "turn ends"
-    return bench.record_event(type_, payload, summary=f"wb: claude-code {what}")
+    return bench.record_event(type_, payload, summary=f"wb: {client} {FOLD_EVENTS[name]}")
+
+
+def fold_spool(root: str | Path, summary: str) -> list[str]:
+    """Fold the hooks' spool into the workbench at `root` in one transaction and commit it (SessionStart,
+    Stop, PreCompact, SessionEnd). Returns the warnings (a commit skipped, and why)."""
+    from pathlib import Path
+
+    from workbench.store.workbench import Workbench
+
+    wb = Workbench.discover(Path(root))
+    with wb.transaction(actor="agent") as tx:
+        tx.summary = summary
+    out = tx.outcome
+    if out is None:
+        return []
+    return ([out.skipped] if out.skipped else []) + list(out.warnings)
+
+
+def session_context(root: str | Path) -> str:
+    """What SessionStart adds to the agent's context: where the work stands, read-only (`wb status`)."""
+    from pathlib import Path
+
+    from workbench.ops.status import status_of
+    from workbench.store.workbench import Workbench
+
+    status = status_of(Workbench.discover(Path(root)))
+    lines = ["This repository keeps your working state in .workbench/ (wb)."]
+    task = status.get("active_task")
+    if isinstance(task, dict):
+        lines.append(f"Active task: {task.get('id')} {task.get('title', '')} ({task.get('status', '')}).")
+    else:
+        lines.append("No active task.")
+    lines.append(f"Next action: {status.get('next_action') or '(none set)'}")
+    counts = status.get("board", {}).get("by_status", {})
+    shown = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)
+    lines.append(f"Board: {shown or 'no tasks'}.")
+    if status.get("blockers"):
+        lines.append("Blockers: " + "; ".join(str(b) for b in status["blockers"][:5]))
+    last = status.get("last_event")
+    if isinstance(last, dict):
+        lines.append(f"Last event: #{last.get('seq')} {last.get('type')} by {last.get('actor')}.")
+    if status.get("resume"):
+        lines.append(f"A wb session waits: {status['resume']}")
+    lines.append("Record your work through wb (`wb status`, `wb task add/start/done`, `wb note`, "
+                 "`wb set next_action=...`, or wb's MCP tools); never edit .workbench/ by hand.")
+    return "\n".join(lines)

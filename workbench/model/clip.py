@@ -1,6 +1,7 @@
-"""Size caps on what one recorded event holds: a string past CLIP_TEXT characters, and a payload past
-CLIP_PAYLOAD bytes, are replaced by their head, their size and their sha256 (the log is committed on every
-write and read by every load: one pasted megabyte must not ride along for ever)."""
+"""Size caps on what one recorded event holds: a string past CLIP_TEXT characters, a payload past CLIP_PAYLOAD
+bytes, and whatever nests deeper than CLIP_DEPTH levels are replaced by their head, their size and their sha256
+(the log is committed on every write and read by every load: one pasted megabyte must not ride along for ever,
+and a payload nested 500 levels deep must neither exhaust Python's stack nor make the log unreadable)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,20 @@ from typing import Any
 
 CLIP_TEXT = 2048  # characters of one string kept in an event; the rest is summarized by its size and sha256
 CLIP_PAYLOAD = 16384  # bytes of a whole payload; past it, each large top-level value is clipped as JSON text
+CLIP_DEPTH = 32  # levels of objects and arrays kept; a deeper one is clipped as JSON text, like a large one
 
 
-def clip(value: Any, limit: int = CLIP_TEXT) -> Any:
-    """`value` with every string longer than `limit` characters replaced by its head, size and sha256."""
+def clip(value: Any, limit: int = CLIP_TEXT, depth: int = 0) -> Any:
+    """`value` with every string longer than `limit` characters, and every object or array nested deeper than
+    CLIP_DEPTH levels, replaced by its head, size and sha256."""
     if isinstance(value, str):
         return _clip_text(value, limit)
+    if isinstance(value, dict | list | tuple) and value and depth >= CLIP_DEPTH:
+        return _clip_text(json_text(value), limit, as_json=True)
     if isinstance(value, dict):
-        return {str(k): clip(v, limit) for k, v in value.items()}
+        return {str(k): clip(v, limit, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [clip(v, limit) for v in value]
+        return [clip(v, limit, depth + 1) for v in value]
     return value
 
 
@@ -51,3 +56,35 @@ def _clip_text(text: str, limit: int, *, as_json: bool = False) -> Any:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+class _Token(str):
+    """JSON punctuation already written, on json_text's stack."""
+
+
+def json_text(value: Any) -> str:
+    """`value` as compact JSON text at any depth: json.dumps, or, nested too deep for Python's stack, the
+    same text built without recursion."""
+    try:
+        return _json(value)
+    except RecursionError:
+        pass
+    parts: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Token):
+            parts.append(item)
+        elif isinstance(item, dict) and item:
+            pieces: list[Any] = []
+            for i, (k, v) in enumerate(item.items()):
+                pieces += [_Token(("{" if i == 0 else ",") + _json(str(k)) + ":"), v]
+            stack += [_Token("}"), *reversed(pieces)]
+        elif isinstance(item, list | tuple) and item:
+            pieces = []
+            for i, v in enumerate(item):
+                pieces += [_Token("[" if i == 0 else ","), v]
+            stack += [_Token("]"), *reversed(pieces)]
+        else:
+            parts.append(_json(item))
+    return "".join(parts)

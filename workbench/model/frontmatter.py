@@ -21,6 +21,11 @@ _FLOW_MAP = re.compile(r"^\{\s*(?P<body>[^{}\[\]'\"#]*?)\s*\}(?:\s+#.*)?$")
 _RESERVED = {"y", "n", "yes", "no", "on", "off", "nan", "inf", "none", "null", "true", "false"}
 _NO = object()
 
+# What a YAML scalar cannot hold as it is (YAML 1.2 §5.1: C0 but tab, DEL, C1, surrogates, U+FFFE/U+FFFF), with
+# the line breaks a quoted or plain scalar folds (\n, \r, NEL, LS, PS) and the BOM: wb writes a string holding
+# any of them only double-quoted, with escapes (statefile.double_quoted, yamlio.fresh).
+NOT_RAW = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+
 
 def _scalar(text: str, flow: bool = False) -> Any:
     if not text.startswith(("'", '"')) and " #" in text:

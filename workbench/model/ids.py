@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from datetime import UTC, datetime
 
 TASK_ID = re.compile(r"^T-\d{3,}$")  # as schemas/board.schema.json
 _TASK_NUMBER = re.compile(r"^T-(\d+)$")
@@ -23,8 +22,8 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 def utc_now() -> str:
     """RFC 3339 UTC with milliseconds: 2026-11-30T02:16:33.123Z."""
-    now = time.time()
-    return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(now * 1000) % 1000:03d}Z"
+    now = time.time()  # time.gmtime, not datetime: a hook stamps its event without importing datetime
+    return time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}Z"
 
 
 _last_ms = 0

@@ -12,8 +12,11 @@ merged stretch becomes one `[redacted]`; a longer secret therefore always goes w
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: redaction is on every agent hook's path, which imports no typing
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 REDACTED = "[redacted]"
 

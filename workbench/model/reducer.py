@@ -239,6 +239,9 @@ REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
     "state.set": _state_set,
     "human.edit": _human_edit,
     "migration.apply": _migration_apply,
+    # agent hooks (issue 13 §3): a change to .workbench/ found during a coding agent's turn, folded as a hand
+    # edit is (its payload already holds the agent's rules applied: store/spool.py emit_agent_edit)
+    "agent.edit": _human_edit,
 }
 
 

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from workbench.errors import Refused
+from workbench.model.frontmatter import NOT_RAW
 
 _DELIM = re.compile(r"^---[ \t]*\r?$", re.M)
 HEADER = "# wb agent state. Edit freely: wb keeps your comments and key order, and records your edit.\n"
@@ -117,7 +118,7 @@ def _forms(value: Any) -> list[str] | None:
     if isinstance(value, str):
         if "\n" in value or "\r" in value:
             return None
-        forms = ["'" + value.replace("'", "''") + "'", json.dumps(value)]
+        forms = ["'" + value.replace("'", "''") + "'", json.dumps(value), double_quoted(value)]
         if _plain_ok(value):
             forms.insert(0, value)
         return forms
@@ -125,13 +126,33 @@ def _forms(value: Any) -> list[str] | None:
 
 
 def _render(value: Any) -> str | None:
-    """Plain when safe, else single-quoted; double-quoted (JSON escapes) for control characters."""
+    """Plain when safe, else single-quoted; double-quoted with YAML escapes for what YAML cannot carry raw."""
     forms = _forms(value)
     if forms is None:
         return None
-    if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
-        return json.dumps(value)
+    if isinstance(value, str) and NOT_RAW.search(value):
+        return double_quoted(value)
     return forms[0]
+
+
+# What YAML cannot carry raw (frontmatter.NOT_RAW) is written as escapes in double quotes, as ruamel writes them
+# (yamlio), so a state.md wb writes is a state.md any YAML reader reads back.
+_ESCAPES = {"\x00": "\\0", "\x07": "\\a", "\x08": "\\b", "\t": "\\t", "\n": "\\n", "\x0b": "\\v",
+            "\x0c": "\\f", "\r": "\\r", "\x1b": "\\e", '"': '\\"', "\\": "\\\\", "\x85": "\\N",
+            "\u2028": "\\L", "\u2029": "\\P"}
+_TO_ESCAPE = re.compile(f"[\"\\\\\t{NOT_RAW.pattern[1:-1]}]")  # and the quote, the backslash and a tab
+
+
+def _escape(m: re.Match[str]) -> str:
+    char = m.group()
+    code = ord(char)
+    return _ESCAPES.get(char) or (f"\\x{code:02X}" if code < 0x100 else f"\\u{code:04X}")
+
+
+def double_quoted(value: str) -> str:
+    """`value` as a one-line YAML double-quoted scalar that reads back to exactly `value`."""
+    return '"' + _TO_ESCAPE.sub(_escape, value) + '"'
+
 
 
 def _replace_line(lines: list[str], start: int, stop: int, indent: str, key: str, old: Any, new: Any) -> bool:

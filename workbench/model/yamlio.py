@@ -14,8 +14,10 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from workbench.errors import Refused
+from workbench.model.frontmatter import NOT_RAW
 
 
 def _represent_none(representer: Any, _data: None) -> Any:
@@ -156,7 +158,7 @@ def update_in_place(node: Any, new: Any) -> Any:
                 if to_plain(node[key]) != value:
                     node[key] = update_in_place(node[key], value)
             else:
-                node[key] = fresh(value)
+                node[fresh(key) if isinstance(key, str) else key] = fresh(value)
         return node
     if isinstance(node, CommentedSeq) and isinstance(new, list):
         if to_plain(list(node)) == new:
@@ -166,10 +168,12 @@ def update_in_place(node: Any, new: Any) -> Any:
 
 
 def fresh(value: Any) -> Any:
+    if isinstance(value, str) and NOT_RAW.search(value):  # ruamel would fold NEL, LS and PS away unquoted
+        return DoubleQuotedScalarString(value)
     if isinstance(value, dict):
         m = CommentedMap()
         for k, v in value.items():
-            m[k] = fresh(v)
+            m[fresh(k) if isinstance(k, str) else k] = fresh(v)  # a key (a step's args) is a string too
         return m
     if isinstance(value, list):
         if not value:

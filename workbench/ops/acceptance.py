@@ -57,6 +57,18 @@ def last_line(text: str) -> str:
     return lines[-1].strip()[:200] if lines else ""
 
 
+def task_problem(task: dict[str, Any]) -> None:
+    """Refuse, in the user's words, a task (or the fields a change sets) the schema would refuse obscurely or
+    accept although it makes no sense: a title of whitespace only, a review task that reviews nothing. One
+    check for `wb task add|set`, the Python API and the MCP server alike."""
+    title = task.get("title")
+    if "title" in task and (not isinstance(title, str) or not title.strip()):
+        raise Refused("board.json: a task's title must say something: it is empty or only whitespace")
+    if task.get("kind") == "review" and "reviews" in task and not task.get("reviews"):
+        raise Refused("board.json: a review task names the task it reviews: --reviews ID (`reviews` in the "
+                      "Python API and MCP)")
+
+
 def dependency_problem(board: dict[str, Any], task_id: str, depends_on: list[str]) -> None:
     """Refuse a self-dependency or a dependency cycle that `task_id` depending on `depends_on` would make."""
     if task_id in depends_on:

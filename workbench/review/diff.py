@@ -135,7 +135,10 @@ def diff_board(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
         elif before != task:
             changes = field_changes(before, task, task_skip)
             if changes:
-                out["changed"].append({"id": tid, "title": task.get("title"), "changes": changes})
+                entry = {"id": tid, "title": task.get("title"), "changes": changes}
+                if before.get("acceptance") != task.get("acceptance"):  # what `wb task done` runs is not the same
+                    entry["acceptance_changed"] = True
+                out["changed"].append(entry)
     out["removed"] = [t for tid, t in old_tasks.items() if tid not in new_tasks]
     return out
 

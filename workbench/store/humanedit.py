@@ -89,23 +89,35 @@ def _committed(wb: Workbench, name: str) -> bytes | None:
 
 # -- the guard window ----------------------------------------------------------------------------------
 def note_edit(p: Paths, file: str) -> None:
-    """Remember when a hand edit of `file` happened (its mtime), for human_guard_seconds."""
+    """Remember when a hand edit of `file` happened (its mtime), for human_guard_seconds. An mtime in the future
+    (clock skew, a restored backup, `touch -d`) counts as the moment the edit is first seen: an agent write the
+    guard refuses leaves the edit unrecorded, so the next load sees the same edit again, and its window must
+    not start over."""
+    import time
+
     guard = caches.read_guard(p)
     try:
-        guard[file] = (p.wb / file).stat().st_mtime
+        mtime = (p.wb / file).stat().st_mtime
     except FileNotFoundError:
         return
+    now = time.time()
+    if mtime <= now:
+        guard[file] = mtime
+    elif guard.get(f"{file} mtime") != mtime:  # first seen now
+        guard[file] = now
+    guard[f"{file} mtime"] = mtime
     caches.write_guard(p, guard)
 
 
 def check_guard(p: Paths, config: dict[str, Any], file: str) -> None:
-    """Refuse an agent write to `file` within human_guard_seconds of a hand edit: the human's edit wins."""
+    """Refuse an agent write to `file` within human_guard_seconds of a hand edit: the human's edit wins. The
+    wait is never longer than the window, whatever time the guard file holds."""
     import time
 
     window = float(config.get("human_guard_seconds", 5))
     edited = caches.read_guard(p).get(file)
     if not window or not isinstance(edited, int | float):
         return
-    left = edited + window - time.time()
+    left = min(edited + window - time.time(), window)
     if left > 0:
         raise HumanGuard(file, left)

@@ -49,8 +49,11 @@ class Pending:
                 (events if record.get("kind") == "event" else calls).append(record["record"])
         return events, calls
 
-    def append(self, events: list[dict[str, Any]], calls: list[dict[str, Any]]) -> None:
-        """Durable before it returns (fsync of the file, and of the directory when it is new)."""
+    def append(self, events: list[dict[str, Any]], calls: list[dict[str, Any]], *, durable: bool = True) -> None:
+        """Durable before it returns (fsync of the file, and of the directory when it is new). `durable=False`
+        when the batch is about to reach the fsynced event log and a commit anyway: the journal then only has
+        to outlive the process (a kill -9, a checkout mid-write), which the page cache does; `sync()` makes
+        it durable after all when the commit is deferred and the journal stays the only copy."""
         if not events and not calls:
             return
         lines = [json.dumps({"kind": "call", "record": c}, ensure_ascii=False, separators=(",", ":")).encode()
@@ -61,15 +64,28 @@ class Pending:
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             os.write(fd, b"".join(line + b"\n" for line in lines))
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
-        if new:
+        if new and durable:
             dfd = os.open(self.path.parent, os.O_RDONLY)
             try:
                 os.fsync(dfd)
             finally:
                 os.close(dfd)
+
+    def sync(self) -> None:
+        """fsync what `append(durable=False)` wrote, and the directory that holds it."""
+        for target, flags in ((self.path, os.O_RDONLY), (self.path.parent, os.O_RDONLY)):
+            try:
+                fd = os.open(target, flags)
+            except FileNotFoundError:
+                return
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def clear(self) -> None:
         """Everything in it is in a commit now. No fsync: a truncation lost to a power cut leaves events the log

@@ -25,7 +25,7 @@ from workbench.model.boardfile import check_board, encode_board
 from workbench.model.layout import check_writable
 from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
-from workbench.store import caches, humanedit
+from workbench.store import caches, humanedit, spool
 from workbench.store import commit as commit_policy
 from workbench.store.atomic import append_lines, atomic_write, write_workbench_file
 from workbench.store.config import parse_config
@@ -81,6 +81,7 @@ class Transaction:
         self._rebuild = False
         self.deferred: str | None = None  # why the work tree is not written now (the pending journal holds it)
         self.adopted = 0  # how many of `events` came from the pending journal
+        self.spool_size = 0  # bytes of the agent hooks' spool folded in, dropped once committed (store/spool.py)
         self._lock = wb.lock()
         self._loaded: Loaded | None = None
         self._secrets = secret_values(wb.config)
@@ -125,9 +126,15 @@ class Transaction:
                 self.adopted = len(self._loaded.pending)
                 self.events.extend(self._loaded.pending)
                 self.board_changed = True
+            turn = None if self.create else spool.agent_turn(self)  # during an agent's turn: its edit
             for edit in self._loaded.human_edits:
+                if turn is not None:
+                    spool.emit_agent_edit(self, edit, turn)
+                    continue
                 humanedit.note_edit(self.wb.paths, edit["file"])
                 self.emit("human.edit", edit, actor="human")
+            if not self.create:
+                spool.fold(self)  # the agent hooks' events, kept out of the work tree until now
         except BaseException:
             self._lock.release()
             raise
@@ -137,6 +144,7 @@ class Transaction:
         try:
             if exc_type is None:
                 self.commit()
+                spool.settle(self)
         finally:
             self._lock.release()
 
@@ -219,12 +227,14 @@ class Transaction:
         faults.point("before_event_append")
         check_writable(self.wb.paths)  # a read-only workbench refuses before the log, not half-way through
         if commit_policy.commits(self.wb.config["git"]):  # acknowledged once here, where no checkout can take it
-            self.wb.pending.append(self.events[self.adopted:], self.calls)
+            self.wb.pending.append(self.events[self.adopted:], self.calls, durable=bool(self.deferred))
             if not self.deferred and not self.wb.config["git"].get("ref"):
                 # wait out a git command of the user's, then look again: a merge, checkout or stash may have
                 # begun since the load, and the work tree is then git's until it ends
                 self.wb.git.wait_for_users_git()
                 self.deferred = self.wb.deferred()
+                if self.deferred:  # the journal is the only copy until that operation ends
+                    self.wb.pending.sync()
         if self.deferred:
             self.outcome = CommitOutcome(skipped=f"recorded, not yet committed: {self.deferred}; wb writes it to "
                                                  ".workbench/ and commits it at the first wb command after that")

@@ -124,19 +124,15 @@ class Workbench:
         empty when the log is — and named in `rebuilt`, for the transaction to write."""
         p = self.paths
         rebuilt: dict[str, bytes] = self._rebuild_missing() if create else {}
-        for attempt in (1, 2):
+        try:
+            board_raw, state_cached, state_raw = self._read_snapshots(rebuilt, need_body)
+        except FileNotFoundError:
+            # a checkout, stash or merge --abort of the user's rewrites the work tree file by file: a file
+            # missing for that moment is back once their git lets go of the index, so look again once
+            self.git.wait_for_users_git()
             try:
-                board_raw = rebuilt.get("board.json") or p.board.read_bytes()
-                state_cached = None if "state.md" in rebuilt else caches.read_state_cache(p)
-                state_raw = rebuilt.get("state.md") or (
-                    b"" if (state_cached and state_cached["fresh"] and not need_body) else p.state.read_bytes())
-                break
+                board_raw, state_cached, state_raw = self._read_snapshots(rebuilt, need_body)
             except FileNotFoundError as err:
-                # a checkout, stash or merge --abort of the user's rewrites the work tree file by file: a file
-                # missing for that moment is back once their git lets go of the index, so look again once
-                if attempt == 1:
-                    self.git.wait_for_users_git()
-                    continue
                 raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: restore it with git "
                                "(`git checkout -- .workbench`) or run `wb doctor`") from None
         if rebuilt:
@@ -201,6 +197,16 @@ class Workbench:
             schemas.check("board", docs.board, "board.json (with the events after it)")
         return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after) - len(pending),
                       rebuilt=tuple(rebuilt), pending=pending)
+
+    def _read_snapshots(self, rebuilt: dict[str, bytes],
+                        need_body: bool) -> tuple[bytes, dict[str, Any] | None, bytes]:
+        """(board.json's bytes, the state cache, state.md's bytes — b"" when the cache stands in for it)."""
+        p = self.paths
+        board_raw = rebuilt.get("board.json") or p.board.read_bytes()
+        state_cached = None if "state.md" in rebuilt else caches.read_state_cache(p)
+        state_raw = rebuilt.get("state.md") or (
+            b"" if (state_cached and state_cached["fresh"] and not need_body) else p.state.read_bytes())
+        return board_raw, state_cached, state_raw
 
     @property
     def pending(self) -> Pending:
