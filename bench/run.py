@@ -23,6 +23,12 @@ Benches (for --only: a group name or a full result name):
                 the wall-clock rate of the whole command is printed beside it)
   hooks         wb hook claude-code for a PreToolUse and a PostToolUse payload (stdin piped), spooled in the
                 git directory, vs python -c pass (≤ 2× each); the spool is folded by a Stop afterwards, untimed
+  mcp           `wb mcp`: spawn to the answered `initialize` vs python -c pass (≤ 10×; issue 13 asks
+                ≤ 0.5 s, the median is printed beside it); `mcp.tools_list`, spawn to the answered
+                `tools/list` (the SDK loaded), for information. Skipped when the MCP SDK is not installed.
+  sync          wb sync with nothing to do, and with 100 events another clone pushed to merge with one of
+                ours, vs `git fetch && git push` of the same ref, to a bare remote on the same disk
+                (information, no bar)
 
 Each result prints one line; the last line is `BENCH_SUMMARY {json}`. Exit status: 0 even when a bar is
 missed (1 with --strict), 1 when a bench could not run. Stdlib only; everything happens in a temp dir that
@@ -67,8 +73,9 @@ BARS = {
     "replay.state": 50_000.0,
     "hooks.pre_tool_use": 2.0,  # issue 13 item 4
     "hooks.post_tool_use": 2.0,
+    "mcp.startup": 10.0,  # issue 13 §5: spawn to answered initialize ≤ 0.5 s (0.7–1.7 s before)
 }
-GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay", "hooks")
+GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay", "hooks", "mcp", "sync")
 
 
 class BenchError(Exception):
@@ -483,6 +490,98 @@ def bench_hooks(ctx: Context) -> list[Result]:
             ratio("hooks.post_tool_use", "wb hook", b, "floor", f)]
 
 
+def bench_mcp(ctx: Context) -> list[Result]:
+    """`wb mcp` as a client starts it: spawn, `initialize`, and (for information) `tools/list`."""
+    s = ctx.settings
+    probe = subprocess.run([PY, "-c", "import mcp_types, anyio"], capture_output=True, env=ctx.runner.env)
+    if probe.returncode != 0:
+        print("mcp                    SKIPPED: the MCP SDK is not installed (pip install -e '.[mcp]')", flush=True)
+        return []
+    repo = ctx.workbench("mcp", "task", 12)
+    floor = ctx.runner.timer([PY, "-c", "pass"], repo)
+    initialize = (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
+        + "\n").encode()
+    listing = (b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+               b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
+    listed: list[float] = []
+
+    def session() -> float:
+        start = time.perf_counter()
+        proc = subprocess.Popen([ctx.wb, "mcp"], cwd=repo, env=ctx.runner.env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(initialize)
+            proc.stdin.flush()
+            first = proc.stdout.readline()
+            answered = time.perf_counter() - start
+            proc.stdin.write(listing)
+            proc.stdin.flush()
+            second = proc.stdout.readline()
+            listed.append(time.perf_counter() - start)
+            proc.stdin.close()
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if b'"id":1' not in first or b'"tools"' not in second:
+            raise BenchError(f"`wb mcp` did not answer: {first[:200]!r} {second[:200]!r}")
+        return answered
+
+    f, m = side_by_side([floor, session], s.n(20, 6), s.n(2, 1))
+    res = ratio("mcp.startup", "initialize", m, "floor", f)
+    res.detail += f", median {fmt_s(statistics.median(m))} (issue 13: ≤ 500ms)"
+    listed = listed[-len(m):]  # the warm-up rounds' are dropped, as side_by_side drops theirs
+    info = ratio("mcp.tools_list", "tools/list", listed, "floor", f, info=True)
+    info.detail += f", median {fmt_s(statistics.median(listed))}"
+    return [res, info]
+
+
+def bench_sync(ctx: Context) -> list[Result]:
+    """issue 15: `wb sync` with nothing to do, against `git fetch && git push` of the same ref (information:
+    no bar yet). The remote is a bare repository on the same disk, so the ratio is wb's own cost."""
+    s = ctx.settings
+    r = ctx.runner
+    remote = ctx.tmp / "sync-remote.git"
+    ctx.git(ctx.tmp, "init", "-q", "--bare", str(remote))
+    repo = ctx.git_repo("sync")
+    ctx.git(repo, "remote", "add", "origin", str(remote))
+    r.run([ctx.wb, "init", "--ref", "wb-state"], repo)
+    for i in range(20):
+        r.run([ctx.wb, "task", "add", f"task {i}"], repo)
+    r.run([ctx.wb, "sync"], repo)
+    plain = r.timer(["sh", "-c", "git fetch -q --no-tags origin +refs/heads/wb-state:refs/remotes/origin/wb-state"
+                                 " && git push -q origin wb-state"], repo)
+    wb_sync = r.timer([ctx.wb, "sync"], repo)
+    g, w = side_by_side([plain, wb_sync], s.n(20, 6), s.n(2, 1))
+    out = [ratio("sync.nothing_to_do", "wb sync", w, "git fetch && git push", g, info=True)]
+
+    # 100 events another clone pushed, merged with one of ours: each side gets its own fresh 100 (untimed)
+    other = ctx.tmp / "sync-other"
+    ctx.git(ctx.tmp, "clone", "-q", str(remote), str(other))
+    r.run([ctx.wb, "init", "--ref", "wb-state"], other)
+    hundred = [PY, "-c", "from workbench.api import Bench\nb = Bench.open('.')\n"
+                         "for i in range(100): b.note(f'remote note {i}')\nb.sync()"]
+
+    def merge_100() -> float:
+        r.run(hundred, other, timeout=600)
+        r.run([ctx.wb, "note", "ours"], repo)
+        return wb_sync()
+
+    fetch_only = r.timer(["sh", "-c", "git fetch -q --no-tags origin +refs/heads/wb-state:refs/remotes/origin/wb-state"
+                                      " && git push -q origin refs/remotes/origin/wb-state:refs/heads/wb-state"], repo)
+
+    def git_100() -> float:
+        r.run(hundred, other, timeout=600)
+        return fetch_only()
+
+    g, w = side_by_side([git_100, merge_100], s.n(6, 2), 0)
+    out.append(ratio("sync.merge_100", "wb sync", w, "git fetch && git push", g, info=True))
+    return out
+
+
 BENCHES: dict[str, Callable[[Context], list[Result]]] = {
     "startup": bench_startup,
     "cli_mutation": bench_cli_mutation,
@@ -491,6 +590,8 @@ BENCHES: dict[str, Callable[[Context], list[Result]]] = {
     "board": bench_board,
     "replay": bench_replay,
     "hooks": bench_hooks,
+    "mcp": bench_mcp,
+    "sync": bench_sync,  # issue 15
 }
 
 _ONLY: list[str] = []

@@ -33,7 +33,7 @@ from workbench.model.ids import TASK_ID
 from workbench.model.redaction import redact, secret_values
 from workbench.ops.acceptance import dependency_problem, last_line, run_acceptance, run_all, task_problem
 from workbench.ops.replay import ReplayReport, replay
-from workbench.ops.status import status_of
+from workbench.ops.status import STATUSES, next_task, status_of
 from workbench.ops.validate import validate_workbench
 from workbench.store.transaction import LastWrite, Transaction
 from workbench.store.workbench import Workbench
@@ -267,11 +267,37 @@ class Bench:
         return dict(task)
 
     def list_tasks(self, status: str | None = None) -> list[dict[str, Any]]:
+        """The tasks in board order, or only those with `status` (one of todo, in_progress, blocked, done,
+        cancelled; anything else is a UsageError, not an empty list)."""
+        if status is not None and status not in STATUSES:
+            raise UsageError(f"status {status!r}: one of {', '.join(STATUSES)}")
         tasks = self.wb.load(detect_human=False).docs.board["tasks"]
         return [t for t in tasks if status is None or t.get("status") == status]
 
+    def next_task(self, *, start: bool = False, actor: str = "agent") -> dict[str, Any]:
+        """`wb task next [--start]`: the first ready task (todo, every dependency done, in board order), started
+        when `start`. Returns `{"task": the task or None, "started": bool, "why": "" or why none is ready,
+        "active": the active task when it is in progress, else None}`. `start` with a task in progress is
+        refused (one task at a time; `start_task` starts one beside it)."""
+        docs = self.wb.load(detect_human=False).docs
+        tasks = docs.board["tasks"]
+        active = reducer.find_task(docs.board, docs.state.get("active_task_id") or "")
+        active = dict(active) if active and active.get("status") == "in_progress" else None
+        task, why = next_task(tasks)
+        if task is None or not start:
+            return {"task": dict(task) if task else None, "started": False, "why": why, "active": active}
+        if active is not None:  # one task at a time: `--start` twice must not start two
+            raise Refused(f"{active['id']} is in progress: finish it (`wb task done {active['id']}`) or block it "
+                          f"first; `wb task start {task['id']}` starts {task['id']} beside it")
+        started = self.start_task(task["id"], actor=actor)
+        return {"task": started, "started": bool(self.last.seqs), "why": "", "active": active}
+
     def show_task(self, task_id: str) -> dict[str, Any]:
-        task = reducer.find_task(self.wb.load(detect_human=False).docs.board, task_id)
+        board = self.wb.load(detect_human=False).docs.board
+        task = reducer.find_task(board, task_id)
+        from workbench.ops.sync import resolve_renumbered  # issue 15: an id a sync renumbered stays findable
+
+        task, _ = resolve_renumbered(self.wb, board, task_id, task)
         if task is None:
             raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
         return task
@@ -342,6 +368,8 @@ class Bench:
         `.payload`, `.reason`). Raises `Busy` while another session is live."""
         from workbench.harness import bound
 
+        if not goal.strip():
+            raise UsageError("a run needs a goal: what the session is for, in one line")
         if plan is not None and steps is not None:
             raise UsageError("give plan (a plan file) or steps (an inline plan), not both")
 
@@ -504,6 +532,36 @@ class Bench:
         self._done(tx)
         return event
 
+    # -- sync and claims (issue 15: docs/sync.md) ---------------------------------------------------------
+    def sync(self, remote: str | None = None, *, push_branch: bool = False) -> dict[str, Any]:
+        """`wb sync [REMOTE]`: fetch, merge the remote's state by wb's rules, commit, push (ops/sync.py).
+        Returns the report as data (`up_to_date`, `pushed`, `taken`, `renumbered`…)."""
+        from workbench.ops import sync as syncop
+
+        return syncop.sync(self.wb, remote, push_branch=push_branch).as_dict()
+
+    def claim(self, task_id: str, *, agent: str | None = None, lease: str | int | None = None,
+              remote: str | None = None) -> dict[str, Any]:
+        """`wb task claim ID`: win the task for `agent` across clones (ops/claims.py); Busy (exit 6) when
+        another agent holds it. `lease`: seconds, or a duration such as "30m" (default 1 h)."""
+        from workbench.ops import claims
+
+        return claims.claim(self.wb, task_id, agent=agent, lease_s=lease_seconds(lease), remote=remote)
+
+    def claim_next(self, *, agent: str | None = None, lease: str | int | None = None,
+                   remote: str | None = None) -> dict[str, Any] | None:
+        """`wb task next --claim`: claim the first ready task no other agent holds; None when none is ready."""
+        from workbench.ops import claims
+
+        return claims.claim_next(self.wb, agent=agent, lease_s=lease_seconds(lease), remote=remote)
+
+    def claims(self) -> list[dict[str, Any]]:
+        """The claims held now: [{id, agent, until, since, took_over_from?}]."""
+        from workbench.ops import claims
+
+        return claims.claims_held(self.wb.load(detect_human=False, need_body=False).docs.board, ids.utc_now())
+
+
 def diff(path: str | Path | None = None, rev_a: str | None = None, rev_b: str | None = None, *,
          all_fields: bool = False) -> dict[str, Any]:
     """`wb diff [REV [REV]]` in the git work tree containing `path`, as the dict `wb diff --format json` prints.
@@ -533,6 +591,38 @@ def _default_base(root: Path) -> str:
     except WorkbenchError:
         return "HEAD"
     return str(ref) if ref else "HEAD"
+
+
+def lease_seconds(lease: str | int | None) -> int:
+    from workbench.model.claims import DEFAULT_LEASE_S, parse_duration
+
+    if lease is None:
+        return DEFAULT_LEASE_S
+    if isinstance(lease, int):
+        if lease <= 0:
+            raise UsageError("--lease: it must be longer than 0s")
+        return lease
+    try:
+        return parse_duration(lease)
+    except ValueError as err:
+        raise UsageError(f"--lease: {err}") from None
+
+
+def join(path: str | Path | None = None, ref: str = "wb-state", remote: str | None = None) -> bool:
+    """A worktree or fresh clone without `.workbench/` takes up the existing state branch `ref` (this clone's,
+    else the remote's) and registers wb's drivers; False when there is none to take up."""
+    from workbench.git.repo import find_worktree
+    from workbench.ops import sync as syncop
+    from workbench.store.drivers import register_drivers
+
+    root = find_worktree(Path(path) if path is not None else Path.cwd())
+    wb = Workbench(root)
+    if wb.paths.wb.is_dir() and wb.paths.events.exists():
+        return False
+    if not syncop.join(wb, ref, remote):
+        return False
+    register_drivers(root, wb.git.common_dir)
+    return True
 
 
 def _extend_items(extend: Mapping[str, float] | Sequence[str] | None) -> list[str]:
@@ -609,5 +699,15 @@ def init(path: str | Path | None = None, ref: str | None = None) -> tuple[Bench,
     Returns (bench, created, what was committed)."""
     from workbench.ops import init as initcmd
 
+    moved: list[str] | None = None
+    if ref is not None and not join(path, ref):  # issue 15: take up the state branch that exists, or move to it
+        from workbench.git.repo import find_worktree
+        from workbench.ops.sync import move_to_ref
+
+        root = find_worktree(Path(path) if path is not None else Path.cwd())
+        if (root / ".workbench" / "config.yaml").exists():
+            moved = move_to_ref(Workbench(root), ref)
     wb, created, last = initcmd.init(Path(path) if path is not None else Path.cwd(), ref)
+    if moved:
+        last.warnings.extend(moved)
     return Bench(wb), created, last

@@ -20,8 +20,8 @@ pytest.importorskip("mcp")
 from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-TOOLS = {"status", "task_list", "task_add", "task_update", "note", "set_state", "log", "run", "resume"}
-TOOLS_LIST_LIMIT = 8192  # bytes of the tools/list answer: what every agent session pays in context
+TOOLS = {"status", "task_list", "task_add", "task_update", "note", "set_state", "log", "run", "resume", "abort"}
+TOOLS_LIST_LIMIT = 6144  # bytes of the tools/list answer: what every agent session pays in context
 
 
 def server_env() -> dict[str, str]:
@@ -102,9 +102,9 @@ def test_a_session_adds_a_task_reads_status_and_refuses_bad_arguments(bench, rep
     assert out["files_after"] == out["files"] and out["commits_after"] == out["commits"]
 
     assert out["started"]["summary"] == "T-001 todo → in_progress"
-    assert [t["id"] for t in out["tasks"]] == ["T-001"]
+    assert [t["id"] for t in out["tasks"]["tasks"]] == ["T-001"]
     assert "Chose TOML" in (repo / ".workbench" / "state.md").read_text()
-    assert [e["type"] for e in out["log"]] == ["task.start", "note.add"]
+    assert [e["type"] for e in out["log"]["events"]] == ["task.start", "note.add"]
     assert run_git(repo, "status", "--porcelain", "--", ".workbench").strip() == ""
 
 
@@ -181,7 +181,7 @@ def test_tools_list_answer_is_small(bench, repo: Path) -> None:
     assert answer["id"] == 2 and {t["name"] for t in answer["result"]["tools"]} == TOOLS
     size = len(line.rstrip(b"\n"))
     print(f"tools/list answer: {size} bytes")
-    assert size < TOOLS_LIST_LIMIT, size
+    assert size <= TOOLS_LIST_LIMIT, size
     for tool in answer["result"]["tools"]:
         assert len(tool["description"]) <= 120, tool["name"]
         assert '"title": "' not in json.dumps(tool["inputSchema"]), tool["name"]  # no generated titles

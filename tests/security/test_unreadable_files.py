@@ -132,15 +132,18 @@ def _clipped_at(value: object) -> tuple[int, dict[str, object]]:
     return levels, value
 
 
-def test_a_deeply_nested_hook_payload_is_clipped_and_recorded(repo: Path) -> None:
+@pytest.mark.parametrize("levels", [500, 5000])  # 5000: deeper than Python's own JSON parser goes
+def test_a_deeply_nested_hook_payload_is_clipped_and_recorded(repo: Path, levels: int) -> None:
     init_workbench(repo)
-    payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash",
-               "tool_input": {"command": "ls"}, "tool_response": _deep(500)}
-    done = subprocess.run([*WB_ARGV, "hook", "claude-code"], cwd=repo, input=json.dumps(payload), text=True,
-                          capture_output=True, timeout=120)
-    assert done.returncode == 0 and done.stderr == "", done.stderr  # never "internal error: RecursionError"
-    last = json.loads((repo / ".workbench" / "events.jsonl").read_text().splitlines()[-1])
-    assert last["type"] == "agent.tool_result"
+    deep = '{"a":' * levels + '{"leaf":"x"}' + "}" * levels  # written by hand: json.dumps cannot go so deep
+    post = ('{"hook_event_name":"PostToolUse","session_id":"s1","tool_name":"Bash",'
+            '"tool_input":{"command":"ls"},"tool_response":' + deep + "}")
+    for hook in (post, json.dumps({"hook_event_name": "Stop", "session_id": "s1", "stop_hook_active": False})):
+        done = subprocess.run([*WB_ARGV, "hook", "claude-code"], cwd=repo, input=hook, text=True,
+                              capture_output=True, timeout=120)
+        assert done.returncode == 0 and done.stderr == "", done.stderr  # never "internal error: RecursionError"
+    events = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    [last] = [e for e in events if e["type"] == "agent.tool_result"]
     levels, rest = _clipped_at(last["payload"]["result"])
     assert levels < CLIP_DEPTH and rest["truncated"] is True and rest["bytes"] > 400 * 6, rest
     wb_ok(repo, "replay", "--verify")

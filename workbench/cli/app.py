@@ -72,7 +72,11 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("mcp", "mcp", "mcp_command", False),
     ("hook", "hook", "app", False),
     ("handoff", "handoff", "handoff_command", False),  # issue 16
+    ("sync", "sync", "sync_command", False),  # issue 15
 )
+# Commands a module adds to another's group (issue 15: `wb task claim` lives in cli/claims.py): imported when
+# the group is registered.
+GROUP_EXTENSIONS: dict[str, tuple[str, ...]] = {"task": ("claims",)}
 _registered: set[str] = set()
 
 
@@ -90,6 +94,8 @@ def register(names: set[str] | None = None) -> typer.Typer:
             if name not in wanted:
                 continue
             target = getattr(importlib.import_module(f"workbench.cli.{module}"), attr)
+            for extension in GROUP_EXTENSIONS.get(name, ()):
+                importlib.import_module(f"workbench.cli.{extension}")
             if isinstance(target, typer.Typer):
                 _APP.add_typer(target, name=name)
             else:

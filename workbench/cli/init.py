@@ -15,6 +15,8 @@ def init_command(
                                  "your branches never track .workbench/."),
     agents_md: bool = typer.Option(False, "--agents-md", help="Also add (or update) the wb section of AGENTS.md "
                                                               "at the repository root; it is not committed."),
+    claude_md: bool = typer.Option(False, "--claude-md", help="Also make CLAUDE.md import AGENTS.md (the line "
+                                                              "@AGENTS.md; implies --agents-md; not committed)."),
 ) -> int:
     """Create .workbench/ (state, board, event log, config) and commit it. A second run changes nothing."""
     from pathlib import Path
@@ -30,12 +32,16 @@ def init_command(
             raise UsageError(f"--ref: {ref!r} is not a branch name")
     bench, created, last = init(start_dir() or Path.cwd(), ref)
     agents = None
-    if agents_md:  # the one file outside .workbench/ wb writes, and only when asked
-        from workbench.integrations.agents_md import write_agents_md
+    claude: dict[str, str | None] = {}
+    if agents_md or claude_md:  # the files outside .workbench/ wb writes, and only when asked
+        from workbench.integrations import agents_md as section
 
-        agents = write_agents_md(bench.root)
+        agents = section.write_agents_md(bench.root)
+        state, name = section.claude_md(bench.root)
+        claude = {"state": state, "file": name,
+                  "changed": section.import_agents_md(bench.root) if claude_md else None}
     if json_:
-        extra = {"agents_md": agents} if agents_md else {}
+        extra = {"agents_md": agents, "claude_md": claude} if agents else {}
         output.emit_json({"workbench": str(bench.root), "created": created, "commit": last.commit,
                           "warnings": last.warnings, **extra})
     elif created:
@@ -49,6 +55,13 @@ def init_command(
     if agents and not json_:
         output.say(f"AGENTS.md: wb section {agents} (not committed: it is outside .workbench/; commit it yourself)"
                    if agents != "unchanged" else "AGENTS.md: wb section already up to date")
+        name = claude["file"] or "CLAUDE.md"
+        if claude["changed"] in ("added", "created"):
+            output.say(f"{name}: {'added' if claude['changed'] == 'added' else 'created with'} the line "
+                       "@AGENTS.md, so Claude Code reads the wb section (not committed)")
+        elif claude["state"] == "no_import":  # Claude Code reads CLAUDE.md, and only what it imports
+            output.say(f"{name} does not import AGENTS.md, so Claude Code will not read the wb section: add the "
+                       "line @AGENTS.md to it, or run `wb init --agents-md --claude-md`")
     for w in last.warnings:
         output.warn(w)
     return 0

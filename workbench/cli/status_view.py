@@ -13,8 +13,11 @@ def run(chdir: Path | None, as_json: bool) -> int:
     from workbench.store.workbench import Workbench
 
     data = status_of(Workbench.discover(chdir))
-    if as_json:
-        output.emit_json(data)
+    if as_json:  # one compact line: an agent reads it at the start of every session, whitespace and all
+        import json
+        import sys
+
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str) + "\n")
     else:
         render(data)
     return 0
@@ -29,10 +32,17 @@ def render(data: dict[str, Any]) -> None:
     active = data["active_task"]
     counts = data["board"]["by_status"]
     styles = {"status": STATUS_STYLE.get(str(data["status"]), ""), "blockers": "red" if data["blockers"] else "",
-              "waiting for": "yellow", "hand edit": "yellow"}
+              "waiting for": "yellow", "hand edit": "yellow", "ready": "green"}
     lines = [
         ("status", data["status"]),
         ("active task", f"{active['id']} {active['title']} ({active['status']})" if active else "none"),
+    ]
+    ready = data.get("ready") or {}
+    if not active and ready.get("tasks"):  # where to start: the first ready tasks, and the command
+        more = ready["total"] - len(ready["tasks"])
+        names = " · ".join(f"{t['id']} {t['title']}" for t in ready["tasks"]) + (f" (+{more} more)" if more else "")
+        lines.append(("ready", f"{names} — start: {ready['command']}"))
+    lines += [
         ("next action", data["next_action"] or "(not set: wb set next_action=...)"),
         ("blockers", "; ".join(data["blockers"]) if data["blockers"] else "none"),
     ]
@@ -77,6 +87,7 @@ def render(data: dict[str, Any]) -> None:
         why = f"{waiting['why']}; " if waiting["why"] else ""
         lines.append(("not committed", f"{waiting['events']} recorded event(s) wait in the git directory ({why}the "
                                        "next wb write after that writes and commits them)"))
+    lines += sync_lines(data.get("sync"))
     width = max(len(k) for k, _ in lines)
     if output.color_enabled():
         from rich.console import Console
@@ -92,3 +103,21 @@ def render(data: dict[str, Any]) -> None:
         return
     for key, value in lines:
         output.say(f"{key.ljust(width)}  {output.shown(value)}")
+
+
+def sync_lines(sync: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """issue 15: the state ref against the last fetched remote state, and who holds which claims."""
+    if not sync:
+        return []
+    if sync["remote"] is None:
+        where = f"{sync['ref']} (no remote state fetched yet: wb sync)"
+    elif sync["ahead"] is None:
+        where = f"{sync['ref']} · {sync['remote']}"
+    else:
+        where = (f"{sync['ref']}: {sync['ahead']} ahead, {sync['behind']} behind {sync['remote']} (as last fetched)"
+                 + (" · run wb sync" if sync["ahead"] or sync["behind"] else ""))
+    out = [("sync", where)]
+    if sync.get("interrupted"):
+        out.append(("sync", "a wb sync was interrupted: run wb sync to finish it"))
+    out += [("claim", f"{c['id']} by {c['agent']} until {c['until']}") for c in sync["claims"]]
+    return out

@@ -1,4 +1,4 @@
-"""`wb task …`: add, list, show, start, done, block and set tasks on the board."""
+"""`wb task …`: add, list, show, start, done, block and set tasks on the board, and pick the next one."""
 
 from __future__ import annotations
 
@@ -192,4 +192,32 @@ def set_(
     else:
         output.say(f"{task['id']}: nothing changed")
     output.report_write(bench)
+    return 0
+
+
+@app.command("next")
+def next_(
+    start: bool = typer.Option(False, "--start", help="Start it too (refused while another task is in progress)."),
+    actor: str = ACTOR,
+    json_: bool = JSON,
+) -> int:
+    """Pick the next task: the first ready one (todo, every dependency done, in board order)."""
+    from workbench.errors import NotFound
+
+    bench = _bench()
+    picked = bench.next_task(start=start, actor=actor_of(actor))
+    if json_:
+        output.emit_json(picked)
+        return 0
+    task, active = picked["task"], picked["active"]
+    if task is None:
+        raise NotFound(picked["why"] + (f" ({active['id']} is in progress)" if active else ""))
+    if picked["started"]:
+        output.say(bench.last.summary)
+        output.report_write(bench)
+        return 0
+    output.say(f"{task['id']} {task['title']}")
+    if active:
+        output.say(f"({active['id']} is in progress: finish it first with `wb task done {active['id']}`)")
+    output.say(f"start it: wb task start {task['id']}   (or wb task next --start)")
     return 0

@@ -513,6 +513,10 @@ class GitRepo:
         files = self._snapshot_files()
         wb_tree = self._workbench_tree(files)
         faults.point("after_git_objects")
+        if state_only:
+            moved = self.state_ref_moved(ref)
+            if moved:
+                return CommitOutcome(skipped=moved)
         if self.run_hooks:
             message = self._run_commit_hooks(message)
         for _attempt in range(5):
@@ -520,6 +524,8 @@ class GitRepo:
             new_root = {WB_DIR: ("40000", wb_tree)} if state_only else {**root, WB_DIR: ("40000", wb_tree)}
             if parent is not None and root.get(WB_DIR) == ("40000", wb_tree):
                 self._last = (ref, parent, root, old_files)
+                if state_only and self.state_base(ref) != parent:
+                    self.set_state_base(ref, parent)
                 outcome = CommitOutcome()  # nothing changed under .workbench/
                 if not state_only:  # but a crash after the ref moved may have left the index behind
                     self._sync_index(files, old_files, outcome)
@@ -544,7 +550,11 @@ class GitRepo:
                 if any(m in why for m in ("No space left", "Read-only file system", "Permission denied")):
                     raise GitError(f"git update-ref failed: {why.splitlines()[-1]}")  # retrying cannot help
                 self._last = None
+                if state_only:  # another worktree (or a sync) moved the state ref: its events are not ours
+                    return CommitOutcome(skipped=STATE_REF_MOVED.format(ref=ref))
                 continue  # the branch moved under us (a user's commit): rebuild on its new tip
+            if state_only:
+                self.set_state_base(ref, commit)
             faults.point("after_git_ref")
             self._last = (ref, commit, new_root, files)
             outcome = CommitOutcome(sha=commit)
@@ -553,6 +563,177 @@ class GitRepo:
             self._gc_auto()
             return outcome
         raise GitError(f"could not move {ref}: it kept changing under wb; retry")
+
+    # -- sync: state shared through a ref (wb sync, claims) ----------------------------------------
+    # The worktree's .workbench/ is a checkout of the state ref: `state_base` is the commit it was last made
+    # from or committed as (kept in this worktree's git dir). A state commit is made only on that commit, so a
+    # worktree never commits a tree that lacks what another worktree (or a sync) put on the shared ref; it
+    # says so instead, and `wb sync` merges the two by wb's rules (workbench/ops/sync.py).
+    def _state_base_path(self) -> Path:
+        return self.git_dir / "wb" / "state-base.json"
+
+    def state_base(self, ref: str) -> str | None:
+        """The state commit this worktree's .workbench/ was last made from (None: not recorded)."""
+        import json
+
+        try:
+            value = json.loads(self._state_base_path().read_text()).get(ref)
+        except (OSError, ValueError, AttributeError):
+            return None
+        return value if isinstance(value, str) else None
+
+    @property
+    def state_writing_marker(self) -> Path:
+        """Present while a sync writes a state commit into the work tree (its snapshots may disagree with its
+        log until it is done): loads refuse, and the next `wb sync` finishes the write."""
+        return self.git_dir / "wb" / "sync-writing"
+
+    def begin_state_write(self, sha: str) -> None:
+        marker = self.state_writing_marker
+        marker.parent.mkdir(exist_ok=True)
+        with open(marker, "w") as fh:
+            fh.write(sha + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def set_state_base(self, ref: str, sha: str) -> None:
+        """Record (durably) the commit the work tree was made from; ends a sync's write into it."""
+        import json
+
+        path = self._state_base_path()
+        try:
+            data = json.loads(path.read_text())
+            if not isinstance(data, dict):
+                data = {}
+        except (OSError, ValueError):
+            data = {}
+        data[ref] = sha
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.parent / f".state-base.{os.getpid()}.tmp"
+        with open(tmp, "w") as fh:
+            fh.write(json.dumps(data, sort_keys=True))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        try:
+            os.unlink(self.state_writing_marker)
+        except FileNotFoundError:
+            pass
+
+    def state_ref_moved(self, ref: str) -> str | None:
+        """Why this worktree must not commit on `ref` now (it moved past the commit the work tree was made from),
+        or None. A base never recorded (a workbench older than sync) is taken as the ref's tip."""
+        base = self.state_base(ref)
+        if base is None:
+            return None
+        tip = self._read_ref_fast(ref) or self.read_ref(ref)
+        if tip is None or tip == base:
+            return None
+        return STATE_REF_MOVED.format(ref=ref)
+
+    def worktree_id(self) -> str:
+        """A random name for this worktree of this clone, made once (a sync's task.renumber names whose
+        unpublished task moved, so `wb task show OLD` resolves OLD there and only there)."""
+        path = self.git_dir / "wb" / "worktree-id"
+        try:
+            value = path.read_text().strip()
+            if value:
+                return value
+        except OSError:
+            pass
+        value = os.urandom(6).hex()
+        path.parent.mkdir(exist_ok=True)
+        with open(path, "w") as fh:
+            fh.write(value + "\n")
+        return value
+
+    def ref_sha(self, ref: str) -> str | None:
+        """`read_ref` of a branch or remote-tracking ref, from its loose file when it has one (no subprocess:
+        a sync reads refs several times)."""
+        fast = self._read_ref_fast(ref) if ref.startswith("refs/") else None
+        if fast and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", fast):
+            return fast
+        return self.read_ref(ref)
+
+    def update_ref(self, ref: str, new: str, old: str | None) -> bool:
+        """Compare-and-swap: point `ref` at `new` only if it is at `old` (None: only if it does not exist)."""
+        zero = "0" * len(new)
+        proc = run_git(self.worktree, "update-ref", "-m", "wb sync", ref, new, old or zero, check=False)
+        return proc.returncode == 0
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        if ancestor == descendant:
+            return True
+        proc = run_git(self.worktree, "merge-base", "--is-ancestor", ancestor, descendant, check=False)
+        return proc.returncode == 0
+
+    def remotes(self) -> list[str]:
+        return run_git(self.worktree, "remote", check=False).stdout.decode().split()
+
+    def config_value(self, key: str) -> str | None:
+        out = run_git(self.worktree, "config", "--get", key, check=False).stdout.decode().strip()
+        return out or None
+
+    def fetch_branch(self, remote: str, branch: str, tracking: str) -> str | None:
+        """Fetch `branch` of `remote` into `tracking` (forced: the tracking ref follows the remote). Returns the
+        fetched commit, None when the remote has no such branch; GitError (one line) when the remote cannot be
+        reached."""
+        proc = run_git(self.worktree, "fetch", "--no-tags", "--quiet", "--no-write-fetch-head", remote,
+                       f"+refs/heads/{branch}:{tracking}", check=False, env=_NO_PROMPT)
+        if proc.returncode != 0:
+            why = proc.stderr.decode(errors="replace").strip()
+            if "couldn't find remote ref" in why or "no such ref" in why.lower():
+                return None
+            raise GitError(f"cannot fetch from {remote}: {_last_line(why)}; local state untouched")
+        return self.ref_sha(tracking)
+
+    def push_branch(self, remote: str, sha: str, branch: str) -> str | None:
+        """Push commit `sha` to `branch` of `remote`, fast-forward only: the remote's ref update is the
+        compare-and-swap. None when pushed (or already there); "rejected" when the remote moved first; GitError
+        for any other refusal (a hook, permissions, offline)."""
+        faults.point("before_push")
+        proc = run_git(self.worktree, "push", "--porcelain", "--quiet", remote, f"{sha}:refs/heads/{branch}",
+                       check=False, env=_NO_PROMPT)
+        out = proc.stdout.decode(errors="replace")
+        faults.point("after_push")
+        if proc.returncode == 0:
+            return None
+        if any(m in out for m in ("[rejected]", "(fetch first)", "(non-fast-forward)", "stale info")) or \
+                "cannot lock ref" in proc.stderr.decode(errors="replace"):
+            return "rejected"
+        why = proc.stderr.decode(errors="replace").strip() or out.strip()
+        raise GitError(f"{remote} refused the push: {_last_line(why)}; local state untouched")
+
+    def workbench_files_at(self, commit: str) -> dict[str, tuple[str, bytes]]:
+        """{path under .workbench/: (mode, bytes)} as committed at `commit`."""
+        out = run_git(self.worktree, "ls-tree", "-r", "-z", commit, "--", WB_DIR + "/").stdout
+        entries = []
+        for item in out.split(b"\0"):
+            if not item:
+                continue
+            meta, _, path = item.partition(b"\t")
+            mode, kind, sha = meta.decode().split()
+            if kind == "blob":
+                entries.append((path.decode()[len(WB_DIR) + 1:], mode, sha))
+        bodies = self._cat([sha for _p, _m, sha in entries])
+        return {rel: (mode, body[1]) for (rel, mode, _sha), body in zip(entries, bodies, strict=True) if body}
+
+    def state_commit(self, files: dict[str, tuple[str, bytes]], parents: list[str], message: str) -> str:
+        """A commit whose tree holds only `.workbench/` with `files`, on `parents` (objects only: no ref moves)."""
+        blobs = {rel: (mode, self._write_object("blob", data)) for rel, (mode, data) in files.items()}
+        tree = self._write_tree({WB_DIR: ("40000", self._workbench_tree(blobs))})
+        author, committer = self._ident_or_raise()
+        body = f"tree {tree}\n" + "".join(f"parent {p}\n" for p in parents)
+        body += f"author {author}\ncommitter {committer}\n\n{message}"
+        if not body.endswith("\n"):
+            body += "\n"
+        return self._signed_commit(body) if self._signing() else self._write_object("commit", body.encode())
+
+    def count_apart(self, a: str, b: str) -> tuple[int, int]:
+        """(commits in `a` not in `b`, commits in `b` not in `a`)."""
+        out = run_git(self.worktree, "rev-list", "--left-right", "--count", f"{a}...{b}", check=False).stdout
+        parts = out.decode().split()
+        return (int(parts[0]), int(parts[1])) if len(parts) == 2 else (0, 0)
 
     # -- the user's policy: signing, hooks, housekeeping ----------------------------------------
     def _signing(self) -> bool:
@@ -715,6 +896,16 @@ class GitRepo:
 
 
 WRITTEN_BY_WB = {"state.md", "board.json", "events.jsonl", "calls.jsonl"}
+STATE_REF_MOVED = ("{ref} moved past this worktree's state (another worktree or a sync wrote it); recorded, not "
+                   "committed: `wb sync` merges the two and commits")
+_NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0",  # a sync never waits on a password prompt: it fails in one line
+              "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND") or "ssh -o BatchMode=yes"}
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1].removeprefix("fatal: ").removeprefix("error: ") if lines else "no reason given"
+
 
 
 def _also_changed(files: dict[str, tuple[str, str]], old: dict[str, tuple[str, str]]) -> list[str]:

@@ -67,7 +67,13 @@ def record_event(target: Bench | Workbench, type_: str, payload: dict[str, Any],
 def parse_hook_payload(raw: bytes) -> dict[str, Any]:
     """A hook payload from stdin: a JSON object with a `hook_event_name`, or UsageError saying what is wrong."""
     try:
-        data = cjson.loads(raw.decode("utf-8", "replace") or "null")
+        text = raw.decode("utf-8", "replace") or "null"
+        try:
+            data = cjson.loads(text)
+        except RecursionError:  # nested deeper than Python's parser goes: read with the deep part clipped
+            from workbench.model.clip import loads_any_depth
+
+            data = loads_any_depth(text)
     except ValueError as err:
         raise UsageError(f"hook payload on stdin is not JSON ({getattr(err, 'msg', err)}); nothing recorded") \
             from None

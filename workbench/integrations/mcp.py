@@ -4,87 +4,292 @@ Each tool calls the Python API (`workbench.api.Bench`, the command line's verbs)
 transaction as on the command line: lock, validation, event log, atomic snapshots, one git commit. A refused
 call comes back as an MCP tool error whose text is the one-line message the CLI prints (without its `wb: `).
 
-Importing the SDK costs about 0.6 s, so only `wb mcp` imports this module, inside the command. The tool list
-is kept lean on purpose (every byte of `tools/list` is spent from the agent's context on each session):
-short descriptions, no schema titles, no output schemas; results are compact JSON text.
+The tools are declared here as data (`SPECS`): a terse description, an input schema that refuses unknown
+arguments (`additionalProperties: false`), an output schema, and the four annotations, each set on purpose.
+Arguments are checked against the input schema here, before wb is called, and a bad one is one line naming
+the argument (and, for an unknown one, the allowed ones). Every result carries `structuredContent` and the
+same JSON as text, for clients that read only text. Every byte of `tools/list` is spent from the agent's
+context in each session, so descriptions are short and schemas carry no titles (a test keeps it ≤ 6 KB).
+
+Start-up: importing the SDK costs 0.6–1.5 s on a small machine, and a client waits for the answer to
+`initialize` before anything else. So this module imports only the standard library; `serve` loads the SDK
+in a thread from the first instant, meanwhile answers `initialize` itself (the same answer the SDK gives,
+which it then computes again and wb drops), and hands the connection to the SDK once it is loaded.
+`WB_MCP_PREANSWER=0` leaves `initialize` to the SDK.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench import __version__
-from workbench.errors import WorkbenchError
+from workbench.errors import Refused, UsageError, WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.api import Bench
 
 INSTRUCTIONS = (
     "wb keeps this repository's agent state in .workbench/ (task board, decision log, event log), "
-    "committed to git on every change. Call status first each session; record work with task_add, "
-    "task_update, note and set_state (next_action, blockers)."
+    "committed to git on every change. Call status first each session: it names the active task or the "
+    "tasks ready to start; record work with task_add, task_update, note and set_state."
 )
 
-ReadOnly = ToolAnnotations(read_only_hint=True)
+# -- the tools, as data -----------------------------------------------------------------------------------
+STATUSES = ["todo", "in_progress", "blocked", "done", "cancelled"]
+TASK_FIELDS = ["id", "kind", "title", "status", "owner", "acceptance", "depends_on", "description", "reviews",
+               "blocked_reason", "forced_done", "created_at", "updated_at"]
+TASK_DEFAULT_FIELDS = ["id", "status", "title"]
+EVENT_FIELDS = ["seq", "ts", "type", "actor", "session", "summary", "payload"]
+EVENT_DEFAULT_FIELDS = ["seq", "type", "actor", "summary"]
+LIST_LIMIT, LOG_LIMIT = 20, 10  # default page sizes, and a default page stops at PAGE_BYTES of JSON too,
+PAGE_BYTES = 1600                # so a page with its text copy stays under 4 KB however long the titles
+
+STR = {"type": "string"}
+TEXT = {"type": "string", "minLength": 1}
+INT = {"type": "integer"}
+STRS = {"type": "array", "items": STR}
+BOOL = {"type": "boolean"}
+
+
+def _in(props: dict[str, Any], *required: str) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = list(required)
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _out(*required: str) -> dict[str, Any]:
+    """An output schema: the keys every answer has (the rest is in docs/integrations.md and docs/json.md)."""
+    return {"type": "object", "required": list(required)}
+
+
+def _page(limit: int, most: int, fields: list[str]) -> dict[str, Any]:
+    return {"limit": {"type": "integer", "minimum": 1, "maximum": most, "default": limit},
+            "offset": {"type": "integer", "minimum": 0},
+            "fields": {"type": "array", "items": {"enum": fields}}}
+
+
+OBJ = {"type": "object"}
+WRITTEN = _out("summary", "commit", "warnings")
+OUTCOME = _out("done", "state", "reason")
+
+
+class Spec(NamedTuple):
+    description: str
+    input: dict[str, Any]
+    output: dict[str, Any]
+    # readOnlyHint, destructiveHint, idempotentHint, openWorldHint: all four, on every tool
+    hints: tuple[bool, bool, bool, bool]
+
+
+READ = (True, False, True, False)
+SPECS: dict[str, Spec] = {
+    "status": Spec("Start here: the active task or the ready ones, next action, blockers, live session.",
+                   _in({}), _out("status", "active_task", "ready", "next_action", "blockers", "board"), READ),
+    "task_list": Spec("Tasks in board order, a page at a time (default: id, status, title; 20).",
+                      _in({"status": {"enum": STATUSES}, **_page(LIST_LIMIT, 500, TASK_FIELDS)}),
+                      _out("tasks", "total", "next_offset"), READ),
+    "task_add": Spec("Add a task to the board; returns it with its new id.",
+                     _in({"title": TEXT, "acceptance": {**STRS, "description": "commands that must exit 0 for done"},
+                          "kind": {"enum": ["build", "review"]}, "reviews": STR,
+                          "owner": {"enum": ["builder", "reviewer", "human"]}, "depends_on": STRS,
+                          "description": STR}, "title"),
+                     _out("task", *WRITTEN["required"]), (False, False, False, False)),
+    "task_update": Spec("start; done (runs acceptance; force overrides, recorded); block (reason); set "
+                        "(changes: fields).",
+                        _in({"id": TEXT, "action": {"enum": ["start", "done", "block", "set"]}, "reason": STR,
+                             "changes": OBJ, "force": BOOL}, "id", "action"),
+                        _out("task", *WRITTEN["required"]), (False, True, False, True)),
+    "note": Spec("Append a decision or finding to the decision log.", _in({"text": TEXT}, "text"), WRITTEN,
+                 (False, False, False, False)),
+    "set_state": Spec("Set state fields: next_action, status, active_task_id, blockers, assumptions, "
+                      "touched_files.", _in({"changes": OBJ}, "changes"),
+                      _out("state", *WRITTEN["required"]), (False, True, True, False)),
+    "log": Spec("The event log a page at a time: the newest events (offset counts back), oldest first.",
+                _in({"type": {"type": "string", "description": "e.g. task.done, task"},
+                     **_page(LOG_LIMIT, 200, EVENT_FIELDS)}),
+                _out("events", "total", "next_offset"), READ),
+    "run": Spec("Start a harness session on goal (plan: a file in the repo, or steps); runs to the end or a yield.",
+                _in({"goal": TEXT, "plan": STR, "steps": {"type": "array", "items": OBJ,
+                                                           "description": "[{description, tool?, args?, mode?}]"},
+                     "max_turns": INT, "max_tool_calls": INT, "max_seconds": {"type": "number"}}, "goal"),
+                OUTCOME, (False, True, False, True)),
+    "resume": Spec("Continue the live session after a yield or a pause.",
+                   _in({"decision": {"enum": ["approve", "deny"]}, "result": {}, "error": STR,
+                        "extend": {"type": "object", "description": "{turns|tool_calls|seconds: N}"},
+                        "retry": BOOL, "skip": BOOL, "yield_id": STR, "plan": STR}),
+                   OUTCOME, (False, True, False, True)),
+    "abort": Spec("End the live harness session; its events stay in the log.", _in({"reason": TEXT}, "reason"),
+                  OUTCOME, (False, True, True, False)),
+}
+TOOLS = tuple(SPECS)
+
+
+# -- arguments --------------------------------------------------------------------------------------------
+def check_arguments(tool: str, schema: dict[str, Any], args: Any) -> dict[str, Any]:
+    """`args` checked against the tool's input schema (the subset of JSON Schema the schemas above use), less
+    the nulls (a default is the body's own); a UsageError of one line naming the argument otherwise."""
+    if not isinstance(args, dict):
+        raise UsageError(f"{tool}: arguments are a JSON object")
+    props = schema["properties"]
+    unknown = [k for k in args if k not in props]
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], list(props), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        allowed = ", ".join(props) or "none"
+        raise UsageError(f"{tool}: unknown argument {', '.join(map(repr, unknown))}{hint}; allowed: {allowed}")
+    for name in schema.get("required", []):
+        if args.get(name) is None:
+            raise UsageError(f"{tool}: {name} is required")
+    out = {}
+    for name, rule in props.items():
+        if name in args and args[name] is not None:
+            _check(f"{tool}: {name}", rule, args[name])
+            out[name] = args[name]
+    return out
+
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "array": lambda v: isinstance(v, list), "object": lambda v: isinstance(v, dict), "null": lambda v: v is None,
+}
+
+
+def _check(where: str, rule: dict[str, Any], value: Any) -> None:
+    kinds = rule.get("type")
+    if kinds is not None:
+        names = kinds if isinstance(kinds, list) else [kinds]
+        if not any(_TYPES[k](value) for k in names):
+            raise UsageError(f"{where}: expected {' or '.join(names)}, got {json.dumps(value, ensure_ascii=False)}")
+    if "enum" in rule and value not in rule["enum"]:
+        raise UsageError(f"{where}: {json.dumps(value, ensure_ascii=False)} is not one of "
+                         f"{', '.join(map(str, rule['enum']))}")
+    if isinstance(value, str) and len(value.strip()) < rule.get("minLength", 0):
+        raise UsageError(f"{where}: must not be empty")
+    if "minimum" in rule and value < rule["minimum"] or "maximum" in rule and value > rule["maximum"]:
+        raise UsageError(f"{where}: {value} is out of range {rule.get('minimum', '')}..{rule.get('maximum', '')}")
+    if isinstance(value, list) and "items" in rule:
+        for i, item in enumerate(value):
+            _check(f"{where}[{i}]", rule["items"], item)
+
+
+# -- the tool bodies --------------------------------------------------------------------------------------
+class Text(NamedTuple):
+    text: str
+
+
+class Answer(NamedTuple):
+    """A tool's answer: the data (`structuredContent`), the same as JSON text, or an error's one line."""
+
+    text: str
+    data: dict[str, Any] | None = None
+    is_error: bool = False
+
+    @property
+    def content(self) -> list[Text]:
+        return [Text(self.text)]
 
 
 class Tools:
-    """The tool bodies, one call at a time: the SDK runs sync tools in worker threads, and an agent's calls
-    should land in the order they run (a harness run is never interleaved with its own task updates)."""
+    """The tool bodies, one call at a time: the SDK runs tool calls concurrently, and an agent's calls should
+    land in the order they run (a harness run is never interleaved with its own task updates)."""
 
     def __init__(self, start: Path | None) -> None:
         self.start = start
         self._mutex = threading.Lock()
+        self._opened: list[Bench] = []
 
     def bench(self) -> Bench:
         # Opened afresh for each call, as each CLI process does: a server lives as long as the agent's session,
         # and config.yaml (tools, hooks, budgets) may change meanwhile. Opening is cheap (a walk up to .git).
         # A server started before `wb init` answers each call with the one-line error instead of failing.
+        # Closed when the call ends (`call`): a Bench keeps a helper git process between its commits.
         from workbench.api import Bench
 
-        return Bench.open(self.start)
+        bench = Bench.open(self.start)
+        self._opened.append(bench)
+        return bench
 
-    def call(self, fn: Callable[[], Any]) -> Any:
+    def dispatch(self, name: str, args: Any) -> Answer:
+        """Check `args` against tool `name`'s input schema and call it."""
+        try:
+            checked = check_arguments(name, SPECS[name].input, args)
+        except WorkbenchError as err:
+            return _error(str(err))
+        method: Callable[..., Answer] = getattr(self, name)
+        return method(**checked)
+
+    def call(self, fn: Callable[[], dict[str, Any]]) -> Answer:
         with self._mutex:
             try:
-                return _text(fn())
+                return _answer(fn())
             except WorkbenchError as err:
                 return _error(str(err))
             except Exception as err:  # a bug: one line, as the CLI says it, never a silent generic message
                 return _error(f"internal error: {type(err).__name__}: {err}")
+            finally:
+                while self._opened:
+                    self._opened.pop().close()
 
     # -- reading --------------------------------------------------------------------------------
-    def status(self) -> Any:
-        """Where to start: active task, next action, blockers, live session and what it waits for, board counts."""
-        return self.call(lambda: self.bench().status())
+    def status(self) -> Answer:
+        def status_() -> dict[str, Any]:
+            data = self.bench().status()
+            ready = data.get("ready") or {}
+            if ready.get("tasks"):  # the same start as this server's call, beside the wb command
+                ready["call"] = f'task_update {{"id": "{ready["tasks"][0]["id"]}", "action": "start"}}'
+            return data
 
-    def task_list(self, status: str | None = None) -> Any:
-        """Tasks on the board, optionally only those with one status (todo, in_progress, blocked, done, cancelled)."""
-        return self.call(lambda: self.bench().list_tasks(status))
+        return self.call(status_)
 
-    def log(self, limit: int = 20, type: Annotated[str | None, Field(description="event type or family, "
-                                                                     "e.g. task or task.done")] = None) -> Any:
-        """The last events of the event log, oldest first."""
-        return self.call(lambda: self.bench().log(type=type, limit=max(1, limit)))
+    def task_list(self, status: str | None = None, limit: int | None = None, offset: int = 0,
+                  fields: list[str] | None = None) -> Answer:
+        def list_() -> dict[str, Any]:
+            tasks = self.bench().list_tasks(status)
+            keep = fields or TASK_DEFAULT_FIELDS
+            page = fit([{k: t[k] for k in keep if k in t} for t in tasks[offset:offset + (limit or LIST_LIMIT)]],
+                       limit)
+            more = offset + len(page) < len(tasks)
+            return {"tasks": page, "total": len(tasks), "next_offset": offset + len(page) if more else None}
+
+        return self.call(list_)
+
+    def log(self, type: str | None = None, limit: int | None = None, offset: int = 0,
+            fields: list[str] | None = None) -> Answer:
+        def read() -> dict[str, Any]:
+            from workbench.review.eventview import summarize
+
+            bench = self.bench()
+            events = bench.log(type=type)
+            if type and not events:
+                _known_type(type, bench)
+            end = max(0, len(events) - offset)
+            keep = fields or EVENT_DEFAULT_FIELDS
+            newest_first = [{k: (summarize(e.get("payload") or {}) if k == "summary" else e[k]) for k in keep
+                             if k == "summary" or k in e}
+                            for e in reversed(events[max(0, end - (limit or LOG_LIMIT)):end])]
+            page = fit(newest_first, limit)[::-1]
+            begin = end - len(page)
+            return {"events": page, "total": len(events), "next_offset": offset + len(page) if begin > 0 else None}
+
+        return self.call(read)
 
     # -- writing --------------------------------------------------------------------------------
-    def task_add(self, title: str, acceptance: Annotated[list[str] | None, Field(
-                     description="shell commands that must exit 0 before the task can be done")] = None,
-                 kind: Literal["build", "review"] = "build",
-                 reviews: Annotated[str | None, Field(description="for kind=review: the task id reviewed")] = None,
-                 owner: Literal["builder", "reviewer", "human"] | None = None,
-                 depends_on: list[str] | None = None, description: str | None = None) -> Any:
-        """Add a task to the board; returns it with its new id."""
-        def add() -> Any:
+    def task_add(self, title: str, acceptance: list[str] | None = None, kind: str = "build",
+                 reviews: str | None = None, owner: str | None = None, depends_on: list[str] | None = None,
+                 description: str | None = None) -> Answer:
+        def add() -> dict[str, Any]:
             bench = self.bench()
             task = bench.add_task(title, kind=kind, owner=owner, acceptance=acceptance or [],
                                   depends_on=depends_on or [], description=description, reviews=reviews)
@@ -92,14 +297,9 @@ class Tools:
 
         return self.call(add)
 
-    def task_update(self, id: str, action: Literal["start", "done", "block", "set"],
-                    reason: Annotated[str | None, Field(description="for block")] = None,
-                    changes: Annotated[dict[str, Any] | None, Field(
-                        description="for set: e.g. {\"status\": \"todo\", \"owner\": \"human\"}")] = None,
-                    force: Annotated[bool, Field(description="for done: override failing acceptance "
-                                                             "(recorded)")] = False) -> Any:
-        """Start a task, mark it done (runs its acceptance commands), block it with a reason, or set fields."""
-        def update() -> Any:
+    def task_update(self, id: str, action: str, reason: str | None = None, changes: dict[str, Any] | None = None,
+                    force: bool = False) -> Answer:
+        def update() -> dict[str, Any]:
             bench = self.bench()
             if action == "start":
                 task = bench.start_task(id)
@@ -107,30 +307,28 @@ class Tools:
                 task = bench.done_task(id, force=force)
             elif action == "block":
                 task = bench.block_task(id, reason or "")
-            else:
+            elif action == "set":
                 if not changes:
-                    raise _usage("task_update set needs changes, e.g. {\"owner\": \"human\"}")
+                    raise UsageError("task_update set needs changes, e.g. {\"owner\": \"human\"}")
                 task = bench.set_task(id, changes)
+            else:
+                raise UsageError(f"task_update: action {action!r} is not one of start, done, block, set")
             return _written(bench, task=task)
 
         return self.call(update)
 
-    def note(self, text: str) -> Any:
-        """Append a decision or finding to the decision log in state.md."""
-        def add() -> Any:
+    def note(self, text: str) -> Answer:
+        def add() -> dict[str, Any]:
             bench = self.bench()
             bench.note(text)
             return _written(bench)
 
         return self.call(add)
 
-    def set_state(self, changes: Annotated[dict[str, Any], Field(description=(
-            "any of next_action, status, active_task_id, blockers, assumptions, touched_files (lists of "
-            "strings), e.g. {\"next_action\": \"Write the parser\", \"blockers\": []}"))]) -> Any:
-        """Set state fields: what to do next, what blocks the work, the task being worked on."""
-        def set_() -> Any:
+    def set_state(self, changes: dict[str, Any]) -> Answer:
+        def set_() -> dict[str, Any]:
             if not changes:
-                raise _usage("set_state needs changes, e.g. {\"next_action\": \"Write the parser\"}")
+                raise UsageError("set_state needs changes, e.g. {\"next_action\": \"Write the parser\"}")
             bench = self.bench()
             state = bench.set_state(changes)
             return _written(bench, state={k: state.get(k) for k in changes})
@@ -138,95 +336,85 @@ class Tools:
         return self.call(set_)
 
     # -- the harness ----------------------------------------------------------------------------
-    def run(self, goal: str,
-            plan: Annotated[str | None, Field(description="plan file (YAML/JSON), relative to the repo root")] = None,
-            steps: Annotated[list[dict[str, Any]] | None, Field(
-                description="inline plan: [{description, tool?, args?, mode?}]")] = None,
+    def run(self, goal: str, plan: str | None = None, steps: list[dict[str, Any]] | None = None,
             max_turns: int | None = None, max_tool_calls: int | None = None,
-            max_seconds: float | None = None) -> Any:
-        """Start a harness session on GOAL; runs until done or a yield (tool result, approval, pause)."""
-        def start() -> Any:
+            max_seconds: float | None = None) -> Answer:
+        def start() -> dict[str, Any]:
+            if not goal.strip():
+                raise UsageError("run: goal must not be empty")
             bench = self.bench()
             if (plan is None) == (steps is None):
-                raise _usage("run needs one of plan (a plan file) or steps (an inline plan)")
-            return _outcome(bench.run(goal, plan=bench.root / plan if plan is not None else None, steps=steps,
-                                      max_turns=max_turns, max_tool_calls=max_tool_calls, max_seconds=max_seconds))
+                raise UsageError("run needs one of plan (a plan file) or steps (an inline plan)")
+            return _outcome(bench.run(goal, plan=inside(bench.root, plan) if plan is not None else None,
+                                      steps=steps, max_turns=max_turns, max_tool_calls=max_tool_calls,
+                                      max_seconds=max_seconds))
 
         return self.call(start)
 
-    def resume(self, decision: Annotated[Literal["approve", "deny"] | None, Field(
-                   description="for a pending approval")] = None,
-               result: Annotated[Any, Field(description="the awaited tool's result (JSON)")] = None,
-               error: Annotated[str | None, Field(description="the awaited tool failed: why")] = None,
-               extend: Annotated[dict[str, float] | None, Field(
-                   description="raise a budget: {turns|tool_calls|seconds: N}")] = None,
-               yield_id: Annotated[str | None, Field(description="refuse unless this is the pending yield")] = None,
-               plan: Annotated[str | None, Field(description="plan file, if the session must replan")] = None) -> Any:
-        """Continue the live harness session after a yield or a pause."""
-        def go_on() -> Any:
+    def resume(self, decision: str | None = None, result: Any = None, error: str | None = None,
+               extend: dict[str, float] | None = None, retry: bool = False, skip: bool = False,
+               yield_id: str | None = None, plan: str | None = None) -> Answer:
+        def go_on() -> dict[str, Any]:
             bench = self.bench()
             return _outcome(bench.resume(result=result, error=error, approve=decision == "approve",
                                          deny=decision == "deny", extend=extend, yield_id=yield_id,
-                                         plan=bench.root / plan if plan else None))
+                                         retry=retry, skip=skip,
+                                         plan=inside(bench.root, plan) if plan else None))
 
         return self.call(go_on)
 
-
-TOOLS = ("status", "task_list", "task_add", "task_update", "note", "set_state", "log", "run", "resume")
-READ_ONLY = {"status", "task_list", "log"}
-
-
-def build_server(start: Path | None = None) -> MCPServer:
-    tools = Tools(start)
-    made = []
-    for name in TOOLS:
-        tool = Tool.from_function(getattr(tools, name), name=name, structured_output=False,
-                                  annotations=ReadOnly if name in READ_ONLY else None)
-        tool.parameters = _lean(tool.parameters)
-        made.append(tool)
-    # WARNING: the SDK logs each refused call at INFO on stderr, which clients keep in their server logs
-    return MCPServer("wb", version=__version__, instructions=INSTRUCTIONS, tools=made, log_level="WARNING")
+    def abort(self, reason: str) -> Answer:
+        return self.call(lambda: _outcome(self.bench().abort(reason.strip())))
 
 
-def serve(start: Path | None = None) -> None:
-    build_server(start).run("stdio")
+def _known_type(family: str, bench: Bench) -> None:
+    """Refuse an event type or family no event can have, rather than answer an empty page as if none had
+    happened yet (`tsk` for `task`). Known: what wb folds, the harness's, and whatever the log holds."""
+    from workbench.model.eventtypes import HARNESS_EVENTS
+    from workbench.model.reducer import REDUCERS
+
+    types = {*REDUCERS, *HARNESS_EVENTS, *(e["type"] for e in bench.log())}
+    if family.startswith("agent") or any(t == family or t.startswith(family + ".") for t in types):
+        return
+    families = sorted({t.split(".")[0] for t in types} | {"agent"})
+    raise UsageError(f"log: type {family!r} names no event type; families: {', '.join(families)}")
 
 
-def _lean(schema: Any) -> Any:
-    """What the agent pays for on every session, minus pydantic's noise: no generated titles, and an optional
-    `X | None = None` argument advertised as plain X (leaving it out is how a client says None; the SDK's own
-    validation still accepts an explicit null). Validation uses the function's signature, not this text."""
-    if isinstance(schema, list):
-        return [_lean(v) for v in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: _lean(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
-    variants = out.get("anyOf")
-    if "default" in out and out["default"] is None and isinstance(variants, list) and len(variants) == 2 \
-            and {"type": "null"} in variants:
-        rest = {k: v for k, v in out.items() if k not in ("anyOf", "default")}
-        out = {**next(v for v in variants if v != {"type": "null"}), **rest}
-    elif out.get("default", 0) is None:
-        del out["default"]  # `Any = None`: absent means None already
-    return out
+def fit(items: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
+    """A default page (`limit` not given): as many items as fit in PAGE_BYTES of JSON, at least one. A page
+    the caller sized is theirs."""
+    if limit is not None:
+        return items
+    size = 0
+    for i, item in enumerate(items):
+        size += len(json.dumps(item, ensure_ascii=False, separators=(",", ":"))) + 1
+        if size > PAGE_BYTES and i:
+            return items[:i]
+    return items
 
 
-def _text(data: Any) -> str:
+def inside(root: Path, plan: str) -> Path:
+    """The plan file `plan` (relative to the repository root) if it lies inside the repository, symlinks
+    resolved, and outside its `.git`; Refused otherwise, before anything reads it."""
+    base = root.resolve()
+    path = (root / plan).resolve()
+    if not path.is_relative_to(base) or path == base or path.relative_to(base).parts[0] == ".git":
+        raise Refused(f"plan {plan!r} is outside the repository {base}: give a plan file inside it")
+    return path
+
+
+def _answer(data: dict[str, Any]) -> Answer:
     from workbench.model.redaction import redact_known  # an answer may carry a tool's output or a hand edit
 
-    return json.dumps(redact_known(data), ensure_ascii=False, separators=(",", ":"), default=str)
+    clean = redact_known(data)
+    return Answer(json.dumps(clean, ensure_ascii=False, separators=(",", ":"), default=str),
+                  json.loads(json.dumps(clean, default=str)))
 
 
-def _error(message: str) -> CallToolResult:
+def _error(message: str) -> Answer:
     from workbench.model.redaction import redact_known
 
-    return CallToolResult(content=[TextContent(type="text", text=redact_known(message))], is_error=True)
-
-
-def _usage(message: str) -> WorkbenchError:
-    from workbench.errors import UsageError
-
-    return UsageError(message)
+    return Answer(" ".join(redact_known(message).splitlines()), is_error=True)
 
 
 def _written(bench: Bench, **data: Any) -> dict[str, Any]:
@@ -240,4 +428,206 @@ def _outcome(outcome: Any) -> dict[str, Any]:
     if outcome.done:
         return {"done": True, "state": outcome.state.value, "reason": outcome.reason, "steps": outcome.steps}
     return {"done": False, "state": outcome.state.value, "reason": outcome.reason, "kind": outcome.kind,
-            "yield_id": outcome.yield_id, "payload": outcome.payload, "commands": commands(outcome)}
+            "yield_id": outcome.yield_id, "payload": outcome.payload, "commands": commands(outcome),
+            "calls": calls(outcome)}
+
+
+def calls(p: Any) -> list[str]:
+    """What answers a yield, as this server's tool calls (`commands` are the same as wb commands)."""
+    if p.kind == "approval":
+        return ['resume {"decision": "approve"}', 'resume {"decision": "deny"}', 'abort {"reason": "..."}']
+    if p.kind in ("tool_result", "in_doubt"):
+        again = ['resume {"decision": "approve"}'] if p.kind == "in_doubt" else []
+        return ['resume {"result": ...}', 'resume {"error": "what went wrong"}', *again, 'abort {"reason": "..."}']
+    if str(p.reason).startswith("step_failed:"):
+        return ['resume {"retry": true}', 'resume {"skip": true}', 'abort {"reason": "..."}']
+    if str(p.reason).startswith("budget"):
+        return ['resume {"extend": {"turns": 5}}', 'abort {"reason": "..."}']
+    return ["resume {}", 'abort {"reason": "..."}']
+
+
+# -- serving: the SDK, loaded while `initialize` is answered ----------------------------------------------
+def serve(start: Path | None = None) -> None:
+    """Serve MCP on this process's stdin/stdout until the client closes stdin. Raises ImportError when the SDK
+    cannot be loaded."""
+    loaded: dict[str, Any] = {}
+
+    def load() -> None:
+        try:
+            loaded["sdk"] = _load_sdk()
+        except BaseException as err:  # re-raised in the main thread
+            loaded["error"] = err
+
+    loader = threading.Thread(target=load, name="wb-mcp-sdk", daemon=True)
+    loader.start()
+    wire_in, wire_out, restore = _claim_stdio()
+    try:
+        first = wire_in.readline()
+        early = early_initialize(first) if os.environ.get("WB_MCP_PREANSWER", "1") != "0" else None
+        if early is not None:
+            wire_out.write(early[2])
+            wire_out.flush()
+        loader.join()
+        if "error" in loaded:
+            raise loaded["error"]
+        _run(loaded["sdk"], Tools(start), first, wire_in, wire_out, early)
+    finally:
+        restore()
+
+
+def _load_sdk() -> Any:
+    """The SDK's parts the server uses (most of the start-up time), and the API the tools call."""
+    from types import SimpleNamespace
+
+    import anyio
+    import anyio.to_thread
+    import mcp_types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.exceptions import MCPError
+
+    import workbench.api  # noqa: F401  the first call should not pay for it
+
+    return SimpleNamespace(anyio=anyio, types=mcp_types, Server=Server, stdio_server=stdio_server, MCPError=MCPError)
+
+
+def _claim_stdio() -> tuple[Any, Any, Callable[[], None]]:
+    """The wire, on private descriptors; fd 0 becomes the null device and fd 1 stderr while serving, so no
+    acceptance command or tool wb runs can read the client's messages or write into the protocol stream."""
+    wire_in_fd, wire_out_fd = os.dup(0), os.dup(1)  # not inherited by children (PEP 446)
+    saved = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+
+    def restore() -> None:
+        os.dup2(saved[0], 0)
+        os.dup2(saved[1], 1)
+        for fd in saved:
+            os.close(fd)
+
+    return os.fdopen(wire_in_fd, "rb"), os.fdopen(wire_out_fd, "wb"), restore
+
+
+def handshake_versions() -> tuple[str, ...] | None:
+    """The protocol versions the SDK negotiates in `initialize`, read from its own small `mcp_types/version.py`
+    without importing the SDK (None when the SDK is laid out otherwise: then the SDK answers itself)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("mcp_types")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        where = Path(next(iter(spec.submodule_search_locations))) / "version.py"
+        loader_spec = importlib.util.spec_from_file_location("_wb_mcp_types_version", where)
+        if loader_spec is None or loader_spec.loader is None:
+            return None
+        module = importlib.util.module_from_spec(loader_spec)
+        loader_spec.loader.exec_module(module)
+        versions = tuple(module.HANDSHAKE_PROTOCOL_VERSIONS)
+    except Exception:
+        return None
+    return versions if versions and all(isinstance(v, str) for v in versions) else None
+
+
+def initialize_result(requested: str, versions: tuple[str, ...]) -> dict[str, Any]:
+    """What the SDK answers to `initialize` for this server (a test compares the two)."""
+    return {"capabilities": {"tools": {"listChanged": False}}, "instructions": INSTRUCTIONS,
+            "protocolVersion": requested if requested in versions else versions[-1],
+            "serverInfo": {"name": "wb", "version": __version__}}
+
+
+def early_initialize(line: bytes) -> tuple[Any, dict[str, Any], bytes] | None:
+    """(id, result, the answer's line) for a well-formed `initialize` request; None for anything else, which
+    the SDK then reads and answers itself."""
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or msg.get("method") != "initialize":
+        return None
+    rid, params = msg.get("id"), msg.get("params")
+    if isinstance(rid, bool) or not isinstance(rid, int | str) or not isinstance(params, dict):
+        return None
+    info = params.get("clientInfo")
+    if not (isinstance(params.get("protocolVersion"), str) and isinstance(params.get("capabilities"), dict)
+            and isinstance(info, dict) and isinstance(info.get("name"), str)
+            and isinstance(info.get("version"), str)):
+        return None
+    versions = handshake_versions()
+    if versions is None:
+        return None
+    result = initialize_result(params["protocolVersion"], versions)
+    answer = {"jsonrpc": "2.0", "id": rid, "result": result}
+    return rid, result, json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _run(sdk: Any, tools: Tools, first: bytes, wire_in: Any, wire_out: Any,
+         early: tuple[Any, dict[str, Any], bytes] | None) -> None:
+    import io
+
+    anyio, types = sdk.anyio, sdk.types
+    listed = types.ListToolsResult(tools=[
+        types.Tool(name=name, description=spec.description, input_schema=spec.input, output_schema=spec.output,
+                   annotations=types.ToolAnnotations(read_only_hint=spec.hints[0], destructive_hint=spec.hints[1],
+                                                     idempotent_hint=spec.hints[2], open_world_hint=spec.hints[3]))
+        for name, spec in SPECS.items()])
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return listed
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        if params.name not in SPECS:
+            raise sdk.MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; tools: {', '.join(TOOLS)}")
+        answer = await anyio.to_thread.run_sync(tools.dispatch, params.name, params.arguments or {})
+        content = [types.TextContent(type="text", text=answer.text)]
+        if answer.is_error:
+            return types.CallToolResult(content=content, is_error=True)
+        return types.CallToolResult(content=content, structured_content=answer.data)
+
+    server = sdk.Server("wb", version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools,
+                        on_call_tool=call_tool)
+    rest = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
+    out = _Out(anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8")), early)
+
+    async def lines() -> Any:
+        if first:
+            yield first.decode("utf-8", "replace")
+        async for line in rest:
+            yield line
+
+    class Lines:  # what the SDK's transport iterates: the line read before it was loaded, then the rest
+        def __aiter__(self) -> Any:
+            return lines()
+
+    async def main() -> None:
+        async with sdk.stdio_server(stdin=Lines(), stdout=out) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+class _Out:
+    """The SDK's stdout, less its own answer to the `initialize` wb already answered."""
+
+    def __init__(self, file: Any, early: tuple[Any, dict[str, Any], bytes] | None) -> None:
+        self.file = file
+        self.early = early
+
+    async def write(self, text: str) -> None:
+        if self.early is not None:
+            try:
+                msg = json.loads(text)
+            except ValueError:
+                msg = None
+            if isinstance(msg, dict) and "method" not in msg and msg.get("id") == self.early[0]:
+                expected, self.early = self.early[1], None
+                if msg.get("result") != expected:  # a bug: say so where the client keeps server logs
+                    sys.stderr.write(f"wb mcp: the early answer to initialize differs from the SDK's: "
+                                     f"{json.dumps(msg)[:300]}\n")
+                return
+        await self.file.write(text)
+
+    async def flush(self) -> None:
+        await self.file.flush()

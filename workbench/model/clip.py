@@ -88,3 +88,40 @@ def json_text(value: Any) -> str:
         else:
             parts.append(_json(item))
     return "".join(parts)
+
+
+_JSON_TOKEN = None  # compiled on first use: the hook path imports this module only for a large payload
+
+
+def loads_any_depth(text: str) -> Any:
+    """`json.loads(text)` for text nested deeper than Python's parser can go (a hostile hook payload): what
+    lies deeper than CLIP_DEPTH levels arrives clipped as clip() would clip it, its head, size and sha256.
+    ValueError for what is not JSON, as json.loads."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        pass
+    import re
+
+    global _JSON_TOKEN
+    if _JSON_TOKEN is None:
+        _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+    out: list[str] = []
+    depth = 0
+    start = done = 0  # where the deep value began; how far `text` is copied to `out`
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth == CLIP_DEPTH + 1:
+                start = match.start()
+        elif token in "]}":
+            depth -= 1
+            if depth == CLIP_DEPTH:
+                out += [text[done:start], _json(_clip_text(text[start:match.end()], CLIP_TEXT, as_json=True))]
+                done = match.end()
+    out.append(text[done:])
+    try:
+        return json.loads("".join(out))
+    except RecursionError:  # brackets that never close: not JSON
+        raise ValueError("nested too deeply, and its brackets do not close") from None

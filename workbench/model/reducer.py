@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from workbench.errors import Refused
-from workbench.model.eventtypes import HARNESS_EVENTS
+from workbench.model.eventtypes import HARNESS_EVENTS, SYNC_EVENTS
 
 STATE_VERSION = 1
 BOARD_VERSION = 1
@@ -226,6 +226,31 @@ def _migration_apply(docs: Docs, ev: dict[str, Any]) -> bool:
     return False
 
 
+# -- sync and claims (issue 15; model/claims.py) ----------------------------------------------------------
+def _task_claim(docs: Docs, ev: dict[str, Any]) -> bool:
+    from workbench.model.claims import fold_claim
+
+    return fold_claim(_task(docs, ev["payload"]["id"]), ev)
+
+
+def _task_renumber(docs: Docs, ev: dict[str, Any]) -> bool:
+    return False  # a record for `wb task show OLD`: the events already name the task by its new id
+
+
+_SYNC_REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
+    "task.claim": _task_claim, "task.renumber": _task_renumber}
+_RENEWING = ("task.start", "task.done", "task.block", "task.set")
+assert set(_SYNC_REDUCERS) == SYNC_EVENTS
+
+
+def _renew_claim(docs: Docs, ev: dict[str, Any]) -> None:
+    task = find_task(docs.board, ev["payload"].get("id", ""))
+    if task is not None and "claim" in task:
+        from workbench.model.claims import renew
+
+        renew(task, ev)
+
+
 _HARNESS_TYPES = HARNESS_EVENTS
 
 REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
@@ -242,6 +267,7 @@ REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
     # agent hooks (issue 13 §3): a change to .workbench/ found during a coding agent's turn, folded as a hand
     # edit is (its payload already holds the agent's rules applied: store/spool.py emit_agent_edit)
     "agent.edit": _human_edit,
+    **_SYNC_REDUCERS,
 }
 
 
@@ -278,6 +304,8 @@ def apply(docs: Docs, ev: dict[str, Any], *, board_from: int = 0) -> bool:
         changed = False
     else:
         changed = reducer(docs, ev) if reducer is not None else False
+        if changed and ev["type"] in _RENEWING:
+            _renew_claim(docs, ev)
     docs.state["updated_at"] = ev["ts"]
     docs.state["last_event"] = ev["seq"]
     if changed:

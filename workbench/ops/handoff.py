@@ -22,7 +22,7 @@ from typing import Any
 from workbench.git import changes
 from workbench.model import scope as scopes
 from workbench.model.reducer import Docs
-from workbench.ops.init import NEXT_ACTION as INIT_NEXT_ACTION
+from workbench.ops.status import next_action_set
 from workbench.store.workbench import Workbench
 
 SCHEMA_VERSION = 1
@@ -151,8 +151,8 @@ def _next_action(docs: Docs) -> dict[str, str]:
     active = next((t for t in tasks if t.get("id") == state.get("active_task_id")), None)
     if active is not None and active.get("status") == "in_progress":
         return {"text": f"finish {active['id']}: {active.get('title')}", "command": f"wb task done {active['id']}"}
-    if state.get("next_action") and not (state["next_action"] == INIT_NEXT_ACTION and tasks):
-        return {"text": str(state["next_action"]), "command": ""}  # (wb init's default is stale once tasks exist)
+    if next_action_set(state):  # wb init's placeholder is not an action someone set
+        return {"text": str(state["next_action"]), "command": ""}
     status = {t.get("id"): t.get("status") for t in tasks}
     for task in tasks:
         if task.get("status") == "todo" and all(status.get(d) == "done" for d in task.get("depends_on") or []):

@@ -1,25 +1,152 @@
-"""`wb status` as data: the active task, the next action, blockers, the session and the board counts."""
+"""`wb status` as data: the active task, or else the tasks ready to start; the next action, blockers, the
+session and the board counts.
+
+The payload is built section by section (`SECTIONS`): each section reads the loaded workbench (`View`) and
+returns its keys, in the order `wb status --json` prints them. A feature that adds to the status adds a
+section function to the list (and its keys to docs/json.md); nothing else changes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from workbench.store.workbench import Workbench
+from workbench.store.workbench import Loaded, Workbench
+
+STATUSES = ("todo", "in_progress", "blocked", "done", "cancelled")
+READY_SHOWN = 3  # the ready tasks `wb status` names: enough to choose from, few enough to stay small
+# what `wb init` records (ops/init.py NEXT_ACTION, checked equal by a test): a next action nobody has set
+INIT_NEXT_ACTION = "Add the first task: wb task add TITLE"
 
 
-def status_of(wb: Workbench) -> dict[str, Any]:
+class View:
+    """What every section reads: the workbench, as loaded once for this status. (A plain class: dataclasses
+    would import inspect and ast on the start-up path of `wb status`.)"""
+
+    __slots__ = ("wb", "loaded")
+
+    def __init__(self, wb: Workbench, loaded: Loaded) -> None:
+        self.wb = wb
+        self.loaded = loaded
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.loaded.docs.state
+
+    @property
+    def tasks(self) -> list[dict[str, Any]]:
+        tasks: list[dict[str, Any]] = self.loaded.docs.board["tasks"]
+        return tasks
+
+
+def clip(text: str, width: int = 80) -> str:
+    """A title as a list of choices shows it: one line, at most `width` characters."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def ready_tasks(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tasks one can start now, in board order: todo, and every task it depends on done."""
+    done = {t.get("id") for t in tasks if t.get("status") == "done"}
+    return [t for t in tasks if t.get("status", "todo") == "todo" and all(d in done for d in t.get("depends_on") or [])]
+
+
+def waiting_on(task: dict[str, Any], tasks: list[dict[str, Any]]) -> list[str]:
+    """The dependencies of `task` that are not done yet, as `T-002 (blocked)`."""
+    status = {t.get("id"): t.get("status", "todo") for t in tasks}
+    return [f"{d} ({status.get(d, 'missing')})" for d in task.get("depends_on") or [] if status.get(d) != "done"]
+
+
+def next_action_set(state: dict[str, Any]) -> bool:
+    """Whether someone set next_action (`wb set next_action=…`); wb init's placeholder and "" are unset."""
+    value = state.get("next_action") or ""
+    return bool(value.strip()) and value != INIT_NEXT_ACTION
+
+
+def derived_next_action(active: dict[str, Any] | None, tasks: list[dict[str, Any]],
+                        ready: list[dict[str, Any]], session: Any = None) -> str:
+    """The next action the board implies (or a harness session's yield), for as long as nobody has set one."""
+    pending = session.get("pending") if isinstance(session, dict) else None
+    if isinstance(pending, dict):  # a session waits for an answer: nothing else moves until it has one
+        command = pending.get("command") or "wb resume"
+        return f"Answer the waiting harness session ({pending.get('reason', '')}): `{command}`"
+    if active is not None and active.get("status") == "in_progress":
+        return f"Finish {active['id']} {active.get('title', '')}: `wb task done {active['id']}` runs its acceptance"
+    if active is not None and active.get("status") == "blocked":
+        return (f"{active['id']} is blocked ({active.get('blocked_reason') or 'no reason given'}): unblock it, "
+                + (f"or start {ready[0]['id']}: `wb task start {ready[0]['id']}`" if ready else "or add a task"))
+    if ready:
+        first = ready[0]
+        return f"Start {first['id']} {first.get('title', '')}: `wb task start {first['id']}`"
+    if not tasks:
+        return INIT_NEXT_ACTION
+    todo = [t for t in tasks if t.get("status", "todo") == "todo"]
+    if todo:
+        return f"No task is ready: {todo[0]['id']} waits on {', '.join(waiting_on(todo[0], tasks))}"
+    open_ = [t for t in tasks if t.get("status") in ("in_progress", "blocked")]
+    if open_:
+        return f"No todo task is left: finish or unblock {', '.join(t['id'] for t in open_[:READY_SHOWN])}"
+    return "Every task is closed: add the next one with `wb task add TITLE`"
+
+
+def next_task(tasks: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str]:
+    """The first ready task, and why there is none when there is none (`wb task next`)."""
+    ready = ready_tasks(tasks)
+    if ready:
+        return ready[0], ""
+    if not tasks:
+        return None, "the board is empty: add a task with `wb task add TITLE`"
+    todo = [t for t in tasks if t.get("status", "todo") == "todo"]
+    if todo:
+        return None, f"no task is ready: {todo[0]['id']} waits on {', '.join(waiting_on(todo[0], tasks))}"
+    return None, "no todo task is left"
+
+
+# -- the sections, in the order of `wb status --json` ----------------------------------------------------
+def _core(view: View) -> dict[str, Any]:
+    state, tasks = view.state, view.tasks
+    active = next((t for t in tasks if t.get("id") == state.get("active_task_id")), None) \
+        if state.get("active_task_id") else None
+    ready = ready_tasks(tasks)
+    shown = [{"id": t["id"], "title": clip(t.get("title", ""))} for t in ready[:READY_SHOWN]]
+    is_set = next_action_set(state)
+    derived = "" if is_set else derived_next_action(active, tasks, ready, state.get("session"))
+    return {
+        "workbench": str(view.wb.root),
+        "status": state.get("status"),
+        "active_task": active,
+        # todo with every dependency done, in board order: where to start when no task is active
+        "ready": {"tasks": shown, "total": len(ready),
+                  "command": f"wb task start {ready[0]['id']}" if ready else None},
+        "next_action": state.get("next_action", "") if is_set else derived,
+        "next_action_source": "set" if is_set else "derived",
+        "blockers": state.get("blockers", []),
+        "assumptions": state.get("assumptions", []),
+        "touched_files": state.get("touched_files", []),
+        "counters": state.get("counters", {}),
+    }
+
+
+def _session(view: View) -> dict[str, Any]:
     from workbench.ops.yields import resume_hint  # the harness package is not on a write's path
 
-    loaded = wb.load(detect_human=True, need_body=False)
-    docs = loaded.docs
-    state, board = docs.state, docs.board
-    counts = {s: 0 for s in ("todo", "in_progress", "blocked", "done", "cancelled")}
-    active = None
-    for task in board["tasks"]:
+    session = view.state.get("session")
+    return {
+        "session": session,
+        "pending": session.get("pending") if isinstance(session, dict) else None,
+        "resume": resume_hint(session),
+    }
+
+
+def _board(view: View) -> dict[str, Any]:
+    counts = {s: 0 for s in STATUSES}
+    for task in view.tasks:
         counts[task.get("status", "todo")] = counts.get(task.get("status", "todo"), 0) + 1
-        if task.get("id") == state.get("active_task_id"):
-            active = task
-    session = state.get("session")
+    return {"board": {"total": len(view.tasks), "by_status": counts}}
+
+
+def _history(view: View) -> dict[str, Any]:
+    wb, loaded = view.wb, view.loaded
     last = None
     if loaded.tail.seq:
         events = wb.log.read_after(loaded.tail.seq - 1)
@@ -27,28 +154,33 @@ def status_of(wb: Workbench) -> dict[str, Any]:
             e = events[-1]
             last = {"seq": e["seq"], "type": e.get("type"), "ts": e.get("ts"), "actor": e.get("actor")}
     return {
-        "workbench": str(wb.root),
-        "status": state.get("status"),
-        "active_task": active,
-        "next_action": state.get("next_action", ""),
-        "blockers": state.get("blockers", []),
-        "assumptions": state.get("assumptions", []),
-        "touched_files": state.get("touched_files", []),
-        "counters": state.get("counters", {}),
-        "session": session,
-        "pending": session.get("pending") if isinstance(session, dict) else None,
-        "resume": resume_hint(session),
-        "board": {"total": len(board["tasks"]), "by_status": counts},
         "last_event": last,
         "unrecorded_human_edits": [e["file"] for e in loaded.human_edits],
         # acknowledged events not yet in .workbench/ (git is mid-operation) or taken from it by the user's git:
         # held in the git directory, written and committed by the next wb write (workbench.store.pending)
         "not_yet_written": {"events": len(loaded.pending), "why": wb.deferred()} if loaded.pending else None,
-        "handoff": latest_handoff(wb),  # issue 16
     }
 
 
+def _sync(view: View) -> dict[str, Any]:
+    """issue 15: ahead/behind the last fetched remote state, and the claims held (state on its own ref only)."""
+    return {"sync": _sync_part(view.wb, view.loaded.docs.board)}
+
+
+def _sync_part(wb: Workbench, board: dict[str, Any]) -> dict[str, Any] | None:
+    """issue 15: ahead/behind the last fetched remote state, and the claims held (state on its own ref only)."""
+    if not wb.config["git"].get("ref"):
+        return None  # without importing the sync module: the usual `wb status` stays as fast
+    from workbench.ops.sync import sync_status
+
+    return sync_status(wb, board)
+
+
 # -- the handoff packet (issue 16): `wb status` points to the latest one and leads with its next action ----
+def _handoff(view: View) -> dict[str, Any]:
+    return {"handoff": latest_handoff(view.wb)}
+
+
 def latest_handoff(wb: Workbench) -> dict[str, Any] | None:
     """{path, next_action, risks, describes} of .workbench/handoff.json, or None when none was written."""
     import json
@@ -59,3 +191,16 @@ def latest_handoff(wb: Workbench) -> dict[str, Any] | None:
                 "risks": len(packet["risks"]), "describes": packet["describes"]["last_event"]}
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync, _handoff]
+
+
+def status_of(wb: Workbench) -> dict[str, Any]:
+    view = View(wb, wb.load(detect_human=True, need_body=False))
+    data: dict[str, Any] = {}
+    for section in SECTIONS:
+        data.update(section(view))
+    return data
+
+

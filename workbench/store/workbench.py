@@ -123,6 +123,8 @@ class Workbench:
         missing state.md or board.json is read as the log rebuilds it — folded from its first event, or
         empty when the log is — and named in `rebuilt`, for the transaction to write."""
         p = self.paths
+        if self.git.state_writing_marker.exists() and self.config["git"].get("ref"):  # issue 15 (ops/sync.py)
+            raise Refused("a `wb sync` was interrupted while it wrote .workbench/: run `wb sync` to finish it")
         rebuilt: dict[str, bytes] = self._rebuild_missing() if create else {}
         try:
             board_raw, state_cached, state_raw = self._read_snapshots(rebuilt, need_body)
