@@ -19,6 +19,7 @@ last commit and its warnings.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tempfile
@@ -46,7 +47,9 @@ __all__ = ["Bench", "LastWrite", "ReplayReport", "diff", "init", "replay", "run_
            "validate_workbench"]
 
 EVENT_TYPE = re.compile(r"^[a-z]+(\.[a-z_]+)+$")  # as schemas/event.schema.json
-SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews")
+SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews", "scope")
+# -- scope contract & proof of done (issue 16): what only a person (or a recorded override) changes once started
+GOALPOSTS = ("acceptance", "scope")
 SETTABLE_STATE_KEYS = ("status", "next_action", "active_task_id", "touched_files", "assumptions", "blockers")
 KEPT_STATE_KEYS = ("schema_version", "updated_at", "last_event", "counters", "session")
 
@@ -93,8 +96,10 @@ class Bench:
     # -- tasks --------------------------------------------------------------------------------
     def add_task(self, title: str, *, kind: str = "build", owner: str | None = None,
                  acceptance: list[str] | None = None, depends_on: list[str] | None = None,
-                 description: str | None = None, reviews: str | None = None, actor: str = "agent") -> dict[str, Any]:
-        """Add a task to the board; returns it with its new id."""
+                 description: str | None = None, reviews: str | None = None, actor: str = "agent",
+                 scope: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Add a task to the board; returns it with its new id. `scope` is its scope contract (`allowed`,
+        `forbidden`, `approvals_required`, `outside`, `severity`: docs/handoff.md)."""
         with self._tx(actor) as tx:
             board = tx.docs.board
             for dep in [*(depends_on or []), *([reviews] if reviews else [])]:
@@ -116,6 +121,8 @@ class Bench:
                 task["description"] = description
             if reviews is not None or kind == "review":
                 task["reviews"] = reviews
+            if scope:
+                task["scope"] = scope
             task_problem(task)
             added = tx.emit("task.add", {"task": task}, ts=now)["payload"]["task"]
             tx.summary = f"wb: add {task['id']} {_short(added['title'])}"  # redacted before it is cut short
@@ -136,7 +143,12 @@ class Bench:
                 return dict(task)
             before = task["status"]
             tx.summary = f"wb: {task_id} {before} → in_progress"
-            tx.emit("task.start", {"id": task_id, "from": before})
+            # issue 16: the HEAD the task starts at, what `wb task done` compares its scope with
+            started: dict[str, Any] = {"id": task_id, "from": before}
+            head = _head(self.root)
+            if head:
+                started["head"] = head
+            tx.emit("task.start", started)
         self._done(tx)
         return dict(task)
 
@@ -157,12 +169,26 @@ class Bench:
         """Mark a task done once every acceptance command exits 0 (run in the repo root, outside the lock).
         `force=True` records the override and the failures (each command's output tail) instead of refusing; a
         refusal changes nothing and names the failure's last line. `report("start"|"end", …)` hears about each
-        command, before and after it runs."""
+        command, before and after it runs.
+
+        The scope contract first (issue 16): what changed since the task started (its commits and the work
+        tree) against its scope — a forbidden path, or one outside `allowed` whose severity is `block`, refuses
+        (Refused, exit 5, naming each path and glob; only a person's `--force` overrides it, and that is
+        recorded); a `warn` finding is recorded. The task.done event carries the proof: each command's exit,
+        duration, output digest and tail (the whole output in artifacts/), the scope verdict and HEAD."""
+        from workbench.ops.scope import verdict as scope_verdict
+
         snapshot = self.wb.load(detect_human=False).docs.board
         task = reducer.find_task(snapshot, task_id)
         if task is None:
             raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
         _require_open(task, "finish")
+        verdict = scope_verdict(self.root, task)
+        blocked = scope_blocking(verdict)
+        if blocked and not (force and actor == "human"):
+            raise Refused(f"{task_id}: changes outside its scope: {'; '.join(blocked)}; undo them, or a person "
+                          f"changes the scope (`wb task set {task_id} scope=JSON --actor human`) or forces it "
+                          f"(`wb task done {task_id} --force --actor human`, recorded)")
         limit = timeout or float(self.wb.config["acceptance_timeout"])
         results = run_all(task.get("acceptance", []), self.wb.root, limit, report)
         failed = [r for r in results if r["exit"] != 0]
@@ -181,13 +207,39 @@ class Bench:
                 raise Refused(f"{task_id} changed while its acceptance ran ({', '.join(changed)}); "
                               f"run `wb task done {task_id}` again")
             before = current["status"]
-            tx.summary = f"wb: {task_id} {before} → done" + (" (forced)" if failed else "")
-            tx.emit("task.done", {"id": task_id, "from": before, "forced": bool(failed),
-                                  "acceptance": results})
+            forced = bool(failed) or bool(blocked)
+            tx.summary = f"wb: {task_id} {before} → done" + (" (forced)" if forced else "")
+            payload: dict[str, Any] = {"id": task_id, "from": before, "forced": forced,
+                                       "acceptance": [self._proof_of_check(tx, task_id, i, r)
+                                                      for i, r in enumerate(results, 1)],
+                                       "head": _head(self.root)}
+            if verdict is not None:
+                payload["scope"] = verdict
+            if blocked:
+                payload["override"] = f"forced past the scope by {actor}: " + "; ".join(blocked)
+            tx.emit("task.done", payload)
         self._done(tx)
         return dict(current)
 
-    def set_task(self, task_id: str, changes: dict[str, Any], actor: str = "agent") -> dict[str, Any]:
+    def _proof_of_check(self, tx: Transaction, task_id: str, n: int, result: dict[str, Any]) -> dict[str, Any]:
+        """One acceptance command's proof for the task.done event: its whole output goes to artifacts/ (written
+        with the event, committed with it), the event keeps the digest, the tail and the artifact's path."""
+        out = dict(result)
+        raw = out.pop("output", b"") or b""
+        # redacted as an event is: the digest is of the bytes kept, so a reader can check the artifact
+        data = redact(raw.decode(errors="replace"), secret_values(self.wb.config)).encode() if raw else b""
+        out["sha256"] = hashlib.sha256(data).hexdigest()
+        if data:
+            name = f"acceptance-{task_id}-{tx.base_seq + len(tx.events) + 1}-{n}.txt"
+            tx.put_file(f"artifacts/{name}", data)
+            out["artifact"] = {"path": f".workbench/artifacts/{name}", "bytes": len(data)}
+        return out
+
+    def set_task(self, task_id: str, changes: dict[str, Any], actor: str = "agent", *,
+                 override: str | None = None) -> dict[str, Any]:
+        """Change fields of a task. Once it has started, its acceptance commands and scope change only by a
+        person (`actor="human"`) or with `override` (the reason, recorded in the task.set event and on the
+        task's proof): an agent's attempt is Refused with the command a person would use (issue 16)."""
         bad = [k for k in changes if k not in SETTABLE_TASK_KEYS]
         if bad:
             raise UsageError(f"cannot set {', '.join(bad)} on a task; settable: {', '.join(SETTABLE_TASK_KEYS)}")
@@ -205,8 +257,12 @@ class Bench:
             real = {k: v for k, v in changes.items() if task.get(k) != v}
             if not real:
                 return dict(task)
+            moved = goalposts_moved(task, real, actor, override)
             tx.summary = f"wb: {task_id} set {', '.join(sorted(real))}"
-            tx.emit("task.set", {"id": task_id, "changes": real})
+            set_payload: dict[str, Any] = {"id": task_id, "changes": real}
+            if moved and override:
+                set_payload["override"] = override.strip()
+            tx.emit("task.set", set_payload)
         self._done(tx)
         return dict(task)
 
@@ -319,7 +375,8 @@ class Bench:
 
         def go(path: Path | None) -> Pending | Result:
             return bound.run(self.wb, goal, plan=path, planner=planner, max_turns=max_turns,
-                             max_tool_calls=max_tool_calls, max_seconds=max_seconds, approver=approver)
+                             max_tool_calls=max_tool_calls, max_seconds=max_seconds, approver=approver,
+                             on_complete=self._session_ends)
 
         if steps is None:
             return go(Path(plan) if plan is not None else None)
@@ -353,7 +410,19 @@ class Bench:
         return bound.resume(self.wb, payload=result, error=error,
                             approve=True if approve else (False if deny else None), extend=grow,
                             yield_id=yield_id, plan=Path(plan) if plan is not None else None, planner=planner,
-                            approver=approver, retry=retry, skip=skip, approved_by=approved_by)
+                            approver=approver, retry=retry, skip=skip, approved_by=approved_by,
+                            on_complete=self._session_ends)
+
+    def _session_ends(self) -> None:
+        """The end of a `wb run` session (issue 16): the handoff packet is written into the commit that ends
+        it (no event of its own: `session.complete` is what it describes). A packet that cannot be written
+        does not undo the session: its reason is a warning in `self.last`."""
+        from workbench.ops.handoff import write_packet
+
+        try:
+            write_packet(self.wb)
+        except (WorkbenchError, OSError) as err:
+            self.last = LastWrite(warnings=[f"the handoff packet was not written: {err}"])
 
     def abort(self, reason: str) -> Result:
         """`wb abort --reason TEXT`: end the live session (paused or waiting); its events stay in the log and
@@ -361,7 +430,7 @@ class Bench:
         `Refused` when no session is live."""
         from workbench.harness import bound
 
-        return bound.abort(self.wb, reason)
+        return bound.abort(self.wb, reason, on_complete=self._session_ends)
 
     # -- repair, review, upgrade: `wb doctor`, `wb diff`, `wb migrate` -------------------------------------
     def doctor(self, fix: bool = False, progress: Callable[[int, int], None] | None = None) -> DoctorReport:
@@ -392,6 +461,48 @@ class Bench:
         from workbench.migrate.apply import migrate
 
         return migrate(self.root, dry_run=dry_run, now=now, progress=progress)
+
+    # -- the handoff packet and what changed since a yield (issue 16) --------------------------------------
+    def handoff(self, actor: str = "wb") -> dict[str, Any]:
+        """`wb handoff`: write .workbench/handoff.json and handoff.md from what the workbench holds (see
+        ops/handoff.py) as one transaction: a `handoff.write` event, both files, one commit. Idempotent: when
+        the packet is the one already written, nothing is written or committed (`self.last.seqs` is empty).
+        Returns the packet. Also what the agent hooks' Stop/SessionEnd and the end of `wb run` call."""
+        from workbench.ops.handoff import build, unchanged
+
+        with self.wb.transaction(actor=actor) as tx:
+            events = [e for _line, e in self.wb.log.iter_all()]
+            events += [e for e in tx.events if not events or e["seq"] > events[-1]["seq"]]
+            data, raw, md = build(self.wb, tx.docs, events)
+            if not unchanged(self.wb, raw, md):
+                tx.put_file("handoff.json", raw)
+                tx.put_file("handoff.md", md)
+                tx.summary = f"wb: handoff: {_short(data['next_action']['text'])}"
+                tx.emit("handoff.write", {"sha256": hashlib.sha256(raw).hexdigest(),
+                                          "next_action": data["next_action"], "risks": len(data["risks"]),
+                                          "describes": data["describes"]["last_event"]})
+        self._done(tx)
+        return data
+
+    def read_handoff(self) -> dict[str, Any] | None:
+        """The latest packet written (handoff.json), or None."""
+        raw = _read(self.wb.paths.wb / "handoff.json")
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return None
+
+    def since_yield(self) -> dict[str, Any] | None:
+        """What changed since the live session yielded (new commits, files changed, another branch or
+        worktree): the dict `wb resume` shows before it continues and records in the resume event; None when
+        no session waits or its yield recorded no position."""
+        from workbench.git.changes import since
+
+        session = self.wb.load(detect_human=False, need_body=False).docs.state.get("session")
+        pending = session.get("pending") if isinstance(session, dict) else None
+        if not isinstance(pending, dict):
+            return None
+        return since(self.root, pending.get("where"))
 
     # -- other agents' events: `wb hook` ------------------------------------------------------------------
     def record_event(self, type: str, payload: dict[str, Any], actor: str = "agent", *, commit: bool = True,
@@ -523,6 +634,44 @@ def _extend_items(extend: Mapping[str, float] | Sequence[str] | None) -> list[st
     if isinstance(extend, Mapping):
         return [f"{name}={number}" for name, number in extend.items()]
     return list(extend)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def goalposts_moved(task: dict[str, Any], changes: dict[str, Any], actor: str, override: str | None) -> list[str]:
+    """The goalposts (acceptance, scope) `changes` moves on a started task. Refused for an agent without a
+    recorded override, naming the command a person would use (issue 16)."""
+    moved = sorted(k for k in changes if k in GOALPOSTS)
+    started = task.get("status") != "todo" or bool(task.get("start_head"))
+    if not moved or not started or actor == "human":
+        return moved
+    if override is not None and override.strip():
+        return moved
+    import shlex
+
+    shown = " ".join(shlex.quote(f"{k}={json.dumps(changes[k], ensure_ascii=False)}") for k in moved)
+    raise Refused(f"{task['id']} has started: its {' and '.join(moved)} change only by a person: "
+                  f"`wb task set {task['id']} {shown} --actor human` (or with a recorded reason: --override TEXT)")
+
+
+def _head(root: Path) -> str | None:
+    from workbench.git.changes import head
+
+    try:
+        return head(root)
+    except WorkbenchError:  # no git on PATH: the proof says so by a null HEAD
+        return None
+
+
+def scope_blocking(verdict: dict[str, Any] | None) -> list[str]:
+    from workbench.model.scope import blocking
+
+    return blocking(verdict) if verdict else []
 
 
 def _short(text: str, width: int = 60) -> str:

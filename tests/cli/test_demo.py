@@ -29,8 +29,13 @@ def test_the_demo_runs_the_whole_session_and_leaves_a_valid_workbench(tmp_path: 
     for kind in ("session.start", "approval.requested", "approval.granted", "tool.result", "session.complete"):
         assert kind in types, kind
     assert types.index("session.complete") > types.index("approval.granted")
-    last = run_git(target, "log", "-1", "--format=%s").strip()
+    last, handoff = run_git(target, "log", "-2", "--format=%s").splitlines()[::-1]
     assert last == "wb: note Shipped to staging; release notes in NOTES.md."
+    # the demo ends with the handoff packet (issue 16), which names what the person has still to commit
+    assert handoff == "wb: handoff: nothing open on the board: add the next task"
+    packet = json.loads((target / ".workbench" / "handoff.json").read_text())
+    assert packet["changed_files"]["uncommitted"] == ["NOTES.md", "plan.yaml"]
+    assert (target / ".workbench" / "handoff.md").read_text().startswith("# Handoff\n")
     # the workbench is committed; what the plan's tool wrote, and the plan itself, are the user's to commit
     assert run_git(target, "status", "--porcelain").splitlines() == ["?? NOTES.md", "?? plan.yaml"]
     assert wb(target, "validate").returncode == 0

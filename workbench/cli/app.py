@@ -71,6 +71,7 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("merge-driver", "merge_driver", "merge_driver_command", True),
     ("mcp", "mcp", "mcp_command", False),
     ("hook", "hook", "app", False),
+    ("handoff", "handoff", "handoff_command", False),  # issue 16
     ("sync", "sync", "sync_command", False),  # issue 15
 )
 # Commands a module adds to another's group (issue 15: `wb task claim` lives in cli/claims.py): imported when

@@ -83,7 +83,8 @@ def session_text(s: dict[str, Any] | None) -> str:
 
 
 def task_line(task: dict[str, Any]) -> str:
-    return (f"{task.get('id')} [{task.get('status')}] {task.get('kind')}/{task.get('owner')}  "
+    forced = " (forced)" if task.get("forced_done") else ""  # issue 16: a forced done says so
+    return (f"{task.get('id')} [{task.get('status')}{forced}] {task.get('kind')}/{task.get('owner')}  "
             f"{task.get('title', '')}")
 
 
@@ -166,6 +167,22 @@ def render_text(d: dict[str, Any]) -> list[Line]:
     if d["config"]["fields"]:
         out.append(("bold", "\nconfig.yaml"))
         out += [("yellow", f"  {change_text(c)}") for c in d["config"]["fields"]]
+    out += [("red" if "FORCED" in text else "", text) for text in proof_text(d.get("done") or [])]
+    return out
+
+
+def proof_text(done: list[dict[str, Any]]) -> list[str]:
+    """Proof of done (issue 16): each task finished in the range, its checks and scope findings."""
+    out = ["\nproof of done"] if done else []
+    for p in done:
+        out.append(f"  {p['task']} (event {p['seq']}, by {p.get('actor')}) at HEAD {str(p.get('head') or '-')[:12]}"
+                   + (" — FORCED" if p["forced"] else ""))
+        out += [f"    exit {c['exit']}  {c.get('seconds') or 0:.2f}s  {str(c.get('sha256') or '')[:12]}  $ {c['cmd']}"
+                for c in p["checks"]]
+        out += [f"    scope {f.get('severity', 'forbidden')}: {f['path']}"
+                + (f" ({f['glob']})" if f.get("glob") else "") for f in p["scope_findings"]]
+        if p.get("override"):
+            out.append(f"    override: {p['override']}")
     return out
 
 
@@ -330,6 +347,9 @@ def render_markdown(d: dict[str, Any]) -> str:
         out += ["### Configuration", "", "| setting | before | after |", "|---|---|---|"]
         out += [f"| `{c['field']}` | {_md_value(c, 'old')} | {_md_value(c, 'new')} |" for c in d["config"]["fields"]]
         out.append("")
+    proof = proof_text(d.get("done") or [])  # issue 16
+    if proof:
+        out += ["### Proof of done", ""] + [_md_line(text) for text in proof[1:]] + [""]
     return "\n".join(visible(line) for line in out)
 
 

@@ -44,11 +44,37 @@ def resume_command(
             payload = _json(result_file.read_text(encoding="utf-8"), str(result_file))
         except OSError as err:
             raise UsageError(f"--result-file: {err.strerror}: {result_file}") from None
-    outcome = Bench.open(start_dir()).resume(result=payload, error=error, approve=approve, deny=deny,
+    bench = Bench.open(start_dir())
+    if not json_:  # issue 16: what changed since the session yielded, said before it continues
+        from workbench.cli import output
+
+        for line in since_lines(bench.since_yield()):
+            output.say(line)
+    outcome = bench.resume(result=payload, error=error, approve=approve, deny=deny,
                                              extend=extend or [], yield_id=yield_id, plan=plan, planner=planner,
                                              approver=tty_approver(), retry=retry, skip=skip,
                                              approved_by=approval_source())
     return outcome_exit(outcome, json_)
+
+
+def since_lines(found: dict[str, Any] | None) -> list[str]:
+    """What changed since the yield, as `wb resume` says it first (issue 16); [] when nothing did."""
+    if not found or not found.get("changed"):
+        return []
+    lines = [f"since the session yielded: {note}" for note in found["notes"]]
+    commits = found["new_commits"]
+    if commits:
+        lines.append(f"since the session yielded: {len(commits)} new commit(s): "
+                     + "; ".join(f"{c['sha'][:10]} {c['subject']}" for c in commits[:5])
+                     + (" …" if len(commits) > 5 else ""))
+    files = found["files_changed"]
+    if files:
+        lines.append(f"since the session yielded: {len(files)} file(s) changed: " + ", ".join(files[:10])
+                     + (" …" if len(files) > 10 else ""))
+    if found["dirty_changed"]:
+        lines.append(f"since the session yielded: the uncommitted changes differ ({found['now']['dirty_files']} "
+                     "dirty path(s) now)")
+    return lines
 
 
 def _json(text: str, where: str) -> Any:

@@ -46,6 +46,11 @@ def render(data: dict[str, Any]) -> None:
         ("next action", data["next_action"] or "(not set: wb set next_action=...)"),
         ("blockers", "; ".join(data["blockers"]) if data["blockers"] else "none"),
     ]
+    packet = data.get("handoff")  # issue 16: the latest handoff packet leads, with its next action
+    if packet:
+        nxt = packet["next_action"]
+        lines.insert(0, ("handoff", f"{nxt['text']}" + (f": {nxt['command']}" if nxt["command"] else "")
+                         + f" ({packet['path']}, {packet['risks']} open risk{'' if packet['risks'] == 1 else 's'})"))
     session = data["session"]
     if session:
         lines.append(("session", f"{session['id']} {session.get('harness_state', '')} — {session.get('goal', '')}"))

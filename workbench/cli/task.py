@@ -22,6 +22,14 @@ def _bench() -> Any:
 ACTOR = typer.Option(None, "--actor", help="Who does it: agent or human (default: human on a terminal, agent "
                                            "otherwise).")
 JSON = typer.Option(False, "--json", help="Machine-readable output (see docs/json.md).")
+ALLOW = typer.Option(None, "--allow", metavar="GLOB", help="A path the task may change, gitignore-style "
+                                                           "(repeatable; none: anywhere).")
+FORBID = typer.Option(None, "--forbid", metavar="GLOB", help="A path the task must not change (repeatable); "
+                                                             "`done` refuses when it did.")
+APPROVAL = typer.Option(None, "--approval", metavar="TEXT", help="An action outside the scope that needs a "
+                                                                 "person (repeatable).")
+OUTSIDE = typer.Option(None, "--outside", metavar="LEVEL", help="A change outside --allow: warn (default) or "
+                                                                "block.")
 
 
 @app.command("add")
@@ -34,12 +42,17 @@ def add(
                                      help="An acceptance command (repeatable); `done` runs each."),
     depends_on: list[str] = typer.Option(None, "--depends-on", metavar="ID", help="A prerequisite (repeatable)."),
     description: str = typer.Option(None, "--description", help="Longer text."),
+    allow: list[str] = ALLOW,
+    forbid: list[str] = FORBID,
+    approval: list[str] = APPROVAL,
+    outside: str = OUTSIDE,
     actor: str = ACTOR,
     json_: bool = JSON,
 ) -> int:
     """Add a task to the board and print its new id."""
     return writes.task_add(start_dir(), title, kind=kind, reviews=reviews, owner=owner, accept=accept,
-                           depends_on=depends_on, description=description, actor=actor, json_=json_)
+                           depends_on=depends_on, description=description, actor=actor, json_=json_,
+                           allow=allow, forbid=forbid, approval=approval, outside=outside)
 
 
 @app.command("list")
@@ -55,7 +68,8 @@ def list_(
     if not tasks:
         output.say("no tasks" + (f" with status {status}" if status else "") + " (add one: wb task add TITLE)")
         return 0
-    rows = [[t["id"], t["status"], t["kind"], t["owner"], t["title"]] for t in tasks]
+    rows = [[t["id"], t["status"] + (" (forced)" if t.get("forced_done") else ""), t["kind"], t["owner"],
+             t["title"]] for t in tasks]
     output.table(["ID", "STATUS", "KIND", "OWNER", "TITLE"], rows)
     return 0
 
@@ -68,12 +82,44 @@ def show(task_id: str = typer.Argument(..., metavar="ID"), json_: bool = JSON) -
         output.emit_json(task)
         return 0
     for key, value in task.items():
+        if key in ("scope", "proof"):
+            continue
         if isinstance(value, list):  # each item shown on its own, so a comma inside one cannot fake two
             value = ", ".join(output.shown(v) for v in value) if value else "-"
         else:
             value = output.shown(value)
         output.say(f"{key:>14}  {value}")
+    for line in proof_lines(task):
+        output.say(output.shown(line))
     return 0
+
+
+def proof_lines(task: dict[str, Any]) -> list[str]:
+    """The scope contract and the proof of done, as `wb task show` prints them (issue 16)."""
+    lines = []
+    scope = task.get("scope") or {}
+    for key in ("allowed", "forbidden", "approvals_required"):
+        if scope.get(key):
+            lines.append(f"{key:>14}  {', '.join(scope[key])}")
+    if scope.get("outside") or scope.get("severity"):
+        families = ", ".join(f"{f['glob']}={f['level']}" for f in scope.get("severity") or [])
+        lines.append(f"{'outside':>14}  {scope.get('outside', 'warn')}" + (f" ({families})" if families else ""))
+    proof = task.get("proof")
+    if proof:
+        lines.append(f"{'proof':>14}  event {proof['event']} at HEAD {str(proof.get('head') or '-')[:12]}"
+                     + ("  FORCED: done although a check failed or the scope refused" if proof.get("forced") else ""))
+        for check in proof.get("checks", []):
+            lines.append(f"{'':>14}  exit {check['exit']:<3} {check.get('seconds', 0):>7.2f}s  "
+                         f"{str(check.get('sha256', ''))[:12]:<12}  $ {check['cmd']}")
+        for finding in proof.get("scope_findings", []):
+            level = finding.get("severity") or "forbidden"
+            lines.append(f"{'scope':>14}  {level}: {finding['path']}"
+                         + (f" ({finding['glob']})" if finding.get("glob") else ""))
+        if proof.get("override"):
+            lines.append(f"{'override':>14}  {proof['override']}")
+    elif task.get("forced_done"):
+        lines.append(f"{'proof':>14}  FORCED done (no proof recorded)")
+    return lines
 
 
 @app.command("start")
@@ -86,10 +132,13 @@ def start(task_id: str = typer.Argument(..., metavar="ID"), actor: str = ACTOR) 
 def done(
     task_id: str = typer.Argument(..., metavar="ID"),
     force: bool = typer.Option(False, "--force", help="Mark done even if an acceptance command fails "
-                                                      "(the override and the failures are recorded)."),
+                                                      "(the override and the failures are recorded); with "
+                                                      "--actor human, also past a refusing scope."),
     actor: str = ACTOR,
 ) -> int:
-    """Run the task's acceptance commands; mark it done only if every one exits 0."""
+    """Check what the task changed against its scope, run its acceptance commands; mark it done only if the
+    scope holds and every command exits 0. The proof (each command's exit, duration, output digest) is
+    recorded."""
     return writes.task_done(start_dir(), task_id, force=force, actor=actor)
 
 
@@ -106,16 +155,36 @@ def block(
 @app.command("set")
 def set_(
     task_id: str = typer.Argument(..., metavar="ID"),
-    assignments: list[str] = typer.Argument(..., metavar="KEY=VALUE...",
+    assignments: list[str] = typer.Argument(None, metavar="KEY=VALUE...",
                                             help="title, description, owner, status, reviews, acceptance, "
                                                  "depends_on (lists: a JSON array or one item)."),
+    allow: list[str] = ALLOW,
+    forbid: list[str] = FORBID,
+    override: str = typer.Option(None, "--override", metavar="REASON",
+                                 help="Change a started task's acceptance or scope as an agent, with the "
+                                      "reason recorded."),
     actor: str = ACTOR,
     json_: bool = JSON,
 ) -> int:
-    """Change fields of a task (the board's schema refuses bad values)."""
+    """Change fields of a task (the board's schema refuses bad values). scope takes a JSON object."""
+    import json
+
+    from workbench.errors import UsageError
+    from workbench.model.scope import merged
+
     bench = _bench()
-    changes = parse_assignments(assignments, TASK_LIST_KEYS)
-    task = bench.set_task(task_id, changes, actor=actor_of(actor))
+    changes = parse_assignments(assignments or [], TASK_LIST_KEYS)
+    if not changes and not (allow or forbid):
+        raise UsageError("nothing to set: give KEY=VALUE pairs (or --allow/--forbid GLOB)")
+    if isinstance(changes.get("scope"), str):
+        try:
+            changes["scope"] = json.loads(changes["scope"])
+        except ValueError:
+            raise UsageError(f"scope: not a JSON object: {changes['scope']}") from None
+    if allow or forbid:
+        base = changes.get("scope", bench.show_task(task_id).get("scope"))
+        changes["scope"] = merged(base, allow=allow, forbid=forbid)
+    task = bench.set_task(task_id, changes, actor=actor_of(actor), override=override)
     if json_:
         output.emit_json(bench.show_task(task_id))
     elif bench.last.seqs:

@@ -13,12 +13,14 @@ def validate_command(json_: bool = typer.Option(False, "--json", help="{ok, prob
     from workbench.api import Bench
 
     with output.Progress("validating the event log") as progress:
-        problems = Bench.open(start_dir()).validate(progress)
+        bench = Bench.open(start_dir())
+        problems = bench.validate(progress)
     if json_:
         output.emit_json({"ok": not problems, "problems": problems})
     else:
         for problem in problems:
             output.error(problem)
         if not problems:
-            output.say("ok: config.yaml, state.md, board.json, events.jsonl and calls.jsonl are valid")
+            also = ", handoff.json" if (bench.wb.paths.wb / "handoff.json").exists() else ""  # issue 16
+            output.say(f"ok: config.yaml, state.md, board.json{also}, events.jsonl and calls.jsonl are valid")
     return 5 if problems else 0

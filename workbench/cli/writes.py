@@ -36,13 +36,16 @@ class Params:
 
 ACTOR = {"--actor": ("actor", "value")}
 JSON = {"--json": ("json_", "flag")}
+# the scope contract of a task (issue 16)
+SCOPE = {"--allow": ("allow", "multi"), "--forbid": ("forbid", "multi"), "--approval": ("approval", "multi"),
+         "--outside": ("outside", "value")}
 
 # (command path) -> its parameters and the body that runs it
 FAST: dict[tuple[str, ...], tuple[Params, str]] = {
     ("task", "add"): (Params((("title", 1),), {
         "--kind": ("kind", "value"), "--reviews": ("reviews", "value"), "--owner": ("owner", "value"),
         "--accept": ("accept", "multi"), "--depends-on": ("depends_on", "multi"),
-        "--description": ("description", "value"), **ACTOR, **JSON}), "task_add"),
+        "--description": ("description", "value"), **SCOPE, **ACTOR, **JSON}), "task_add"),
     ("task", "start"): (Params((("task_id", 1),), {**ACTOR}), "task_start"),
     ("task", "done"): (Params((("task_id", 1),), {"--force": ("force", "flag"), **ACTOR}), "task_done"),
     ("task", "block"): (Params((("task_id", 1),), {"--reason": ("reason", "value"), **ACTOR}, ("reason",)),
@@ -162,11 +165,16 @@ def _bench(chdir: Path | None) -> Any:
 
 def task_add(chdir: Path | None, title: str, kind: str = "build", reviews: str | None = None,
              owner: str | None = None, accept: list[str] | None = None, depends_on: list[str] | None = None,
-             description: str | None = None, actor: str | None = None, json_: bool = False) -> int:
+             description: str | None = None, actor: str | None = None, json_: bool = False,
+             allow: list[str] | None = None, forbid: list[str] | None = None, approval: list[str] | None = None,
+             outside: str | None = None) -> int:
+    from workbench.model.scope import merged
+
     bench = _bench(chdir)
     task = bench.add_task(title, kind=kind, owner=owner, acceptance=accept or [],
                           depends_on=depends_on or [], description=description, reviews=reviews,
-                          actor=actor_of(actor))
+                          actor=actor_of(actor),
+                          scope=merged(None, allow=allow, forbid=forbid, approvals=approval, outside=outside))
     if json_:
         output.emit_json(task)
     else:

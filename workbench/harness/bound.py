@@ -25,6 +25,10 @@ EXTEND_KEYS = {"turns": "max_turns", "tool_calls": "max_tool_calls", "seconds": 
 class WorkbenchSink:
     def __init__(self, wb: Workbench) -> None:
         self.wb = wb
+        self.changed_since_yield: dict[str, Any] | None = None  # issue 16: recorded in the next resume event
+        # issue 16: called before the commit that ends a session (the handoff packet is written into it)
+        self.on_complete: Callable[[], None] | None = None
+        self._completed = False
 
     def emit(self, event: dict[str, Any], journal: dict[str, Any] | None) -> dict[str, Any]:
         for _attempt in range(3):
@@ -45,13 +49,36 @@ class WorkbenchSink:
                 raise Refused(f"session {event['session']} is no longer live (aborted or finished elsewhere)")
             if journal is not None:
                 tx.journal(journal)
+            self._where(event)
             logged = tx.emit(event["type"], event["payload"], ts=event["ts"], session=event["session"])
         event["seq"] = logged["seq"]
         state = tx.docs.state
         return {"status": state["status"], "session": copy.deepcopy(state["session"]),
                 "counters": dict(state["counters"])}
 
+    # -- issue 16: where the work tree stood at the session's start and at each yield; what changed at resume
+    def _where(self, event: dict[str, Any]) -> None:
+        from workbench.errors import GitError
+        from workbench.git.changes import where_now
+
+        payload = event["payload"]
+        try:
+            if event["type"] == "session.start":
+                payload["where"] = where_now(self.wb.root)
+            elif isinstance(payload.get("yield"), dict):
+                payload["yield"]["where"] = where_now(self.wb.root)
+        except GitError:
+            pass  # no git on PATH: the yield records no position, and resume says nothing of what changed
+        if event["type"] in ("session.complete", "session.abort"):
+            self._completed = True
+        if event["type"] == "session.resume" and self.changed_since_yield is not None:
+            payload["changed"] = self.changed_since_yield
+            self.changed_since_yield = None
+
     def checkpoint(self, summary: str, session_id: str | None) -> None:
+        if self._completed and self.on_complete is not None:
+            self._completed = False
+            self.on_complete()
         self.wb.checkpoint(summary, session_id)
 
     def recorded_call(self, key: str) -> dict[str, Any] | None:
@@ -87,7 +114,8 @@ def _context(wb: Workbench) -> Callable[[], dict[str, Any]]:
 
 
 def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
-               approver: Callable[[dict[str, Any]], bool] | None = None) -> HarnessLoop:
+               approver: Callable[[dict[str, Any]], bool] | None = None,
+               on_complete: Callable[[], None] | None = None) -> HarnessLoop:
     config = wb.config
     try:
         hooks = registry_from_config(config.get("hooks") or {}, str(wb.root))
@@ -96,7 +124,9 @@ def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
     tools = ToolBox(config.get("tools") or {}, wb.root, wb.paths.artifacts, config.get("redact") or [])
     state = wb.load(detect_human=False).docs.state
     doc = {"status": state["status"], "session": copy.deepcopy(state["session"]), "counters": dict(state["counters"])}
-    loop = HarnessLoop(planner=planner, budget=budget, hooks=hooks, tools=tools, sink=WorkbenchSink(wb),
+    sink = WorkbenchSink(wb)
+    sink.on_complete = on_complete
+    loop = HarnessLoop(planner=planner, budget=budget, hooks=hooks, tools=tools, sink=sink,
                        approver=approver, state=doc, planner_name=getattr(planner, "__qualname__", "") or "",
                        approvals=str(config.get("approvals") or "any"), pull_reason="tool_result_required:{tool}")
     if isinstance(planner, CommandPlanner):
@@ -107,7 +137,8 @@ def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
 
 def run(wb: Workbench, goal: str, *, plan: Path | None = None, planner: str | None = None,
         max_turns: int | None = None, max_tool_calls: int | None = None, max_seconds: float | None = None,
-        approver: Callable[[dict[str, Any]], bool] | None = None) -> Pending | Result:
+        approver: Callable[[dict[str, Any]], bool] | None = None,
+        on_complete: Callable[[], None] | None = None) -> Pending | Result:
     live = wb.load(detect_human=False).docs.state.get("session")
     if live:
         waiting = (live.get("pending") or {}).get("reason", "live")
@@ -126,7 +157,7 @@ def run(wb: Workbench, goal: str, *, plan: Path | None = None, planner: str | No
     budget = Budget(max_turns if max_turns is not None else limits.get("max_turns"),
                     max_tool_calls if max_tool_calls is not None else limits.get("max_tool_calls"),
                     max_seconds if max_seconds is not None else limits.get("max_wall_seconds"))
-    return build_loop(wb, chosen, budget, approver).run(goal)
+    return build_loop(wb, chosen, budget, approver, on_complete).run(goal)
 
 
 def parse_extend(items: list[str]) -> dict[str, float]:
@@ -148,7 +179,8 @@ def parse_extend(items: list[str]) -> dict[str, float]:
 def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, approve: bool | None = None,
            extend: dict[str, float] | None = None, yield_id: str | None = None, plan: Path | None = None,
            planner: str | None = None, approver: Callable[[dict[str, Any]], bool] | None = None,
-           retry: bool = False, skip: bool = False, approved_by: str = "agent") -> Pending | Result:
+           retry: bool = False, skip: bool = False, approved_by: str = "agent",
+           on_complete: Callable[[], None] | None = None) -> Pending | Result:
     """Continue the live session. `approved_by` says who answers: "human" only for a person (at a terminal),
     "agent" for everything else (an MCP client, a script); config.yaml's `approvals: human` refuses the latter."""
     session = wb.load(detect_human=False).docs.state.get("session")
@@ -184,7 +216,8 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
     if chosen is None and session["harness_state"] == "PLANNING" or (
             session.get("paused_from") == "PLANNING" and chosen is None):
         raise UsageError("this session is planning: pass the planner again (--plan FILE or --planner CMD)")
-    loop = build_loop(wb, chosen, None, approver)
+    loop = build_loop(wb, chosen, None, approver, on_complete)
+    record_changes(loop, wb, pending)  # issue 16
     try:
         return loop.resume(payload, approve=approve, error=error, extend=extend, yield_id=yield_id, retry=retry,
                            skip=skip, by=approved_by)
@@ -192,8 +225,26 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
         raise Refused(str(err)) from None
 
 
-def abort(wb: Workbench, reason: str) -> Result:
+def record_changes(loop: HarnessLoop, wb: Workbench, pending: dict[str, Any]) -> None:
+    """What changed since the yield, for the resume event (issue 16): the commits, files and dirty tree."""
+    from workbench.errors import GitError
+    from workbench.git.changes import since
+
+    sink = loop.sink
+    if not isinstance(sink, WorkbenchSink):
+        return
+    try:
+        found = since(wb.root, pending.get("where"))
+    except GitError:
+        return
+    if found is not None:
+        found = {k: v for k, v in found.items() if k not in ("then", "now")}
+        found["files_changed"] = list(found["files_changed"])[:200]
+        sink.changed_since_yield = found
+
+
+def abort(wb: Workbench, reason: str, on_complete: Callable[[], None] | None = None) -> Result:
     session = wb.load(detect_human=False).docs.state.get("session")
     if not session:
         raise Refused("no live session to abort")
-    return build_loop(wb).abort(reason)
+    return build_loop(wb, on_complete=on_complete).abort(reason)

@@ -92,7 +92,7 @@ class Spec(NamedTuple):
 READ = (True, False, True, False)
 
 
-def annotations(spec: Spec) -> dict[str, bool]:
+def hints_of(spec: Spec) -> dict[str, bool]:
     """The four hints, as the SDK's ToolAnnotations takes them. A read-only tool says readOnlyHint and
     openWorldHint alone: the specification makes destructiveHint and idempotentHint meaningful only when
     readOnlyHint is false (and every byte of tools/list is spent from each agent session's context)."""
@@ -598,7 +598,7 @@ def _run(sdk: Any, tools: Tools, first: bytes, wire_in: Any, wire_out: Any,
     anyio, types = sdk.anyio, sdk.types
     listed = types.ListToolsResult(tools=[
         types.Tool(name=name, description=spec.description, input_schema=spec.input, output_schema=spec.output,
-                   annotations=types.ToolAnnotations(**annotations(spec)))
+                   annotations=types.ToolAnnotations(**hints_of(spec)))
         for name, spec in SPECS.items()])
 
     async def list_tools(ctx: Any, params: Any) -> Any:

@@ -7,6 +7,12 @@ HARNESS_EVENTS = frozenset({
     "approval.denied", "budget.warn", "hook.block", "hook.error", "planner.error",
 })
 
+# -- scope contract, proof of done, handoff packet (issue 16) -----------------------------------------------
+# task.start gains `head`; task.done gains `head`, `scope` (the verdict) and per-command `sha256`/`artifact`;
+# task.set gains `override` (a recorded override of a started task's acceptance or scope); the resume event
+# (session.resume) gains `changed` (what changed since the yield). New: `handoff.write`.
+HANDOFF_EVENTS = frozenset({"handoff.write"})
+
 # -- sync and claims (issue 15: wb sync, wb task claim; folded in model/reducer.py, shapes in model/claims.py) --
 # task.claim   {id, agent, lease_s}: the agent holds the task until ts + lease_s; a claim on a task another agent
 #              holds unexpired is void (the log's order is publication order: see docs/sync.md)

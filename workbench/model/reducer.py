@@ -113,6 +113,9 @@ def _status(docs: Docs, ev: dict[str, Any], status: str) -> dict[str, Any]:
 def _task_start(docs: Docs, ev: dict[str, Any]) -> bool:
     task = _status(docs, ev, "in_progress")
     docs.state["active_task_id"] = task["id"]
+    # -- scope contract & proof of done (issue 16): the HEAD the task started at, what `done` compares with
+    if ev["payload"].get("head") and not task.get("start_head"):  # a restart keeps the first start's HEAD
+        task["start_head"] = ev["payload"]["head"]
     return True
 
 
@@ -120,10 +123,32 @@ def _task_done(docs: Docs, ev: dict[str, Any]) -> bool:
     task = _status(docs, ev, "done")
     if ev["payload"].get("forced"):
         task["forced_done"] = True
+    # -- scope contract & proof of done (issue 16): a compact proof on the task, the whole in the event
+    if "head" in ev["payload"]:
+        task["proof"] = proof_of(ev)
     docs.state["counters"]["tasks_completed"] += 1
     if docs.state["active_task_id"] == task["id"]:
         docs.state["active_task_id"] = None
     return True
+
+
+def proof_of(ev: dict[str, Any]) -> dict[str, Any]:
+    """What a task keeps of its task.done event: where the whole proof is (`event`), the HEAD it was done at,
+    whether it was forced, each acceptance command's exit and digest, and the scope findings."""
+    p = ev["payload"]
+    proof: dict[str, Any] = {
+        "event": ev["seq"],
+        "head": p.get("head"),
+        "forced": bool(p.get("forced")),
+        "checks": [{"cmd": r.get("cmd", ""), "exit": r.get("exit", 0), "seconds": r.get("seconds", 0),
+                    **({"sha256": r["sha256"]} if r.get("sha256") else {})} for r in p.get("acceptance") or []],
+    }
+    verdict = p.get("scope")
+    if isinstance(verdict, dict):
+        proof["scope_findings"] = [*verdict.get("forbidden", []), *verdict.get("findings", [])]
+    if p.get("override"):
+        proof["override"] = p["override"]
+    return proof
 
 
 def _task_block(docs: Docs, ev: dict[str, Any]) -> bool:
@@ -138,7 +163,7 @@ def _task_block(docs: Docs, ev: dict[str, Any]) -> bool:
 def _task_set(docs: Docs, ev: dict[str, Any]) -> bool:
     task = _task(docs, ev["payload"]["id"])
     for key, value in ev["payload"]["changes"].items():
-        if value is None and key in ("description", "blocked_reason"):
+        if value is None and key in ("description", "blocked_reason", "scope"):  # scope: issue 16
             task.pop(key, None)
         else:
             task[key] = value
@@ -244,6 +269,15 @@ REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
     "agent.edit": _human_edit,
     **_SYNC_REDUCERS,
 }
+
+
+# -- the handoff packet (issue 16): `handoff.write` records that wb wrote .workbench/handoff.md and
+# handoff.json (their digest); it changes neither state.md nor board.json.
+def _handoff_write(docs: Docs, ev: dict[str, Any]) -> bool:
+    return False
+
+
+REDUCERS["handoff.write"] = _handoff_write
 
 
 def _harness(docs: Docs, ev: dict[str, Any]) -> bool:

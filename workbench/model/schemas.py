@@ -17,7 +17,7 @@ from typing import Any
 
 from workbench.errors import Refused, SchemaRefused
 
-KINDS = ("state", "board", "event", "call", "config", "plan")
+KINDS = ("state", "board", "event", "call", "config", "plan", "handoff")  # handoff: issue 16
 
 
 def schema_dir() -> Path:

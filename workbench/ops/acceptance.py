@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -29,10 +30,11 @@ def run_acceptance(cmd: str, cwd: Path, timeout: float) -> dict[str, Any]:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        proc.communicate()
+        out = proc.communicate()[0] or b""
         code, outcome, tail = 124, f"timed out after {timeout:g}s", ""
+    # `output` is the whole of it (the proof of done keeps it in artifacts/ and records its digest)
     return {"cmd": cmd, "exit": code, "outcome": outcome, "seconds": round(time.monotonic() - start, 3),
-            "output_tail": tail}
+            "output_tail": tail, "sha256": hashlib.sha256(out).hexdigest(), "output": out}
 
 
 def run_all(cmds: list[str], cwd: Path, timeout: float,

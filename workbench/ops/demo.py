@@ -68,6 +68,8 @@ def run_demo(directory: Path | None, say: Callable[[str], None]) -> Path:
     say("\n# what the session recorded, step by step:")
     sh("wb", "log", "--type", "step")
     sh("git", "log", "--oneline")
+    say("\n# the handoff packet for the next session: .workbench/handoff.md (people) and handoff.json (agents):")
+    sh("wb", "handoff")
     sh("wb", "validate")
     sh("wb", "replay", "--verify")
     say(f"\nThe demo repository stays at {root}: `cd` there and try `wb status`, `wb log`, `git log -p`.")

@@ -176,7 +176,24 @@ def _sync_part(wb: Workbench, board: dict[str, Any]) -> dict[str, Any] | None:
     return sync_status(wb, board)
 
 
-SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync]
+# -- the handoff packet (issue 16): `wb status` points to the latest one and leads with its next action ----
+def _handoff(view: View) -> dict[str, Any]:
+    return {"handoff": latest_handoff(view.wb)}
+
+
+def latest_handoff(wb: Workbench) -> dict[str, Any] | None:
+    """{path, next_action, risks, describes} of .workbench/handoff.json, or None when none was written."""
+    import json
+
+    try:
+        packet = json.loads((wb.paths.wb / "handoff.json").read_bytes())
+        return {"path": ".workbench/handoff.md", "next_action": packet["next_action"],
+                "risks": len(packet["risks"]), "describes": packet["describes"]["last_event"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync, _handoff]
 
 
 def status_of(wb: Workbench) -> dict[str, Any]:
@@ -185,3 +202,5 @@ def status_of(wb: Workbench) -> dict[str, Any]:
     for section in SECTIONS:
         data.update(section(view))
     return data
+
+

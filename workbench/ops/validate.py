@@ -85,6 +85,15 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
                 problems.append(f"calls.jsonl:{number}: damaged line (not JSON)")
                 continue
             problems.extend(str(e) for e in schemas.iter_errors("call", call, f"calls.jsonl:{number}"))
+    # the handoff packet (issue 16): handoff.json against its schema, when there is one
+    handoff = p.wb / "handoff.json"
+    if handoff.exists():
+        try:
+            packet = json.loads(handoff.read_bytes())
+        except (ValueError, RecursionError):
+            problems.append("handoff.json: not JSON (`wb handoff` writes it again)")
+        else:
+            problems.extend(str(e) for e in schemas.iter_errors("handoff", packet, "handoff.json"))
     if count is not None:
         edited = committed_lines_changed(wb)
         if edited:

@@ -33,7 +33,7 @@ from workbench.review.story import harness_summary
 
 SCHEMA_VERSION = 1
 NOISY_STATE = ("updated_at", "last_event")  # change on every write: shown only with --all
-NOISY_TASK = ("updated_at",)
+NOISY_TASK = ("updated_at", "start_head", "proof")  # issue 16: the proof is shown under `done`
 
 
 # -- comparing --------------------------------------------------------------------------------------------
@@ -188,6 +188,26 @@ def diff_calls(old_raw: bytes | None, new_raw: bytes | None, warnings: list[str]
     }
 
 
+# -- proof of done (issue 16): each task.done appended, with its checks, scope verdict and whether forced --
+def done_proofs(old_raw: bytes | None, new_raw: bytes | None) -> list[dict[str, Any]]:
+    lines, _removed, _rewritten = appended_lines(complete_lines(old_raw), complete_lines(new_raw))
+    out = []
+    for e in parse_records(lines, "events.jsonl", []):
+        if e.get("type") != "task.done" or not isinstance(e.get("payload"), dict):
+            continue
+        p = e["payload"]
+        verdict = p.get("scope") if isinstance(p.get("scope"), dict) else {}
+        out.append({
+            "task": p.get("id"), "seq": e.get("seq"), "actor": e.get("actor"), "forced": bool(p.get("forced")),
+            "head": p.get("head"),
+            "checks": [{k: r.get(k) for k in ("cmd", "exit", "seconds", "sha256")}
+                       for r in p.get("acceptance") or [] if isinstance(r, dict)],
+            "scope_findings": [*verdict.get("forbidden", []), *verdict.get("findings", [])],
+            **({"override": p["override"]} if p.get("override") else {}),
+        })
+    return out
+
+
 # -- the whole diff ----------------------------------------------------------------------------------------
 def compare(old: Side, new: Side, *, all_fields: bool = False) -> dict[str, Any]:
     """The diff of two sides, as the documented JSON shape (docs/diff.md, schemas/diff.schema.json)."""
@@ -203,6 +223,7 @@ def compare(old: Side, new: Side, *, all_fields: bool = False) -> dict[str, Any]
         or board["fields"] or board["added"] or board["removed"] or board["changed"]
         or events["appended"] or events["removed"] or calls["added"] or calls["removed"] or config["fields"]
     )
+    done = done_proofs(old.files.get("events.jsonl"), new.files.get("events.jsonl"))  # issue 16
     return {
         "schema_version": SCHEMA_VERSION,
         "old": old.describe(),
@@ -213,6 +234,7 @@ def compare(old: Side, new: Side, *, all_fields: bool = False) -> dict[str, Any]
         "events": events,
         "calls": calls,
         "config": config,
+        "done": done,
         "warnings": warnings,
     }
 

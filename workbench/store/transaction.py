@@ -72,6 +72,7 @@ class Transaction:
         self.wb = wb
         self.create = create
         self.new_files: dict[str, bytes] = {}  # `create_file`: written at commit when still absent
+        self.put_files: dict[str, bytes] = {}  # `put_file`: written (replaced) at commit, after the snapshots
         self.git_commit = commit
         self.agent_board_changed = False
         self.calls: list[dict[str, Any]] = []
@@ -208,6 +209,12 @@ class Transaction:
             parse_config(data)
         self.new_files[rel] = data
 
+    def put_file(self, rel: str, data: bytes) -> None:
+        """A file of `.workbench/` this transaction writes whole (replacing it), after the log and the snapshots
+        and before the commit that records it: an acceptance command's output in artifacts/, the handoff packet
+        (issue 16). Only with at least one event: the event says why the file changed."""
+        self.put_files[rel] = data
+
     def commit(self) -> None:
         from workbench.model.statefile import too_deep  # statefile is kept off the read-only path of `wb status`
 
@@ -266,6 +273,8 @@ class Transaction:
             kept = self._write_snapshots(loaded)
         except OSError as err:  # disk full after the append: the change is in the log, the snapshots catch up
             raise SnapshotsBehind(err) from None
+        for rel, data in self.put_files.items():  # the files the events name (acceptance output, the handoff)
+            write_workbench_file(self.wb.paths.wb, rel, data)
         if kept:
             self.outcome = CommitOutcome(skipped=f"recorded in events.jsonl, not yet committed: {kept} was saved "
                                                  "by hand just as wb wrote it and is left as saved; the next wb "

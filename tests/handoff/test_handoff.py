@@ -1,0 +1,168 @@
+"""The handoff packet and resume's view of what changed (issue 16), on real git and the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+from workbench.model import schemas
+
+
+def packet(repo):
+    return json.loads((repo / ".workbench" / "handoff.json").read_text())
+
+
+def events(repo):
+    return [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+
+
+def test_handoff_twice_is_identical_and_committed_once(bench, repo, wb, git, wb_hashes, commits):
+    bench.add_task("Parser", acceptance=["true"])
+    bench.start_task("T-001")
+    r = wb(repo, "handoff")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("wrote .workbench/handoff.md and handoff.json")
+    data = packet(repo)
+    schemas.check("handoff", data, "handoff.json")
+    assert data["next_action"] == {"text": "finish T-001: Parser", "command": "wb task done T-001"}
+    assert git(repo, "status", "--porcelain", "--", ".workbench") == ""  # committed like any other state
+    assert git(repo, "log", "-1", "--format=%s").startswith("wb: handoff:")
+    assert events(repo)[-1]["type"] == "handoff.write"
+    files, count = wb_hashes(repo), commits(repo)
+    md = (repo / ".workbench" / "handoff.md").read_bytes()
+
+    r = wb(repo, "handoff")
+    assert r.returncode == 0 and r.stdout.startswith("unchanged:")
+    assert wb_hashes(repo) == files and commits(repo) == count  # same workbench, same packet: nothing written
+    assert (repo / ".workbench" / "handoff.md").read_bytes() == md
+    assert bench.handoff() == data  # the API agrees
+    assert wb(repo, "validate").returncode == 0
+    assert wb(repo, "replay", "--verify").returncode == 0
+
+
+def test_handoff_on_a_dirty_tree_lists_the_risks(bench, repo, wb, git):
+    (repo / ".workbench" / "config.yaml").write_text(
+        "schema_version: 1\nhandoff:\n  stray: ['*.tmp', 'scratch/**']\n  branches: [main]\n")
+    git(repo, "add", ".workbench/config.yaml")
+    git(repo, "commit", "-qm", "config")
+    bench.add_task("Parser")
+    bench.add_task("Docs")
+    bench.start_task("T-001")
+    bench.block_task("T-002", "waiting for the API key")
+    (repo / "app.py").write_text("print('changed')\n")
+    (repo / "notes.tmp").write_text("scratch\n")
+    assert wb(repo, "handoff").returncode == 0
+    risks = {(r["kind"], r["detail"]) for r in packet(repo)["risks"]}
+    kinds = [r["kind"] for r in packet(repo)["risks"]]
+    assert kinds[0] == "dirty_tree"  # the clean-state check comes first
+    assert ("dirty_tree", "2 uncommitted change(s) outside .workbench/: app.py, notes.tmp") in risks
+    assert ("stray_file", "notes.tmp (matches handoff.stray in config.yaml)") in risks
+    assert ("blocker", "T-002: waiting for the API key") in risks
+    assert ("unfinished_task", "T-001 in_progress: Parser") in risks
+    assert packet(repo)["changed_files"]["uncommitted"] == ["app.py", "notes.tmp"]
+    md = (repo / ".workbench" / "handoff.md").read_text()
+    assert "**dirty_tree**" in md and "- app.py (uncommitted)" in md
+    # another branch, then a detached HEAD: each is a risk, not hidden
+    git(repo, "checkout", "-qb", "feature")
+    assert wb(repo, "handoff").returncode == 0
+    assert "unexpected_branch" in [r["kind"] for r in packet(repo)["risks"]]
+    git(repo, "checkout", "-q", "--detach")
+    assert "detached_head" in [r["kind"] for r in bench.handoff()["risks"]]
+    # status leads with the packet's next action
+    git(repo, "checkout", "-q", "feature")
+    status = wb(repo, "status").stdout.splitlines()
+    assert status[0].startswith("handoff") and "finish T-001: Parser" in status[0]
+    assert json.loads(wb(repo, "status", "--json").stdout)["handoff"]["path"] == ".workbench/handoff.md"
+
+
+def test_a_broken_packet_fails_validate(bench, repo, wb):
+    bench.handoff()
+    data = packet(repo)
+    data["risks"] = [{"kind": "nonsense", "detail": ""}]
+    (repo / ".workbench" / "handoff.json").write_text(json.dumps(data))
+    r = wb(repo, "validate")
+    assert r.returncode == 5 and "handoff.json: risks[0].kind" in r.stderr
+
+
+PLAN = ("steps:\n  - description: Deploy\n    tool: deploy\n    args: {env: staging}\n"
+        "  - description: Smoke test\n    tool: smoke\n")
+
+
+def test_resume_after_the_person_committed_in_between(bench, repo, wb, git):
+    (repo / "plan.yaml").write_text(PLAN)
+    git(repo, "add", "plan.yaml")
+    git(repo, "commit", "-qm", "the plan")
+    plan_commit = git(repo, "rev-parse", "HEAD").strip()
+    bench.add_task("Ship", acceptance=["true"])
+    bench.start_task("T-001")
+    r = wb(repo, "run", "Ship it", "--plan", "plan.yaml")
+    assert r.returncode == 3, r.stdout + r.stderr
+    state = bench.wb.load(detect_human=False).docs.state
+    where = state["session"]["pending"]["where"]
+    assert where["code_head"] == plan_commit and where["branch"] == "main" and where["worktree"] == "main"
+    assert where["dirty_files"] == 0
+    # the person commits while the session waits
+    (repo / "app.py").write_text("print('fixed by hand')\n")
+    git(repo, "commit", "-qam", "a fix by the person")
+    fix = git(repo, "rev-parse", "--short=10", "HEAD").strip()
+    r = wb(repo, "resume", "--result", '{"ok": true}')
+    assert r.returncode == 3, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "since the session yielded: 1 new commit(s): " \
+        f"{fix} a fix by the person"
+    assert lines[1] == "since the session yielded: 1 file(s) changed: app.py"
+    resumed = [e for e in events(repo) if e["type"] == "session.resume"][-1]
+    assert resumed["payload"]["changed"]["new_commits"][0]["subject"] == "a fix by the person"
+    assert resumed["payload"]["changed"]["files_changed"] == ["app.py"]
+    # on another branch, resume says so plainly
+    git(repo, "checkout", "-qb", "elsewhere")
+    r = wb(repo, "resume", "--result", '{"ok": true}')
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "since the session yielded: the branch is elsewhere, not main as when the session yielded" in r.stdout
+    # the session ended: the handoff packet was written at its end
+    data = packet(repo)
+    assert data["session"]["kind"] == "harness" and data["session"]["goal"] == "Ship it"
+    assert "complete: goal_met" in data["summary"]
+    assert [c["source"] for c in data["commands"]["last"]] == ["harness", "harness"]
+    assert data["changed_files"]["committed"] == ["app.py"]
+    assert data["commits"][0]["subject"] == "a fix by the person"
+    assert wb(repo, "replay", "--verify").returncode == 0
+    assert wb(repo, "validate").returncode == 0
+
+
+def test_failures_are_listed(bench, repo, wb):
+    bench.add_task("Parser", acceptance=["echo boom; exit 2"])
+    bench.start_task("T-001")
+    bench.done_task("T-001", force=True, actor="human")
+    data = bench.handoff()
+    assert data["failures"]["items"] == [{"seq": 4, "kind": "acceptance_failed", "what": "T-001",
+                                          "error": "`echo boom; exit 2` exited 2"}]
+    assert {"kind": "red_check", "detail": "T-001: `echo boom; exit 2` exited 2 (forced done)"} in data["risks"]
+    assert data["proof"] == [{"task": "T-001", "seq": 4, "forced": True, "head": data["proof"][0]["head"]}]
+    assert "**FORCED**" in (repo / ".workbench" / "handoff.md").read_text()
+
+
+def test_since_says_plainly_when_the_worktree_or_history_differs(repo, git):
+    from workbench.git.changes import since, where_now
+
+    then = where_now(repo)
+    assert since(repo, then)["changed"] is False
+    assert since(repo, {**then, "worktree": "wt-feature"})["notes"] == [
+        "this is worktree main, not wt-feature where the session yielded"]
+    (repo / "app.py").write_text("print('amended')\n")
+    git(repo, "commit", "-qa", "--amend", "-m", "rewritten")  # the commit the session yielded on is gone
+    found = since(repo, then)
+    assert found["changed"] and any("no longer contains" in n for n in found["notes"]), found
+    # a linked worktree is named by its own name
+    git(repo, "worktree", "add", "-q", str(repo.parent / "wt-two"), "-b", "two")
+    assert where_now(repo.parent / "wt-two")["worktree"] == "wt-two"
+
+
+def test_an_aborted_session_leaves_a_packet_too(bench, repo, wb, git):
+    (repo / "plan.yaml").write_text(PLAN)
+    assert wb(repo, "run", "Ship it", "--plan", "plan.yaml").returncode == 3
+    assert wb(repo, "abort", "--reason", "wrong plan").returncode == 0
+    data = packet(repo)
+    assert "abort: wrong plan" in data["summary"]
+    assert git(repo, "status", "--porcelain", "--", ".workbench") == ""  # in the commit that ended it
+    assert git(repo, "log", "-1", "--format=%s").startswith("wb: session aborted")
+    assert wb(repo, "handoff").stdout.startswith("unchanged:")  # the same workbench: the same packet

@@ -1,0 +1,56 @@
+"""The scope contract against the repository: what a task changed since it started, judged by its scope
+(`model/scope.py`), for `wb task done`, and the agent hook's question "may the agent write this path now?"."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from workbench.git import changes
+from workbench.model import scope as scopes
+from workbench.model.reducer import find_task
+from workbench.store.workbench import Workbench
+
+
+def task_changes(root: Path, task: dict[str, Any]) -> list[str]:
+    """The paths outside `.workbench/` a task changed: the commits since its `task.start` (the HEAD it recorded)
+    and the work tree's uncommitted changes."""
+    return changes.changed_since(root, task.get("start_head"))
+
+
+def verdict(root: Path, task: dict[str, Any]) -> dict[str, Any] | None:
+    """The scope verdict on a task's changes ({base, paths, forbidden, findings}), or None without a scope."""
+    scope = task.get("scope")
+    if scopes.is_empty(scope):
+        return None
+    paths = task_changes(root, task)
+    result = scopes.evaluate(scope, paths)
+    return {"base": task.get("start_head"), "changed": len(paths), **result}
+
+
+def forbidden_for_active_task(wb: Workbench, path: str | os.PathLike[str]) -> str | None:
+    """Why the agent may not write `path` now (it lies under a forbidden glob of the active task's scope), or
+    None. `path` may be absolute or relative to the repository root; for the agent hooks' PreToolUse. Reads
+    the snapshots only: no lock, no git."""
+    docs = wb.load(detect_human=False, need_body=False).docs
+    active = docs.state.get("active_task_id")
+    task = find_task(docs.board, active) if active else None
+    if task is None or task.get("status") != "in_progress":
+        return None
+    forbidden = list((task.get("scope") or {}).get("forbidden") or [])
+    if not forbidden:
+        return None
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            rel = candidate.resolve().relative_to(wb.root.resolve()).as_posix()
+        except ValueError:
+            return None  # outside the repository: not the scope's to judge
+    else:
+        rel = Path(os.path.normpath(candidate)).as_posix()
+    glob = scopes.first_match(forbidden, rel)
+    if glob is None:
+        return None
+    return (f"{rel} is forbidden by the scope of {task['id']} ({glob}); a person may change the scope: "
+            f"`wb task set {task['id']} scope=JSON --actor human`")
