@@ -129,3 +129,40 @@ def test_a_recorded_but_uncommitted_write_survives_checkout_of_wbs_files(repo: P
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "back@example.invalid")
     assert run_wb(repo, "note", "identity set").returncode == 0
     assert_sound(repo, acknowledged=["no identity yet", "identity set"])
+
+
+def test_a_stash_that_moves_the_branch_back_over_wbs_commit_loses_nothing(bench, repo: Path) -> None:
+    """`git stash push` (and `merge --abort`) read HEAD, then reset the branch and the work tree to it: when
+    wb commits in between, the branch goes back over wb's commit ("reset: moving to HEAD" at the older sha in
+    the reflog) and the acknowledged note is on no branch. Seen in tools/gitrace.py; here the user's git's
+    last step is done by hand, exactly as it lands. The next wb write writes the note again."""
+    assert run_wb(repo, "note", "before").returncode == 0
+    read_by_stash = run_git(repo, "rev-parse", "HEAD").strip()
+    acked = run_wb(repo, "note", "acknowledged")
+    assert acked.returncode == 0 and "noted" in acked.stdout
+    wb_commit = run_git(repo, "rev-parse", "HEAD").strip()
+    run_git(repo, "update-ref", "-m", "reset: moving to HEAD", "refs/heads/main", read_by_stash, wb_commit)
+    run_git(repo, "read-tree", "-u", "--reset", read_by_stash)  # the work tree and index, as reset --hard
+    assert committed_notes(repo)[-1] == "before"
+    after = run_wb(repo, "note", "after")
+    assert after.returncode == 0, after.stderr
+    assert "wrote again 1 acknowledged event" in after.stderr
+    assert_sound(repo, acknowledged=["before", "acknowledged", "after"])
+    assert committed_notes(repo)[-2:] == ["acknowledged", "after"]
+    again = run_wb(repo, "note", "later")  # once written again, never twice
+    assert again.returncode == 0 and "wrote again" not in again.stderr
+    assert committed_notes(repo).count("acknowledged") == 1
+
+
+def test_doctor_finds_and_repairs_a_commit_the_users_git_took_back(bench, repo: Path) -> None:
+    assert run_wb(repo, "note", "before").returncode == 0
+    read_by_stash = run_git(repo, "rev-parse", "HEAD").strip()
+    assert run_wb(repo, "note", "acknowledged").returncode == 0
+    run_git(repo, "update-ref", "-m", "reset: moving to HEAD", "refs/heads/main", read_by_stash)
+    run_git(repo, "read-tree", "-u", "--reset", read_by_stash)
+    found = run_wb(repo, "doctor", "--json")
+    assert found.returncode != 0 and "taken_back" in found.stdout, found.stdout
+    fixed = run_wb(repo, "doctor", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert_sound(repo, acknowledged=["before", "acknowledged"])
+    assert "taken_back" not in run_wb(repo, "doctor", "--json").stdout

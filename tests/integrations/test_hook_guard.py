@@ -121,3 +121,20 @@ def test_a_task_removed_during_the_agents_turn_stays(bench, repo: Path) -> None:
     assert [t["title"] for t in json.loads(board.read_text())["tasks"]] == ["Parse the config", "Write the docs"]
     assert run_wb(repo, "validate").returncode == 0
     assert "snapshots match" in run_wb(repo, "replay", "--verify").stdout
+
+
+def test_a_write_outside_the_active_tasks_scope_is_denied_at_the_hook(bench, repo: Path) -> None:
+    """issue 16 §1: while a task is active, PreToolUse denies file writes to its forbidden paths, with the
+    reason; paths the scope allows, and the same write once the task is done, pass."""
+    assert run_wb(repo, "task", "add", "Fix the parser", "--forbid", "secrets/**", "--allow", "src/**").returncode == 0
+    outside = pre(repo, "Write", {"file_path": str(repo / "secrets" / "prod.key"), "content": "x"})
+    inside = pre(repo, "Edit", {"file_path": "src/parser.py", "old_string": "a", "new_string": "b",
+                                "replace_all": False})
+    assert ok(hook(repo, outside)).stdout == ""  # no task active yet: nothing to hold the agent to
+    assert run_wb(repo, "task", "start", "T-001").returncode == 0
+    answer = json.loads(ok(hook(repo, outside)).stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    why = answer["permissionDecisionReason"]
+    assert "secrets/prod.key" in why and "secrets/**" in why and "T-001" in why
+    assert ok(hook(repo, inside)).stdout == ""
+    assert status_porcelain(repo) == ""

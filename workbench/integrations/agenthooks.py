@@ -178,6 +178,11 @@ def session_context(root: str | Path) -> str:
         lines.append(f"Active task: {task.get('id')} {task.get('title', '')} ({task.get('status', '')}).")
     else:
         lines.append("No active task.")
+    handoff = status.get("handoff")
+    if isinstance(handoff, dict) and handoff.get("next_action"):  # the last session's packet leads
+        nxt = handoff["next_action"]
+        text = nxt.get("text") or nxt.get("command") if isinstance(nxt, dict) else nxt
+        lines.append(f"Last handoff ({handoff.get('path')}, {handoff.get('risks', 0)} open risks): {text}")
     lines.append(f"Next action: {status.get('next_action') or '(none set)'}")
     counts = status.get("board", {}).get("by_status", {})
     shown = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)

@@ -52,7 +52,7 @@ def _run(client: str, chdir: str | None) -> None:
     if name == "PreToolUse":
         from workbench.integrations import hookguard
 
-        why = hookguard.denial(hook)
+        why = hookguard.denial(hook) or hookguard.out_of_scope(root, hook)
         if why:
             payload["denied"] = why
             answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",

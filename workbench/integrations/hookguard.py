@@ -140,3 +140,47 @@ def reason(path: str) -> str:
         how = "use the wb commands (`wb --help`) or wb's MCP tools"
     return (f"{path} is written by wb alone, so that every change is validated and recorded as yours: {how}. "
             "Do not edit .workbench/ by hand.")
+
+
+def out_of_scope(root: str, hook: dict[str, Any]) -> str | None:
+    """Why a file tool may not write its path (issue 16): it lies under a `forbidden` glob of the active task's
+    scope. Read from board.json and wb's own state cache, never a load: this runs on every tool call. Shell
+    commands are judged at `wb task done`, which compares what changed with the scope."""
+    import os
+
+    tool = hook.get("tool_name")
+    args = hook.get("tool_input")
+    if tool not in FILE_TOOLS or not isinstance(args, dict):
+        return None
+    path = args.get(FILE_TOOLS[tool])
+    if not isinstance(path, str) or not path:
+        return None
+    from workbench.model import cjson
+
+    try:
+        with open(os.path.join(root, ".workbench", "board.json"), "rb") as f:
+            board = cjson.loads(f.read().decode("utf-8", "replace"))
+        tasks = [t for t in board.get("tasks") or [] if isinstance(t, dict) and t.get("status") == "in_progress"
+                 and isinstance(t.get("scope"), dict) and t["scope"].get("forbidden")]
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not tasks:
+        return None
+    try:
+        with open(os.path.join(root, ".workbench", ".cache", "state.json"), "rb") as f:
+            active = cjson.loads(f.read().decode("utf-8", "replace"))["state"].get("active_task_id")
+        tasks = [t for t in tasks if t.get("id") == active] or tasks
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # no cache: every task in progress with a scope is held to it
+    full = path if os.path.isabs(path) else os.path.join(hook.get("cwd") or root, path)
+    rel = os.path.relpath(os.path.realpath(full), os.path.realpath(root)).replace(os.sep, "/")
+    if rel == ".." or rel.startswith("../"):
+        return None  # outside the repository: not the scope's to judge
+    from workbench.model import scope as scopes
+
+    for task in tasks:
+        glob = scopes.first_match([str(g) for g in task["scope"]["forbidden"]], rel)
+        if glob is not None:
+            return (f"{rel} is out of bounds for {task['id']}: its scope forbids {glob}. Work inside the task's "
+                    f"scope; a person may change it with `wb task set {task['id']} scope=JSON --actor human`")
+    return None

@@ -43,7 +43,7 @@ INSTRUCTIONS = (
 # -- the tools, as data -----------------------------------------------------------------------------------
 STATUSES = ["todo", "in_progress", "blocked", "done", "cancelled"]
 TASK_FIELDS = ["id", "kind", "title", "status", "owner", "acceptance", "depends_on", "description", "reviews",
-               "blocked_reason", "forced_done", "created_at", "updated_at"]
+               "blocked_reason", "forced_done", "created_at", "updated_at", "scope", "proof", "claim"]
 TASK_DEFAULT_FIELDS = ["id", "status", "title"]
 EVENT_FIELDS = ["seq", "ts", "type", "actor", "session", "summary", "payload"]
 EVENT_DEFAULT_FIELDS = ["seq", "type", "actor", "summary"]
@@ -111,13 +111,13 @@ SPECS: dict[str, Spec] = {
                      _in({"title": TEXT, "acceptance": {**STRS, "description": "must exit 0 for done"},
                           "kind": {"enum": ["build", "review"]}, "reviews": STR,
                           "owner": {"enum": ["builder", "reviewer", "human"]}, "depends_on": STRS,
-                          "description": STR}, "title"),
+                          "description": STR, "scope": OBJ}, "title"),
                      _out("task", *WRITTEN["required"]), (False, False, False, False)),
-    "task_update": Spec("start; done (runs acceptance; force: a recorded override); block (reason); set (changes).",
+    "task_update": Spec("start, done (runs acceptance; force: recorded), block (reason) or set (changes).",
                         _in({"id": TEXT, "action": {"enum": ["start", "done", "block", "set"]}, "reason": STR,
                              "changes": OBJ, "force": BOOL}, "id", "action"),
                         _out("task", *WRITTEN["required"]), (False, True, False, True)),
-    "note": Spec("Append a decision or finding to the decision log.", _in({"text": TEXT}, "text"), WRITTEN,
+    "note": Spec("Append a decision or finding to the log.", _in({"text": TEXT}, "text"), WRITTEN,
                  (False, False, False, False)),
     "set_state": Spec("Set next_action, status, active_task_id, blockers, assumptions or touched_files.",
                       _in({"changes": OBJ}, "changes"),
@@ -138,7 +138,7 @@ SPECS: dict[str, Spec] = {
                    OUTCOME, (False, True, False, True)),
     "abort": Spec("End the live harness session (its events stay).", _in({"reason": TEXT}, "reason"),
                   OUTCOME, (False, True, True, False)),
-    "claim": Spec("Claim a task across clones (no id: the first ready); lease e.g. 30m.",
+    "claim": Spec("Claim a task across clones (no id: first ready); lease e.g. 30m.",
                   _in({"id": STR, "agent": STR, "lease": STR}), OBJ, (False, False, False, True)),
     "sync": Spec("Fetch, merge and push the shared state (git.ref).", _in({"remote": STR}),
                  _out("up_to_date", "pushed"), (False, False, True, True)),
@@ -302,11 +302,12 @@ class Tools:
     # -- writing --------------------------------------------------------------------------------
     def task_add(self, title: str, acceptance: list[str] | None = None, kind: str = "build",
                  reviews: str | None = None, owner: str | None = None, depends_on: list[str] | None = None,
-                 description: str | None = None) -> Answer:
+                 description: str | None = None, scope: dict[str, Any] | None = None) -> Answer:
         def add() -> dict[str, Any]:
             bench = self.bench()
             task = bench.add_task(title, kind=kind, owner=owner, acceptance=acceptance or [],
-                                  depends_on=depends_on or [], description=description, reviews=reviews)
+                                  depends_on=depends_on or [], description=description, reviews=reviews,
+                                  scope=scope)
             return _written(bench, task=task)
 
         return self.call(add)

@@ -185,6 +185,17 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
                                         "commit is complete again, the damaged one stays in history")
             add(finding)
 
+    # 8b. wb's last commit, taken back from the branch by the user's git a moment after it was made (a stash
+    # or merge --abort that had read HEAD before it): its events are in the git directory (store/pending.py)
+    lost, _calls = wb.pending.taken_back(wb.log)
+    if lost:
+        finding = Finding("taken_back", f"{len(lost)} acknowledged event(s) of wb's last commit are on no branch: "
+                                        "the user's git moved the branch back over that commit", True)
+        if fix:
+            with wb.transaction(actor="human") as tx:  # writes them again, and commits them
+                finding.fixed = tx.revived > 0
+        add(finding)
+
     # 9. uncommitted workbench changes (last: the repairs above may have written files)
     if commits(wb.config["git"]) and not wb.config["git"].get("ref"):
         from workbench.git.repo import run_git

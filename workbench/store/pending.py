@@ -19,14 +19,21 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.model.jsonl import encode, loads_record, split_lines
+
+if TYPE_CHECKING:
+    from workbench.store.eventlog import EventLog
 
 
 class Pending:
     def __init__(self, git_dir: Path) -> None:
         self.path = git_dir / "wb" / "pending.jsonl"
+        # the last batch a commit holds, kept until a later write has seen it in the log: a `git stash` or
+        # `merge --abort` of the user's that read HEAD before wb's commit can move the branch back over it
+        # a moment after (git's reflog then says "reset: moving to HEAD" at the older commit)
+        self.committed = git_dir / "wb" / "committed.jsonl"
 
     def __bool__(self) -> bool:
         try:
@@ -41,13 +48,7 @@ class Pending:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             return [], []
-        events: list[dict[str, Any]] = []
-        calls: list[dict[str, Any]] = []
-        for line in split_lines(raw)[0]:
-            record = loads_record(line)  # a damaged line is skipped
-            if record is not None and isinstance(record.get("record"), dict):
-                (events if record.get("kind") == "event" else calls).append(record["record"])
-        return events, calls
+        return _records(raw)
 
     def append(self, events: list[dict[str, Any]], calls: list[dict[str, Any]], *, durable: bool = True) -> None:
         """Durable before it returns (fsync of the file, and of the directory when it is new). `durable=False`
@@ -87,6 +88,48 @@ class Pending:
             finally:
                 os.close(fd)
 
+    def settle(self) -> None:
+        """Everything in it is in a commit now: kept aside as the last committed batch (see `revive`)."""
+        try:
+            os.replace(self.path, self.committed)
+        except FileNotFoundError:
+            pass
+
+    def taken_back(self, log: EventLog) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(events, call records) of the last committed batch that the work tree's log no longer holds,
+        because the user's git moved the branch and the work tree back over wb's commit just after it was
+        made. One read near the log's end when the batch is there (the usual case)."""
+        from workbench.errors import WorkbenchError
+
+        try:
+            raw = self.committed.read_bytes()
+        except FileNotFoundError:
+            return [], []
+        events, calls = _records(raw)
+        if not events:
+            return [], []
+        last = events[-1]
+        try:
+            if any(e.get("id") == last.get("id") for e in log.read_after(max(0, int(last.get("seq") or 1) - 1))):
+                return [], []
+            have = {e.get("id") for _line, e in log.iter_all()}  # rare: confirm against the whole log
+        except (OSError, ValueError, WorkbenchError):
+            return [], []  # a log that does not read: the load says what is wrong with it
+        return [e for e in events if e.get("id") not in have], calls
+
+    def revive(self, log: EventLog) -> int:
+        """`taken_back`'s events appended to the journal again, so the load folds them in and the transaction
+        writes and commits them. Returns how many."""
+        lost, calls = self.taken_back(log)
+        if not lost:
+            return 0
+        self.append(lost, calls)
+        try:
+            self.committed.unlink()
+        except FileNotFoundError:
+            pass
+        return len(lost)
+
     def clear(self) -> None:
         """Everything in it is in a commit now. No fsync: a truncation lost to a power cut leaves events the log
         already holds, which a load finds there by id and leaves alone."""
@@ -94,6 +137,16 @@ class Pending:
             os.truncate(self.path, 0)
         except FileNotFoundError:
             pass
+
+
+def _records(raw: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    events: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for line in split_lines(raw)[0]:
+        record = loads_record(line)  # a damaged line is skipped
+        if record is not None and isinstance(record.get("record"), dict):
+            (events if record.get("kind") == "event" else calls).append(record["record"])
+    return events, calls
 
 
 def missing_from_log(pending: list[dict[str, Any]], log_ids: set[str]) -> list[dict[str, Any]]:

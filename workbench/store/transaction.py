@@ -85,6 +85,7 @@ class Transaction:
         self._rebuild = False
         self.deferred: str | None = None  # why the work tree is not written now (the pending journal holds it)
         self.adopted = 0  # how many of `events` came from the pending journal
+        self.revived = 0  # how many of those the user's git had taken back from the branch after their commit
         self.spool_size = 0  # bytes of the agent hooks' spool folded in, dropped once committed (store/spool.py)
         self._lock = wb.lock()
         self._loaded: Loaded | None = None
@@ -136,6 +137,8 @@ class Transaction:
         # board.json as it was before the load read it: a save after this moment is seen again before the
         # write (state.md's bytes the load keeps itself)
         self._board_seen = read_or_none(self.wb.paths.board)
+        if not self.create:
+            self.revived = self.wb.pending.revive(self.wb.log)  # the user's git took wb's last commit back
         self._loaded = self.wb.load(create=self.create)
         self.events = []
         self.adopted = 0
@@ -281,8 +284,11 @@ class Transaction:
                                                  "write records that edit and commits both")
             return
         self.outcome = self._git_commit() if self.git_commit else CommitOutcome()
+        if self.revived:
+            self.outcome.warnings.append(f"wrote again {self.revived} acknowledged event(s) that the user's git "
+                                         "moved the branch back over just after wb committed them")
         if self.git_commit and self.outcome.skipped is None and self._log_ends_with_ours():
-            self.wb.pending.clear()  # committed; had the user's git moved the log meanwhile, the next load adopts
+            self.wb.pending.settle()  # committed; had the user's git moved the log meanwhile, the next load adopts
 
     def _log_ends_with_ours(self) -> bool:
         """The work tree's log still ends with this transaction's last event (no `git stash` or checkout took
