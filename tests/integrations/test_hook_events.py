@@ -123,6 +123,10 @@ def test_session_end_pre_compact_and_session_start_commit_what_is_pending(bench,
     assert len(spool_lines(repo)) == 2
     ok(hook(repo, fixture("claude-code", event, repo)))
     assert head_count(repo) == before + 1 and spool_lines(repo) == []
-    assert [e["type"] for e in events(repo)[-3:]] == ["agent.prompt", "agent.tool_call",
-                                                      CLAUDE_CODE[event][0]]
+    types = [e["type"] for e in events(repo)]
+    if event == "SessionEnd":  # the session ends with its handoff packet, in the same commit (issue 16 §3)
+        assert types[-1] == "handoff.write" and (repo / ".workbench" / "handoff.json").is_file()
+        assert "handoff.json" in run_git(repo, "show", "--stat", "--format=", "HEAD")
+        types = types[:-1]
+    assert types[-3:] == ["agent.prompt", "agent.tool_call", CLAUDE_CODE[event][0]]
     assert run_git(repo, "status", "--porcelain") == ""

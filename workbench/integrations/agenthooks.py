@@ -148,14 +148,22 @@ def record_claude_code(bench: Bench, hook: dict[str, Any], client: str = "claude
     return bench.record_event(type_, payload, summary=f"wb: {client} {FOLD_EVENTS[name]}")
 
 
-def fold_spool(root: str | Path, summary: str) -> list[str]:
+def fold_spool(root: str | Path, summary: str, *, handoff: bool = False) -> list[str]:
     """Fold the hooks' spool into the workbench at `root` in one transaction and commit it (SessionStart,
-    Stop, PreCompact, SessionEnd). Returns the warnings (a commit skipped, and why)."""
+    Stop, PreCompact, SessionEnd). `handoff` (SessionEnd): the session's handoff packet is written in the
+    same commit (issue 16; not at each Stop: the packet reads the whole log, and a turn ends many times a
+    session). Returns the warnings (a commit skipped, and why)."""
     from pathlib import Path
 
     from workbench.store.workbench import Workbench
 
     wb = Workbench.discover(Path(root))
+    if handoff:
+        from workbench.api import Bench
+
+        bench = Bench(wb)
+        bench.handoff(actor="agent")
+        return list(bench.last.warnings)
     with wb.transaction(actor="agent") as tx:
         tx.summary = summary
     out = tx.outcome

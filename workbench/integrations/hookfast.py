@@ -70,7 +70,8 @@ def _run(client: str, chdir: str | None) -> None:
         spool.begin_turn({"agent": client, "agent_session": payload["agent_session"]})
     if name in agenthooks.FOLD_EVENTS:
         try:
-            for warning in agenthooks.fold_spool(root, f"wb: {client} {agenthooks.FOLD_EVENTS[name]}"):
+            for warning in agenthooks.fold_spool(root, f"wb: {client} {agenthooks.FOLD_EVENTS[name]}",
+                                                  handoff=name == "SessionEnd"):
                 _complain(client, f"warning: {warning}")
         except WorkbenchError as err:  # busy, a refusal: the spool keeps the events for the next write
             _complain(client, str(err))
