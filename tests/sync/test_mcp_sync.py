@@ -59,3 +59,29 @@ def test_one_agent_wins_a_task_over_mcp_and_the_other_is_told_who_holds_it(tmp_p
     assert synced["pushed"] is False  # A holds nothing of its own to publish
     [task] = board(a)["tasks"]
     assert task["claim"]["agent"] == "agent-b"  # the claim reached A's clone
+
+
+def test_session_start_syncs_first_when_the_config_says_so(tmp_path: Path) -> None:
+    """`sync.on_session_start: true`: the agent's SessionStart hook fetches the shared board before it tells
+    the agent where to start; offline, it starts from the local state with a warning."""
+    import json
+    import shutil
+
+    from tests.integrations.hookfixtures import fixture, hook
+
+    remote = make_remote(tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    config = a / ".workbench" / "config.yaml"
+    config.write_text(config.read_text() + "sync: {on_session_start: true}\n")
+    assert run_wb(a, "validate").returncode == 0
+    assert run_wb(b, "task", "add", "Added on B").returncode == 0 and run_wb(b, "sync").returncode == 0
+    started = hook(a, fixture("claude-code", "SessionStart", a))
+    assert started.returncode == 0 and started.stderr == "", started.stderr
+    assert "on_session_start" in config.read_text(), config.read_text()
+    context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "T-001" in context or "1 todo" in context, context
+    assert [t["title"] for t in board(a)["tasks"]] == ["Added on B"]
+    shutil.rmtree(remote)  # offline
+    again = hook(a, fixture("claude-code", "SessionStart", a))
+    assert again.returncode == 0 and "sync at session start failed" in again.stderr
+    assert "additionalContext" in again.stdout

@@ -252,3 +252,18 @@ def test_a_remote_log_that_cannot_be_replayed_is_refused_and_nothing_changes(rem
     out = run_wb(a, "sync")
     assert out.returncode == 5 and "cannot be replayed" in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert hash_workbench(a) == before and run_git(a, "rev-parse", REF) == local
+
+
+def test_a_config_edit_on_one_clone_survives_a_sync_that_takes_the_others_state(tmp_path: Path) -> None:
+    """config.yaml edited by hand on A (not yet committed), B's new task taken by A's sync: the merge keeps
+    what each side changed since their common ancestor — A's edit is kept, pushed, and reaches B."""
+    remote = make_remote(tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    config = a / ".workbench" / "config.yaml"
+    config.write_text(config.read_text().replace("lock_timeout: 10", "lock_timeout: 42", 1))
+    assert run_wb(b, "task", "add", "Added on B").returncode == 0 and run_wb(b, "sync").returncode == 0
+    assert run_wb(a, "sync").returncode == 0
+    assert "lock_timeout: 42" in config.read_text()
+    assert [t["title"] for t in board(a)["tasks"]] == ["Added on B"]
+    assert run_wb(b, "sync").returncode == 0
+    assert "lock_timeout: 42" in (b / ".workbench" / "config.yaml").read_text()

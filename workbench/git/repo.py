@@ -667,6 +667,11 @@ class GitRepo:
         proc = run_git(self.worktree, "merge-base", "--is-ancestor", ancestor, descendant, check=False)
         return proc.returncode == 0
 
+    def merge_base(self, a: str, b: str) -> str | None:
+        """The best common ancestor of two commits, or None when their histories never met."""
+        proc = run_git(self.worktree, "merge-base", a, b, check=False)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
     def remotes(self) -> list[str]:
         return run_git(self.worktree, "remote", check=False).stdout.decode().split()
 

@@ -172,6 +172,27 @@ def fold_spool(root: str | Path, summary: str, *, handoff: bool = False) -> list
     return ([out.skipped] if out.skipped else []) + list(out.warnings)
 
 
+def sync_at_session_start(root: str | Path) -> list[str]:
+    """With `sync.on_session_start: true` in config.yaml (and state on its own ref), `wb sync` before the
+    session's context is read, so the agent starts from the board every clone shares. A sync that fails
+    (offline, refused) is a warning: the session starts from the local state."""
+    from pathlib import Path
+
+    from workbench.errors import WorkbenchError
+    from workbench.store.workbench import Workbench
+
+    wb = Workbench.discover(Path(root))
+    if not (wb.config.get("sync") or {}).get("on_session_start"):
+        return []
+    try:
+        from workbench.api import Bench
+
+        Bench(wb).sync()
+    except WorkbenchError as err:
+        return [f"sync at session start failed, starting from the local state: {err}"]
+    return []
+
+
 def session_context(root: str | Path) -> str:
     """What SessionStart adds to the agent's context: where the work stands, read-only (`wb status`)."""
     from pathlib import Path

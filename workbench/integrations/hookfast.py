@@ -62,6 +62,9 @@ def _run(client: str, chdir: str | None) -> None:
         from workbench.model.clip import clip_payload
 
         payload = clip_payload(payload)
+    if name == "SessionStart":
+        for warning in agenthooks.sync_at_session_start(root):  # sync.on_session_start: the remote's state first
+            _complain(client, f"warning: {warning}")
     context = agenthooks.session_context(root) if name == "SessionStart" else None  # before this session's events
     from workbench.model.ids import new_id, utc_now
 

@@ -202,7 +202,10 @@ def _merge_once(wb: Workbench, ref: str, local: str | None, base: str | None, re
         target_commit, parents = remote, [remote]
     else:
         target_commit, parents = None, [remote, local]  # diverged: the remote first, then our line
-    files_at = {sha: _files_at(wb, sha) for sha in {local, remote, base} if sha}
+    # the two lines' common ancestor: what each side changed since is theirs to keep (config.yaml edited on
+    # one clone survives a merge with the other; the worktree's `base` is for the work tree's own edits)
+    fork = git.merge_base(remote, local) if target_commit is None and remote and local else None
+    files_at = {sha: _files_at(wb, sha) for sha in {local, remote, base, fork} if sha}
     wt_files = _worktree_files(wb)
     wt_events = _worktree_events(wb)
     renames: dict[str, str] = {}
@@ -213,7 +216,7 @@ def _merge_once(wb: Workbench, ref: str, local: str | None, base: str | None, re
         target_files, target_events = {}, []
     else:
         target_events, renames = _combine(_events(files_at[remote]), _events(files_at[local]))
-        target_files = _other_files(files_at[remote], files_at[local], files_at.get(base or ""))
+        target_files = _other_files(files_at[remote], files_at[local], files_at.get(fork or base or ""))
         target_files = {**target_files, **_snapshot_files(wb, target_events, files_at[remote], files_at[local])}
     known = {e["id"] for e in target_events}
     extra = [e for e in wt_events if e["id"] not in known]
