@@ -83,7 +83,14 @@ HARNESS_POINTS = ["after_tool_run", "after_tool_result"]
 MIGRATE_POINTS = ["migrate:after_intent", "before_rename:state.md", "migrate:after_state", "before_rename:board.json",
                   "migrate:after_board", "migrate:after_event", "after_git_objects", "before_git_ref",
                   "after_git_ref"]
-COVERED = set(STORE_POINTS) | set(HARNESS_POINTS) | set(MIGRATE_POINTS)
+# Kill -9 at these needs a scenario faultrun does not drive — a git remote, a second branch or worktree — so the
+# test named beside each kills a real wb there and checks the rerun converges with nothing lost.
+SCENARIO_POINTS = {
+    "sync_before_ref": "tests/sync/test_sync.py", "sync_after_ref": "tests/sync/test_sync.py",
+    "sync_mid_write": "tests/sync/test_sync.py", "before_push": "tests/sync/test_sync.py",
+    "after_push": "tests/sync/test_sync.py", "after_shared_result": "tests/git_scenarios/test_branch_switch.py",
+}
+COVERED = set(STORE_POINTS) | set(HARNESS_POINTS) | set(MIGRATE_POINTS) | set(SCENARIO_POINTS)
 
 
 def named_points() -> set[str]:

@@ -37,6 +37,8 @@ def test_every_named_fault_point_is_driven() -> None:
     """A fault point added to workbench/ later must join faultrun's lists (and so the schedules)."""
     missing = faultrun.named_points() - faultrun.COVERED
     assert not missing, f"fault points faultrun never kills at: {sorted(missing)}"
+    for point, test_file in faultrun.SCENARIO_POINTS.items():  # killed there by a scenario test instead
+        assert f'"{point}"' in (ROOT / test_file).read_text(), f"{test_file} does not kill at {point}"
 
 
 def test_faultrun_ci_sized(tmp_path: Path) -> None:

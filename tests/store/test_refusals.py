@@ -26,7 +26,8 @@ ENUM_STATUS = '"todo", "in_progress", "blocked", "done", "cancelled"'
         (["set", "status=sleeping"], 'wb: state.md: status: "sleeping" is not one of '
                                      '"idle", "running", "paused", "awaiting_tool", "completed", "failed"'),
         (["set", "active_task_id=T-1"], r'wb: state.md: active_task_id: "T-1" does not match ^T-\d{3,}$'),
-        (["task", "set", "T-001", "title="], 'wb: board.json: tasks[0].title: "" breaks minLength 1'),
+        (["task", "set", "T-001", "title="],
+         "wb: board.json: a task's title must say something: it is empty or only whitespace"),
     ],
     ids=["bad-status", "bad-id", "null-array", "unknown-key", "bad-owner", "bad-state-status", "bad-active-id",
          "empty-title"],

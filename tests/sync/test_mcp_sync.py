@@ -16,6 +16,7 @@ from tests.integrations.test_mcp import ok, server_env, text_of
 from tests.sync.helpers import board, clone, make_remote
 
 pytest.importorskip("mcp")
+jsonschema = pytest.importorskip("jsonschema")
 
 import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
@@ -42,8 +43,13 @@ def test_one_agent_wins_a_task_over_mcp_and_the_other_is_told_who_holds_it(tmp_p
     assert run_wb(a, "sync").returncode == 0
 
     async def b_claims(session: ClientSession) -> dict[str, Any]:
-        assert ok(await session.call_tool("sync", {}))["pushed"] is False  # took A's task, nothing of its own
-        return ok(await session.call_tool("claim", {}))  # no id: the first ready task
+        schemas = {t.name: t.output_schema for t in (await session.list_tools()).tools}
+        synced, claimed = await session.call_tool("sync", {}), await session.call_tool("claim", {})  # no id: first
+        for name, result in (("sync", synced), ("claim", claimed)):
+            assert result.structured_content == ok(result), name
+            jsonschema.validate(ok(result), schemas[name])
+        assert ok(synced)["pushed"] is False  # took A's task, nothing of its own
+        return ok(claimed)
 
     won = as_agent(b, "agent-b", b_claims)
     assert won["id"] == "T-001" and won["agent"] == "agent-b" and won["published"] is True
