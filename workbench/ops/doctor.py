@@ -187,7 +187,7 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
 
     # 8b. wb's last commit, taken back from the branch by the user's git a moment after it was made (a stash
     # or merge --abort that had read HEAD before it): its events are in the git directory (store/pending.py)
-    lost, _calls = wb.pending.taken_back(wb.log)
+    lost, _calls = wb.pending.taken_back(wb.log, wb.git)
     if lost:
         finding = Finding("taken_back", f"{len(lost)} acknowledged event(s) of wb's last commit are on no branch: "
                                         "the user's git moved the branch back over that commit", True)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.model.jsonl import encode, loads_record, split_lines
 
 if TYPE_CHECKING:
+    from workbench.git.repo import GitRepo
     from workbench.store.eventlog import EventLog
 
 
@@ -88,17 +89,26 @@ class Pending:
             finally:
                 os.close(fd)
 
-    def settle(self) -> None:
-        """Everything in it is in a commit now: kept aside as the last committed batch (see `revive`)."""
+    def settle(self, ref: str | None = None, commit: str | None = None) -> None:
+        """Everything in it is in a commit now: kept aside as the last committed batch, with the branch and the
+        commit that hold it (see `taken_back`). Without them (state on its own ref: no user's git moves it)
+        it is simply emptied."""
+        if ref is None or commit is None:
+            self.clear()
+            return
         try:
             os.replace(self.path, self.committed)
         except FileNotFoundError:
-            pass
+            return
+        with open(self.committed, "ab") as fh:  # the page cache is enough: it only has to outlive the process
+            fh.write(json.dumps({"kind": "commit", "ref": ref, "sha": commit}).encode() + b"\n")
 
-    def taken_back(self, log: EventLog) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """(events, call records) of the last committed batch that the work tree's log no longer holds,
-        because the user's git moved the branch and the work tree back over wb's commit just after it was
-        made. One read near the log's end when the batch is there (the usual case)."""
+    def taken_back(self, log: EventLog, git: GitRepo) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(events, call records) of the last committed batch that are on no branch now: the work tree's log
+        lacks them, HEAD is still on the branch wb committed them to, and that commit is no longer in the
+        branch's history — the user's git moved the branch and the work tree back over wb's commit just
+        after it was made. On another branch (a checkout) the commit is safe where it is: forgotten here. One
+        read near the log's end when the batch is there (the usual case), and no git process."""
         from workbench.errors import WorkbenchError
 
         try:
@@ -106,28 +116,39 @@ class Pending:
         except FileNotFoundError:
             return [], []
         events, calls = _records(raw)
-        if not events:
+        made = next((r for r in (loads_record(line) for line in split_lines(raw)[0])
+                     if r is not None and r.get("kind") == "commit"), None)
+        if not events or made is None:
             return [], []
         last = events[-1]
         try:
             if any(e.get("id") == last.get("id") for e in log.read_after(max(0, int(last.get("seq") or 1) - 1))):
                 return [], []
+            if git.symbolic_head() != made.get("ref"):
+                self.forget()
+                return [], []
+            tip = git.read_ref(str(made["ref"]))
+            if tip is not None and git.is_ancestor(str(made.get("sha")), tip):
+                return [], []  # the branch still holds it: a work tree put back by hand, not a lost commit
             have = {e.get("id") for _line, e in log.iter_all()}  # rare: confirm against the whole log
         except (OSError, ValueError, WorkbenchError):
             return [], []  # a log that does not read: the load says what is wrong with it
         return [e for e in events if e.get("id") not in have], calls
 
-    def revive(self, log: EventLog) -> int:
-        """`taken_back`'s events appended to the journal again, so the load folds them in and the transaction
-        writes and commits them. Returns how many."""
-        lost, calls = self.taken_back(log)
-        if not lost:
-            return 0
-        self.append(lost, calls)
+    def forget(self) -> None:
         try:
             self.committed.unlink()
         except FileNotFoundError:
             pass
+
+    def revive(self, log: EventLog, git: GitRepo) -> int:
+        """`taken_back`'s events appended to the journal again, so the load folds them in and the transaction
+        writes and commits them. Returns how many."""
+        lost, calls = self.taken_back(log, git)
+        if not lost:
+            return 0
+        self.append(lost, calls)
+        self.forget()
         return len(lost)
 
     def clear(self) -> None:
@@ -144,7 +165,7 @@ def _records(raw: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     calls: list[dict[str, Any]] = []
     for line in split_lines(raw)[0]:
         record = loads_record(line)  # a damaged line is skipped
-        if record is not None and isinstance(record.get("record"), dict):
+        if record is not None and isinstance(record.get("record"), dict):  # ("commit": settle's own line)
             (events if record.get("kind") == "event" else calls).append(record["record"])
     return events, calls
 

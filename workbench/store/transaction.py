@@ -138,7 +138,7 @@ class Transaction:
         # write (state.md's bytes the load keeps itself)
         self._board_seen = read_or_none(self.wb.paths.board)
         if not self.create:
-            self.revived = self.wb.pending.revive(self.wb.log)  # the user's git took wb's last commit back
+            self.revived = self.wb.pending.revive(self.wb.log, self.wb.git)  # the user's git took it back
         self._loaded = self.wb.load(create=self.create)
         self.events = []
         self.adopted = 0
@@ -288,7 +288,9 @@ class Transaction:
             self.outcome.warnings.append(f"wrote again {self.revived} acknowledged event(s) that the user's git "
                                          "moved the branch back over just after wb committed them")
         if self.git_commit and self.outcome.skipped is None and self._log_ends_with_ours():
-            self.wb.pending.settle()  # committed; had the user's git moved the log meanwhile, the next load adopts
+            # committed; had the user's git moved the log meanwhile, the next load adopts
+            on_branch = not self.wb.config["git"].get("ref") and self.outcome.sha is not None
+            self.wb.pending.settle(self.wb.git.symbolic_head() if on_branch else None, self.outcome.sha)
 
     def _log_ends_with_ours(self) -> bool:
         """The work tree's log still ends with this transaction's last event (no `git stash` or checkout took
