@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -78,22 +79,25 @@ def test_a_timeout_kills_the_whole_process_group(wbrepo: WbRepo) -> None:
         pytest.fail("the tool's child outlived the timeout: the process group was not killed")
 
 
+MEASURE = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execvp(sys.argv[1], sys.argv[1:])\n"
+           "_, status, usage = os.wait4(pid, 0)\nprint(usage.ru_maxrss, file=sys.stderr)\n"
+           "sys.exit(os.waitstatus_to_exitcode(status))")
+
+
 @pytest.mark.parametrize(("cap", "kept"), [(1_000_000, 1_000_000), (None, 16 * 1024 * 1024)])
 def test_a_flood_of_output_is_capped_and_memory_stays_bounded(wbrepo: WbRepo, cap: int | None, kept: int) -> None:
     tool = {"argv": FLOOD, "mode": "safe_readonly", "timeout": 120}
     if cap is not None:
         tool["max_output_bytes"] = cap
     wbrepo.configure(tools={"flood": tool})
-    # a real `wb run`, reaped by os.wait4: its own peak and its tool's, never a leftover child of an earlier
-    # test that this worker happens to reap meanwhile (RUSAGE_CHILDREN counted those: an MCP server, ~130 MB)
+    # a real `wb run`, reaped by os.wait4 in a small process of its own: its peak and its tool's alone. (A
+    # child forked from this test worker — hundreds of MB after a long run — starts with the worker's pages
+    # counted in its high-water mark before it execs; RUSAGE_CHILDREN also counts every child reaped meanwhile.)
     plan = wbrepo.plan([{"description": "talk", "tool": "flood"}])
-    with open(wbrepo.path.parent / "run.out", "wb") as out, open(wbrepo.path.parent / "run.err", "wb") as err:
-        proc = subprocess.Popen([*WB_ARGV, "run", "g", "--plan", plan, "--json"], cwd=wbrepo.path, env=_env(),
-                                stdout=out, stderr=err)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0, (wbrepo.path.parent / "run.err").read_text()
-    peak_mb = usage.ru_maxrss / 1024  # kilobytes on Linux
+    measured = subprocess.run([sys.executable, "-c", MEASURE, *WB_ARGV, "run", "g", "--plan", plan, "--json"],
+                              cwd=wbrepo.path, env=_env(), capture_output=True, text=True, timeout=180)
+    assert measured.returncode == 0, measured.stderr
+    peak_mb = int(measured.stderr.strip().splitlines()[-1]) / 1024  # ru_maxrss: kilobytes on Linux
     result = wbrepo.events("tool.result")[0]["payload"]["result"]
     art = result["stdout_artifact"]
     assert art["bytes"] <= kept + 200 and art["truncated_bytes"] == FLOOD_MB * 1024 * 1024 - kept, art
