@@ -37,7 +37,8 @@ def test_done_refuses_when_acceptance_fails_and_force_records_it(bench, repo, wb
 
     r = wb(repo, "task", "done", "T-001", "--force")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "T-001 todo → done (forced)"
+    # each command said before it ran, then the outcome
+    assert r.stdout.splitlines() == ["$ true", "$ echo broken >&2; exit 3", "T-001 todo → done (forced)"]
     task = board(repo)["tasks"][0]
     assert task["status"] == "done" and task["forced_done"] is True
     assert git(repo, "log", "-1", "--format=%s").strip() == "wb: T-001 todo → done (forced)"
@@ -62,7 +63,7 @@ def test_done_runs_acceptance_in_the_repo_root(bench, repo, wb):
     sub.mkdir()
     r = wb(sub, "task", "done", "T-001")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "T-001 in_progress → done"
+    assert r.stdout.splitlines() == ["$ test -f marker.txt", "T-001 in_progress → done"]
     task = board(repo)["tasks"][0]
     assert task["status"] == "done" and "forced_done" not in task
     state = json.loads(wb(repo, "status", "--json").stdout)

@@ -137,3 +137,19 @@ def test_the_approval_prompt_shows_what_the_step_would_run(repo: Path) -> None:
     _clean(prompt)
     assert "touch owned" in prompt and "hidden" not in prompt.split("Allow?")[1]
     assert "\x1b[8m" not in term.text and "w \\e[8mhidden" in term.text  # the run's outcome names the step
+
+
+def test_task_done_through_a_pipe_says_each_command_before_it_runs_it(repo: Path) -> None:
+    """Off a terminal (an agent, CI) too: each command on stdout before it runs, escaped, then the outcome;
+    stderr stays empty on success, one line on failure."""
+    init_workbench(repo)
+    wb_ok(repo, "task", "add", "hostile", "--accept", HIDDEN_CMD, "--accept", "true")
+    done = wb_ok(repo, "task", "done", "T-001")
+    _clean(done.stdout)
+    lines = done.stdout.splitlines()
+    assert lines[:2] == [f"$ {SHOWN_CMD}", "$ true"] and "T-001" in lines[-1], done.stdout
+    assert done.stderr == ""
+    wb_ok(repo, "task", "add", "fails", "--accept", "false")
+    failed = wb(repo, "task", "done", "T-002")
+    assert failed.returncode == 5 and failed.stdout.splitlines() == ["$ false"]
+    assert len(failed.stderr.strip().splitlines()) == 1, failed.stderr

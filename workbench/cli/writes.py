@@ -198,11 +198,14 @@ def task_done(chdir: Path | None, task_id: str, force: bool = False, actor: str 
     bench = _bench(chdir)
 
     def report(stage: str, result: dict[str, Any]) -> None:
-        # progress, on a terminal's stderr: stdout stays the one-line outcome, and without a terminal the error
-        # stays one line (it names the failure's last line)
+        # say what runs before it runs, every character shown: what you see is what runs. On a terminal, as
+        # progress on stderr; without one, on stdout before the outcome, so the error stays one line on stderr
         if not sys.stderr.isatty():
+            if stage == "start":
+                sys.stdout.write(f"$ {output.shown(result['cmd'])}\n")
+                sys.stdout.flush()
             return
-        if stage == "start":  # say what runs before it runs, every character shown: what you see is what runs
+        if stage == "start":
             sys.stderr.write(f"$ {output.shown(result['cmd'])}\n")
         elif result["exit"] != 0:
             sys.stderr.write(f"  {result['outcome']}; the end of its output:\n")
