@@ -194,6 +194,7 @@ class Bench:
         failed = [r for r in results if r["exit"] != 0]
         if failed and not force:
             first = failed[0]  # a refusal changes nothing; the tail of the output is in the one line
+            self._record_refused_done(task_id, failed)
             raise Refused(f"{task_id}: acceptance failed: `{first['cmd']}` {first['outcome']}"
                           + (f" ({last_line(first['output_tail'])})" if last_line(first["output_tail"]) else "")
                           + f"; fix it, or `wb task done {task_id} --force` to override (the override is recorded)")
@@ -273,6 +274,15 @@ class Bench:
             raise UsageError(f"status {status!r}: one of {', '.join(STATUSES)}")
         tasks = self.wb.load(detect_human=False).docs.board["tasks"]
         return [t for t in tasks if status is None or t.get("status") == status]
+
+    def _record_refused_done(self, task_id: str, failed: list[dict[str, Any]]) -> None:
+        """The failed acceptance of a refused `done`, for the handoff's failed attempts (store/attempts.py)."""
+        from workbench.store.attempts import Attempts
+
+        attempt = {"kind": "acceptance_refused", "task": task_id, "after_event": self.wb.log.tail().seq,
+                   "failed": [{"cmd": r["cmd"], "outcome": r["outcome"], "tail": last_line(r["output_tail"])}
+                              for r in failed]}
+        Attempts(self.wb.git.git_dir).record(redact(attempt, secret_values(self.wb.config)))
 
     def next_task(self, *, start: bool = False, actor: str = "agent") -> dict[str, Any]:
         """`wb task next [--start]`: the first ready task (todo, every dependency done, in board order), started

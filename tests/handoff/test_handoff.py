@@ -166,3 +166,29 @@ def test_an_aborted_session_leaves_a_packet_too(bench, repo, wb, git):
     assert git(repo, "status", "--porcelain", "--", ".workbench") == ""  # in the commit that ended it
     assert git(repo, "log", "-1", "--format=%s").startswith("wb: session aborted")
     assert wb(repo, "handoff").stdout.startswith("unchanged:")  # the same workbench: the same packet
+
+
+def test_a_refused_done_is_a_failed_attempt_in_the_packet(bench, repo, wb, git, wb_hashes, commits):
+    """issue 16 §3: a `wb task done` whose acceptance fails is refused and changes nothing in .workbench/ —
+    yet the handoff lists it among the failed attempts, and the task stays an open risk until it is done."""
+    bench.add_task("Parser", acceptance=["echo boom >&2; exit 2"])
+    bench.start_task("T-001")
+    files, count = wb_hashes(repo), commits(repo)
+    refused = wb(repo, "task", "done", "T-001")
+    assert refused.returncode == 5
+    assert wb_hashes(repo) == files and commits(repo) == count  # a refusal changes nothing
+    assert git(repo, "status", "--porcelain") == ""  # and shows nothing
+    data = bench.handoff()
+    [failure] = data["failures"]["items"]
+    assert failure["kind"] == "acceptance_refused" and failure["what"] == "T-001"
+    assert "echo boom >&2; exit 2" in failure["error"] and "exit" in failure["error"]
+    assert any(r["kind"] == "red_check" and r["detail"].startswith("T-001: acceptance fails:")
+               and r["detail"].endswith("(not done)") for r in data["risks"]), data["risks"]
+    schemas.check("handoff", data, "handoff.json")
+    assert bench.handoff() == data  # still idempotent
+    # once it is done, the refused attempt stays in the history of the session, but is no longer a risk
+    bench.set_task("T-001", {"acceptance": ["true"]}, actor="human")
+    bench.done_task("T-001")
+    after = bench.handoff()
+    assert [f["kind"] for f in after["failures"]["items"]] == ["acceptance_refused"]
+    assert not any(r["detail"].startswith("T-001: acceptance fails") for r in after["risks"])

@@ -120,9 +120,15 @@ def _risks(root: Path, docs: Docs, settings: dict[str, Any], dirty: list[str], b
                                                              f"{' or '.join(settings['branches'])}"})
     for blocker in docs.state.get("blockers") or []:
         risks.append({"kind": "blocker", "detail": str(blocker)})
+    status = {t.get("id"): t.get("status") for t in docs.board["tasks"]}
+    still_red = {}  # a refused done of a task still not done: its last failure
     for failure in failures:
         if failure["kind"] == "acceptance_failed":
             risks.append({"kind": "red_check", "detail": f"{failure['what']}: {failure['error']} (forced done)"})
+        elif failure["kind"] == "acceptance_refused" and status.get(failure["what"]) != "done":
+            still_red[failure["what"]] = failure
+    for tid, failure in still_red.items():
+        risks.append({"kind": "red_check", "detail": f"{tid}: acceptance fails: {failure['error']} (not done)"})
     session = docs.state.get("session")
     if isinstance(session, dict):
         failed = [s for s in session.get("plan") or [] if s.get("status") in ("failed", "aborted")]
@@ -160,8 +166,21 @@ def _next_action(docs: Docs) -> dict[str, str]:
     return {"text": "nothing open on the board: add the next task", "command": "wb task add TITLE"}
 
 
-def packet(root: Path, config: dict[str, Any], docs: Docs, events: list[dict[str, Any]]) -> dict[str, Any]:
-    """The packet for the workbench whose documents are `docs` and whose log is `events` (all of it)."""
+def _with_refused(failures: list[dict[str, Any]], attempts: list[dict[str, Any]],
+                  since: int) -> list[dict[str, Any]]:
+    """The log's failures and the refused attempts made since event `since` (a `wb task done` whose
+    acceptance failed leaves no event: store/attempts.py keeps it), in the order of the log."""
+    refused = [{"seq": int(a.get("after_event") or 0), "kind": "acceptance_refused", "what": str(a.get("task", "")),
+                "error": _one_line("; ".join(f"`{f.get('cmd', '')}` {f.get('outcome', '')}"
+                                             for f in a.get("failed") or []))}
+               for a in attempts if a.get("kind") == "acceptance_refused" and int(a.get("after_event") or 0) >= since]
+    return sorted(failures + refused, key=lambda f: f["seq"])  # stable: each side keeps its own order
+
+
+def packet(root: Path, config: dict[str, Any], docs: Docs, events: list[dict[str, Any]],
+           attempts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The packet for the workbench whose documents are `docs` and whose log is `events` (all of it);
+    `attempts`: the refused attempts store/attempts.py kept."""
     settings = _settings(config)
     described = [e for e in events if e["type"] not in OWN_EVENTS]
     start, session = _session_window(described)
@@ -177,6 +196,8 @@ def packet(root: Path, config: dict[str, Any], docs: Docs, events: list[dict[str
     committed = changes.committed_since(root, base) if base else []
     commits = changes.commits_since(root, base) if base else []
     commands, failures = _commands_and_failures(window)
+    failures = _with_refused(failures, attempts or [], window[0]["seq"] - 1 if window else (
+        described[-1]["seq"] if described else 0))
     state = docs.state
     live = state.get("session") if isinstance(state.get("session"), dict) else None
     outcome = None
@@ -264,8 +285,10 @@ def build(wb: Workbench, docs: Docs, events: list[dict[str, Any]]) -> tuple[dict
     """(the packet, handoff.json's bytes, handoff.md's bytes): redacted, and checked against its schema."""
     from workbench.model import schemas
     from workbench.model.redaction import redact, secret_values
+    from workbench.store.attempts import Attempts
 
-    raw = encode(redact(packet(wb.root, wb.config, docs, events), secret_values(wb.config)))
+    attempts = Attempts(wb.git.git_dir).read()
+    raw = encode(redact(packet(wb.root, wb.config, docs, events, attempts), secret_values(wb.config)))
     data = json.loads(raw)
     schemas.check("handoff", data, "handoff.json")
     return data, raw, render_markdown(data)
