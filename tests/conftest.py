@@ -108,6 +108,9 @@ def call_wb(cwd: Path, *args: str, input: str | None = None, env: Mapping[str, s
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
+        from workbench.model import redaction
+
+        redaction._known.clear()  # a process is one wb command: the secrets it learnt are not the next run's
         sys.path[:] = saved_path
         roots = _installed_roots()
         for name in set(sys.modules) - saved_modules:  # a hook's module from the repo: the next run imports its own

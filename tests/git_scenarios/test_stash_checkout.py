@@ -166,3 +166,50 @@ def test_doctor_finds_and_repairs_a_commit_the_users_git_took_back(bench, repo: 
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert_sound(repo, acknowledged=["before", "acknowledged"])
     assert "taken_back" not in run_wb(repo, "doctor", "--json").stdout
+
+
+def test_merge_abort_after_the_merge_driver_ran_is_no_hand_edit(bench, repo: Path) -> None:
+    """A conflicted `git merge` runs wb's merge driver on state.md (which caches the merge it wrote); the user
+    aborts: git puts back HEAD's state.md, which is then what is committed — not an edit by hand. Seen in
+    tools/gitrace.py as `wb replay --verify` exit 5 while validate and doctor said healthy."""
+    (repo / "src.py").write_text("print('v0')\n")
+    run_git(repo, "add", "src.py")
+    run_git(repo, "commit", "-q", "-m", "src")
+    run_git(repo, "checkout", "-q", "-b", "other")
+    assert run_wb(repo, "note", "on other").returncode == 0
+    (repo / "src.py").write_text("print('other')\n")
+    run_git(repo, "commit", "-q", "-am", "other's src")
+    run_git(repo, "checkout", "-q", "main")
+    assert run_wb(repo, "note", "on main").returncode == 0
+    (repo / "src.py").write_text("print('main')\n")
+    run_git(repo, "commit", "-q", "-am", "main's src")
+    merged = subprocess.run(["git", "merge", "-q", "--no-edit", "other"], cwd=repo, capture_output=True, text=True)
+    assert merged.returncode != 0 and "src.py" in merged.stdout + merged.stderr  # stopped on src.py alone
+    run_git(repo, "merge", "--abort")
+    assert run_git(repo, "status", "--porcelain") == ""
+    status = json.loads(run_wb(repo, "status", "--json").stdout)
+    assert status["unrecorded_human_edits"] == []
+    assert_sound(repo, acknowledged=["on main"])
+    assert run_wb(repo, "note", "after").returncode == 0
+    events = [json.loads(x) for x in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    assert "human.edit" not in [e["type"] for e in events]
+
+
+def test_a_cache_of_a_merge_never_kept_is_no_hand_edit(bench, repo: Path) -> None:
+    """What the merge driver leaves when the user aborts the merge, made directly: wb's state cache names a
+    merged state.md (stat unknown, as the driver writes it) while the file is HEAD's again."""
+    from workbench.store import caches
+    from workbench.store.workbench import Workbench
+
+    assert run_wb(repo, "note", "on main").returncode == 0
+    wb = Workbench.discover(repo)
+    _node, state, body = wb.parse_state((repo / ".workbench" / "state.md").read_bytes())
+    merged_body = body + "\n### 2026-01-01T00:00:00.000Z · agent\n\nfrom the branch the user did not merge\n"
+    caches.write_state_cache(wb.paths, b"---\nmerged: by the driver\n---\n" + merged_body.encode(), state,
+                             merged_body, stat=False)
+    status = json.loads(run_wb(repo, "status", "--json").stdout)
+    assert status["unrecorded_human_edits"] == []
+    assert_sound(repo, acknowledged=["on main"])
+    assert run_wb(repo, "note", "after").returncode == 0
+    events = [json.loads(x) for x in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    assert "human.edit" not in [e["type"] for e in events]

@@ -43,6 +43,8 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
                 state_cached = {"state": data, "body": body, "fresh": False}
             except Refused:
                 state_cached = None
+    if state_cached and not state_cached["fresh"] and _is_committed(wb, "state.md", state_raw):
+        state_cached = None  # the user's git put back what is committed (a merge --abort, a checkout)
     if state_cached and not state_cached["fresh"]:
         before = state_cached["state"]
         if docs.state.get("last_event") == before.get("last_event"):
@@ -56,7 +58,7 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
     board_before = caches.read_board_cache(wb.paths)
     if board_before is None:
         board_before = _committed(wb, "board.json")
-    if board_before is not None and board_before != board_raw:
+    if board_before is not None and board_before != board_raw and not _is_committed(wb, "board.json", board_raw):
         old = parse_board(board_before)
         if docs.board.get("last_event") == old.get("last_event"):
             edits.append(board_edit(old, docs.board))
@@ -74,6 +76,14 @@ def board_edit(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     if [tid for tid in new_ids if tid in old_tasks] != kept_old_order:
         edit["order"] = new_ids
     return edit
+
+
+def _is_committed(wb: Workbench, name: str, raw: bytes) -> bool:
+    """Whether the file holds what is committed: then no person edited it, whatever wb's cache says — the
+    user's git put it back (a `merge --abort` after wb's merge driver cached the merge it never kept, a
+    checkout). Asked only when the file differs from the cache."""
+    committed = _committed(wb, name)
+    return committed is not None and committed == raw
 
 
 def _committed(wb: Workbench, name: str) -> bytes | None:
