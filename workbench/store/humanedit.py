@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import Busy, GitError, Refused
+from workbench.errors import Busy, GitError, Refused, WorkbenchError
 from workbench.model import reducer
 from workbench.model.boardfile import parse_board
 from workbench.model.layout import WB_DIR, Paths
@@ -82,7 +82,10 @@ def _is_committed(wb: Workbench, name: str, raw: bytes) -> bool:
     """Whether the file holds what is committed: then no person edited it, whatever wb's cache says — the
     user's git put it back (a `merge --abort` after wb's merge driver cached the merge it never kept, a
     checkout). Asked only when the file differs from the cache."""
-    committed = _committed(wb, name)
+    try:
+        committed = _committed(wb, name)
+    except WorkbenchError:  # config.yaml unreadable as this wb reads it (mid-migration): ask nothing of git
+        return False
     return committed is not None and committed == raw
 
 
