@@ -9,9 +9,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import time
 from pathlib import Path
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import WB_ARGV, run_git, run_wb
 
 
 def committed_events(repo: Path, ref: str = "HEAD") -> list[dict]:
@@ -37,3 +40,24 @@ def assert_sound(repo: Path, *, acknowledged: list[str] = (), ref: str = "HEAD")
     assert not lost, f"acknowledged but not committed: {lost}"
     seqs = [e["seq"] for e in committed_events(repo, ref)]
     assert seqs == list(range(1, len(seqs) + 1)), f"the committed log has gaps or repeats: {seqs}"
+
+
+def paused(repo: Path, tmp_path: Path, point: str, *args: str) -> tuple[subprocess.Popen[str], Path]:
+    """Start `wb ARGS` held at fault point `point` (workbench/faults.py: WB_PAUSE); returns once it is there."""
+    marker = tmp_path / f"pause-{point}"
+    env = dict(os.environ, WB_PAUSE=point, WB_PAUSE_FILE=str(marker))
+    proc = subprocess.Popen([*WB_ARGV, *args], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while not Path(str(marker) + ".here").exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "wb never reached the fault point"
+        time.sleep(0.02)
+    return proc, marker
+
+
+def go(proc: subprocess.Popen[str], marker: Path) -> subprocess.CompletedProcess[str]:
+    """Let a `paused` wb go on, and wait for it."""
+    Path(str(marker) + ".go").write_text("")
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

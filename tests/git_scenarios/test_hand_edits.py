@@ -15,13 +15,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import WB_ARGV, run_git, run_wb
-from tests.git_scenarios.helpers import assert_sound, committed_notes
+from tests.git_scenarios.helpers import assert_sound, committed_notes, go, paused
 
 
 def _save(path: Path, text: str) -> None:
@@ -41,25 +40,6 @@ def _init(repo: Path) -> None:
     run_git(repo, "commit", "-qam", "no guard window")
 
 
-def _paused(repo: Path, tmp_path: Path, point: str, *args: str) -> tuple[subprocess.Popen[str], Path]:
-    marker = tmp_path / f"pause-{point}"
-    env = dict(os.environ, WB_PAUSE=point, WB_PAUSE_FILE=str(marker))
-    proc = subprocess.Popen([*WB_ARGV, *args], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    deadline = time.monotonic() + 60
-    while not Path(str(marker) + ".here").exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "wb never reached the fault point"
-        time.sleep(0.02)
-    return proc, marker
-
-
-def _go(proc: subprocess.Popen[str], marker: Path) -> subprocess.CompletedProcess[str]:
-    Path(str(marker) + ".go").write_text("")
-    out, err = proc.communicate(timeout=120)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-
 def _events(repo: Path, type_: str) -> list[dict]:
     lines = (repo / ".workbench" / "events.jsonl").read_text().splitlines()
     return [e for e in map(json.loads, lines) if e["type"] == type_]
@@ -69,10 +49,10 @@ def _events(repo: Path, type_: str) -> list[dict]:
 def test_a_save_of_state_md_during_a_note_is_kept_and_recorded(repo: Path, tmp_path: Path, point: str) -> None:
     _init(repo)
     assert run_wb(repo, "note", "before").returncode == 0
-    proc, marker = _paused(repo, tmp_path, point, "note", "in flight")
+    proc, marker = paused(repo, tmp_path, point, "note", "in flight")
     state = repo / ".workbench" / "state.md"
     _save(state, state.read_text() + "\nA line the person typed.\n")
-    done = _go(proc, marker)
+    done = go(proc, marker)
     assert done.returncode == 0, done.stderr  # the note is acknowledged
     assert run_wb(repo, "note", "after").returncode == 0
     text = state.read_text()
@@ -90,12 +70,12 @@ def test_a_save_of_state_md_during_a_note_is_kept_and_recorded(repo: Path, tmp_p
 def test_a_save_of_board_json_during_a_task_add_is_kept_and_recorded(repo: Path, tmp_path: Path) -> None:
     _init(repo)
     assert run_wb(repo, "task", "add", "first").returncode == 0
-    proc, marker = _paused(repo, tmp_path, "before_event_append", "task", "add", "second")
+    proc, marker = paused(repo, tmp_path, "before_event_append", "task", "add", "second")
     board_path = repo / ".workbench" / "board.json"
     board = json.loads(board_path.read_text())
     board["tasks"][0]["title"] = "first, renamed by hand"
     _save(board_path, json.dumps(board, indent=2) + "\n")
-    done = _go(proc, marker)
+    done = go(proc, marker)
     assert done.returncode == 0, done.stderr
     titles = [t["title"] for t in json.loads(board_path.read_text())["tasks"]]
     assert titles == ["first, renamed by hand", "second"], titles
@@ -156,11 +136,11 @@ def test_the_users_git_restoring_state_md_during_the_rename_is_not_taken_for_a_h
     that is git, not a person's edit, and wb writes its state.md as before (nothing recorded as human.edit)."""
     _init(repo)
     assert run_wb(repo, "note", "before").returncode == 0
-    proc, marker = _paused(repo, tmp_path, "before_rename:state.md", "note", "in flight")
+    proc, marker = paused(repo, tmp_path, "before_rename:state.md", "note", "in flight")
     state = repo / ".workbench" / "state.md"
     state.write_text(state.read_text() + "\nscratch\n")  # so that the checkout below changes the file
     run_git(repo, "checkout", "--", ".workbench/state.md")
-    done = _go(proc, marker)
+    done = go(proc, marker)
     assert done.returncode == 0 and "not yet committed" not in done.stderr, done.stderr
     assert "in flight" in state.read_text()
     assert not _events(repo, "human.edit")

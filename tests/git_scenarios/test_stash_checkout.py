@@ -10,35 +10,13 @@ Before: a `git stash` between wb's event append and its commit made every later 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import WB_ARGV, run_git, run_wb
-from tests.git_scenarios.helpers import assert_sound, committed_notes
-
-
-def _paused(repo: Path, tmp_path: Path, point: str, *args: str) -> tuple[subprocess.Popen[str], Path]:
-    """Start `wb ARGS` held at fault point `point`; returns once it is there."""
-    marker = tmp_path / f"pause-{point}"
-    env = dict(os.environ, WB_PAUSE=point, WB_PAUSE_FILE=str(marker))
-    proc = subprocess.Popen([*WB_ARGV, *args], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    deadline = time.monotonic() + 60
-    while not Path(str(marker) + ".here").exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "wb never reached the fault point"
-        time.sleep(0.02)
-    return proc, marker
-
-
-def _go(proc: subprocess.Popen[str], marker: Path) -> subprocess.CompletedProcess[str]:
-    Path(str(marker) + ".go").write_text("")
-    out, err = proc.communicate(timeout=120)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+from tests.conftest import run_git, run_wb
+from tests.git_scenarios.helpers import assert_sound, committed_notes, go, paused
 
 
 @pytest.mark.parametrize("point", ["after_event_append", "after_state_write"])
@@ -46,9 +24,9 @@ def test_a_stash_between_the_append_and_the_commit(repo: Path, tmp_path: Path, p
     assert run_wb(repo, "init").returncode == 0
     assert run_wb(repo, "note", "before").returncode == 0
     (repo / "app.py").write_text("print('work in progress')\n")  # the user's own change, stashed with wb's
-    proc, marker = _paused(repo, tmp_path, point, "note", "in flight")
+    proc, marker = paused(repo, tmp_path, point, "note", "in flight")
     run_git(repo, "stash", "push", "-q")
-    done = _go(proc, marker)
+    done = go(proc, marker)
     assert done.returncode == 0, done.stderr  # acknowledged
     after = run_wb(repo, "note", "after")
     assert after.returncode == 0, after.stderr  # the workbench still loads
@@ -131,11 +109,9 @@ def test_a_recorded_but_uncommitted_write_survives_checkout_of_wbs_files(repo: P
     assert_sound(repo, acknowledged=["no identity yet", "identity set"])
 
 
-def test_a_stash_that_moves_the_branch_back_over_wbs_commit_loses_nothing(bench, repo: Path) -> None:
-    """`git stash push` (and `merge --abort`) read HEAD, then reset the branch and the work tree to it: when
-    wb commits in between, the branch goes back over wb's commit ("reset: moving to HEAD" at the older sha in
-    the reflog) and the acknowledged note is on no branch. Seen in tools/gitrace.py; here the user's git's
-    last step is done by hand, exactly as it lands. The next wb write writes the note again."""
+def _take_back_wbs_last_commit(repo: Path) -> None:
+    """Note "before", then "acknowledged" (exit 0); then the last step of a user's `git stash push` that read
+    HEAD before wb's commit: the branch, the index and the work tree moved back to that HEAD."""
     assert run_wb(repo, "note", "before").returncode == 0
     read_by_stash = run_git(repo, "rev-parse", "HEAD").strip()
     acked = run_wb(repo, "note", "acknowledged")
@@ -144,6 +120,14 @@ def test_a_stash_that_moves_the_branch_back_over_wbs_commit_loses_nothing(bench,
     run_git(repo, "update-ref", "-m", "reset: moving to HEAD", "refs/heads/main", read_by_stash, wb_commit)
     run_git(repo, "read-tree", "-u", "--reset", read_by_stash)  # the work tree and index, as reset --hard
     assert committed_notes(repo)[-1] == "before"
+
+
+def test_a_stash_that_moves_the_branch_back_over_wbs_commit_loses_nothing(bench, repo: Path) -> None:
+    """`git stash push` (and `merge --abort`) read HEAD, then reset the branch and the work tree to it: when
+    wb commits in between, the branch goes back over wb's commit ("reset: moving to HEAD" at the older sha in
+    the reflog) and the acknowledged note is on no branch. Seen in tools/gitrace.py; here the user's git's
+    last step is done by hand, exactly as it lands. The next wb write writes the note again."""
+    _take_back_wbs_last_commit(repo)
     after = run_wb(repo, "note", "after")
     assert after.returncode == 0, after.stderr
     assert "wrote again 1 acknowledged event" in after.stderr
@@ -155,11 +139,7 @@ def test_a_stash_that_moves_the_branch_back_over_wbs_commit_loses_nothing(bench,
 
 
 def test_doctor_finds_and_repairs_a_commit_the_users_git_took_back(bench, repo: Path) -> None:
-    assert run_wb(repo, "note", "before").returncode == 0
-    read_by_stash = run_git(repo, "rev-parse", "HEAD").strip()
-    assert run_wb(repo, "note", "acknowledged").returncode == 0
-    run_git(repo, "update-ref", "-m", "reset: moving to HEAD", "refs/heads/main", read_by_stash)
-    run_git(repo, "read-tree", "-u", "--reset", read_by_stash)
+    _take_back_wbs_last_commit(repo)
     found = run_wb(repo, "doctor", "--json")
     assert found.returncode != 0 and "taken_back" in found.stdout, found.stdout
     fixed = run_wb(repo, "doctor", "--fix")
