@@ -30,6 +30,16 @@ from pathlib import Path
 
 import pytest
 
+# Every hypothesis test draws the same examples on every run and machine: a failure reproduces on a rerun, and
+# a newcomer's first run is the run CI made (a random draw that fails one time in fifty is a flaky test).
+try:
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:  # pragma: no cover - hypothesis is a test extra
+    pass
+else:
+    _hypothesis_settings.register_profile("wb", derandomize=True, print_blob=True)
+    _hypothesis_settings.load_profile("wb")
+
 WB_ARGV = [sys.executable, "-m", "workbench.cli.main"]
 SPAWN_ALWAYS = os.environ.get("WB_TESTS_SPAWN") == "1"
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -81,7 +82,10 @@ def fresh(repo: Path) -> Path:
     """The workbench as configured, before each example (what one wrote must not count against the next)."""
     run_git(repo, "reset", "-q", "--hard", "configured")
     run_git(repo, "clean", "-qfdx", ".workbench")
-    (repo / ".git" / "wb" / "pending.jsonl").unlink(missing_ok=True)  # acknowledged writes the reset took back
+    # wb's records in the git directory go too: the batch the last example committed, which the reset took
+    # back, is written again by the next write (as wb does for a commit the user's git took back), and it
+    # holds the last example's text, where the secrets of this one may stand in plain letters
+    shutil.rmtree(repo / ".git" / "wb", ignore_errors=True)
     return repo
 
 
