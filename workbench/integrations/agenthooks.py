@@ -79,7 +79,23 @@ def parse_hook_payload(raw: bytes) -> dict[str, Any]:
             from None
     if not isinstance(data, dict) or not isinstance(data.get("hook_event_name"), str):
         raise UsageError("hook payload on stdin has no hook_event_name; nothing recorded")
+    for key, kind in _SHAPE:
+        value = data.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise UsageError(f"hook payload on stdin: {key} is {_kind(value)}, not {_kind(kind())}; nothing recorded")
     return data
+
+
+# the fields wb reads, and their types as the clients document them (a hook's payload of another shape is refused)
+_SHAPE = (("hook_event_name", str), ("session_id", str), ("cwd", str), ("tool_name", str), ("tool_input", dict),
+          ("tool_use_id", str), ("agent_id", str), ("agent_type", str), ("turn_id", str), ("prompt", str),
+          ("source", str), ("reason", str), ("trigger", str), ("message", str))
+
+
+def _kind(value: object) -> str:
+    names = {str: "a string", dict: "an object", list: "a list", bool: "a boolean", int: "a number",
+             float: "a number"}
+    return names.get(type(value), type(value).__name__)
 
 
 def hook_event(hook: dict[str, Any], client: str = "claude-code") -> tuple[str, dict[str, Any]]:
