@@ -67,8 +67,9 @@ def _short(err: BaseException) -> str:
 
 def _run(client: str, chdir: str | None, state: dict[str, Any]) -> None:
     raw = sys.stdin.buffer.read()
-    hook = agenthooks.parse_hook_payload(raw)
+    hook = agenthooks.parse_hook_payload(raw, shape=False)
     name = state["event"] = hook["hook_event_name"]
+    agenthooks.check_shape(hook)
     why = None
     if name == "PreToolUse":  # before the workbench is found: a write to it is denied from anywhere
         from workbench.integrations import hookguard

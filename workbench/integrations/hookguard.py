@@ -222,6 +222,19 @@ _PTY_WRAPPERS = frozenset({"script", "unbuffer", "expect", "tmux", "screen", "so
 _WHICH = (r"\$\(\s*(?:which|command\s+-v|type\s+-[pP]|whence\s+-p)\s+(\S+?)\s*\)",
           r"`\s*(?:which|command\s+-v|type\s+-[pP])\s+(\S+?)\s*`")
 _PUNCT = frozenset(";&|()<>$`")
+# programs that run an argument as a command (or hand it to one that does)
+_RUNNERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "eval", "su", "runuser", "watch",
+                      "xargs", "sudo", "doas", "env", "nohup", "timeout", "setsid", "time", "nice", "ionice",
+                      "stdbuf", "flock", "chronic", "parallel", "find", "ssh", "command", "exec", "builtin",
+                      "trap", "source", "."}) | _PTY_WRAPPERS
+
+
+_INTERPRETERS = frozenset({"python", "pypy", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua",
+                           "tclsh", "osascript"})
+
+
+def _interpreter(word: str) -> bool:
+    return word.rsplit("/", 1)[-1].rstrip("0123456789.") in _INTERPRETERS
 
 
 def _quote(word: str) -> str:
@@ -323,8 +336,10 @@ def person_only(command: str, depth: int = 0, under_pty: str | None = None) -> s
             verb = _person_verb(_wb_args(words[i + 1:]))
             if verb:
                 return verb
-        if depth < 4:
-            for w in words:
+        first_wb = next((i for i in range(len(words)) if _is_wb(words, i)), len(words))
+        runs = {w.rsplit("/", 1)[-1] for w in words[:first_wb]} & _RUNNERS
+        if depth < 4 and (runs or any(_interpreter(w) for w in words[:first_wb])):
+            for w in words[:first_wb]:  # a wb command's own words (a note, a title) are not commands
                 if _nested(w):
                     found = person_only(w, depth + 1, pty)
                     if found:

@@ -262,17 +262,18 @@ def _toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a TOML basic string is a JSON string for what we write
 
 
-def wired_clients(root: Path) -> dict[str, str]:
-    """{client: the file} for each client whose project settings name wb's hooks (for `wb doctor`)."""
+def wired_clients(root: Path, *, mcp: bool = False) -> dict[str, str]:
+    """{client: the file} for each client whose project settings name wb's hooks (with `mcp`, or wb's MCP
+    server): for `wb doctor`."""
     found: dict[str, str] = {}
-    for client, rels in (("claude-code", (CLAUDE_SETTINGS, ".claude/settings.local.json")),
+    for client, rels in (("claude-code", (CLAUDE_SETTINGS, ".claude/settings.local.json", CLAUDE_MCP)),
                          ("codex", (CODEX_HOOKS, CODEX_CONFIG))):
         for rel in rels:
             try:
                 text = (root / rel).read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
-            if f"hook {client}" in text:
+            if f"hook {client}" in text or (mcp and '"mcp"' in text and "wb" in text):
                 found[client] = rel
                 break
     return found
