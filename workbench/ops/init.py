@@ -117,12 +117,15 @@ def wb_executable() -> str:
 def hook_command(wb: str, client: str, event: str) -> str:
     """The portable sh command a client runs for `event`: wb's own exit code when wb ran (2: wb blocked the
     call), and when wb could not run, one line on stderr and exit 2 (exit 1 where 2 would keep the agent going)."""
+    import shlex
+
     what = {"PreToolUse": "this tool call is blocked", "UserPromptSubmit": "this prompt is blocked"}.get(
         event, "nothing was recorded")
     code = 1 if event in NOT_BLOCKING else 2
-    return (f'{wb} hook {client} || {{ c=$?; [ "$c" -eq 2 ] && exit 2; '
-            f'echo "wb is not runnable (exit $c): {what}; reinstall wb, or run wb init --{client} again" >&2; '
-            f"exit {code}; }}")
+    exe = shlex.quote(shlex.split(wb)[0])
+    return (f'if [ -x {exe} ]; then {wb} hook {client}; else (exit 127); fi; c=$?; '
+            f'[ "$c" -eq 0 ] || [ "$c" -eq 2 ] || {{ echo "wb is not runnable (exit $c): {what}; reinstall wb, '
+            f'or run wb init --{client} again" >&2; exit {code}; }}; exit "$c"')
 
 
 def _is_wb_hook(entry: object, client: str) -> bool:
