@@ -79,7 +79,7 @@ def init_command(
             output.say(f"{name} does not import AGENTS.md, so Claude Code will not read the wb section: add the "
                        "line @AGENTS.md to it, or run `wb init --agents-md --claude-md`")
     if wired and not json_:
-        for client, files in wired.items():
+        for files in wired.values():
             for name, what in files.items():
                 output.say(f"{name}: {what}" + ("" if what == "unchanged" else
                                                 " (not committed: it is outside .workbench/; review and commit it)"))

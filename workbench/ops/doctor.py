@@ -234,7 +234,7 @@ def add_agent_wiring_finding(wb: Workbench, add: Any) -> None:
     since: its tool calls went unrecorded and unguarded. Names the client's trust step. Never fixable: only a
     person can trust hooks in the client."""
     import json
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     from workbench.ops.init import wired_clients
 
@@ -248,7 +248,7 @@ def add_agent_wiring_finding(wb: Workbench, add: Any) -> None:
     def when(record: dict[str, Any]) -> float:
         try:
             return datetime.strptime(str(record.get("ts")), "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-                tzinfo=timezone.utc).timestamp()
+                tzinfo=UTC).timestamp()
         except ValueError:
             return 0.0
 
