@@ -197,3 +197,13 @@ def test_settings_that_are_not_json_are_refused_and_left_alone(repo, wb):
     assert not (repo / ".mcp.json").exists()
     assert sys.executable  # the workbench itself was made all the same
     assert (repo / ".workbench" / "board.json").exists()
+
+
+def test_wb_hooks_already_in_another_settings_file_are_named(repo, wb):
+    (repo / ".claude").mkdir()
+    local = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "wb hook claude-code"}]}]}}
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps(local))
+    r = wb(repo, "init", "--claude-code")
+    assert r.returncode == 0
+    assert "settings.local.json runs wb's claude-code hooks too" in r.stderr and "recorded twice" in r.stderr
+    assert json.loads((repo / ".claude" / "settings.local.json").read_text()) == local  # yours: left alone

@@ -83,6 +83,10 @@ def init_command(
             for name, what in files.items():
                 output.say(f"{name}: {what}" + ("" if what == "unchanged" else
                                                 " (not committed: it is outside .workbench/; review and commit it)"))
+        for client in wired:
+            for other in wiring.other_wiring(bench.root, client):
+                output.warn(f"{other} runs wb's {client} hooks too: remove them there, or each event is "
+                            "recorded twice")
         if "codex" in wired:
             output.say("Codex runs project hooks only once you trust them: run `codex` in this repository and "
                        "trust the project and its hooks when it asks (or review them with /hooks)")

@@ -280,3 +280,23 @@ def wired_clients(root: Path, *, mcp: bool = False) -> dict[str, str]:
                 found[client] = rel
                 break
     return found
+
+
+def other_wiring(root: Path, client: str) -> list[str]:
+    """The other settings files that also run wb's hooks for `client` (yours, or your home's): with both,
+    each event would run wb twice and be recorded twice."""
+    import os
+
+    home = Path(os.path.expanduser("~"))
+    codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
+    files = {"claude-code": [root / ".claude" / "settings.local.json", home / ".claude" / "settings.json"],
+             "codex": [codex_home / "hooks.json", codex_home / "config.toml"]}[client]
+    found = []
+    for path in files:
+        try:
+            if path.resolve() != (root / (CLAUDE_SETTINGS if client == "claude-code" else CODEX_HOOKS)).resolve() \
+                    and f"hook {client}" in path.read_text(encoding="utf-8", errors="replace"):
+                found.append(str(path))
+        except OSError:
+            continue
+    return found
