@@ -357,9 +357,10 @@ def person_reason(what: str) -> str:
 
 _INTERPRETER = (r"(?:^|[\s;&|(/'\"])(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua|"
                 r"Rscript|osascript|awk|gawk|mawk|tclsh|jshell)(?:\s|$)")
-_WRITES = (r"\.write|write_text|write_bytes|writeFile|appendFile|createWriteStream|"
-           r"open\s*\([^)]*,\s*(?:mode\s*=\s*)?['\"][^'\"]*[wax+]|\bdump\s*\(|os\.replace|rename|remove|unlink|"
-           r"rmtree|truncate|shutil|copyfile|symlink|mkdir|rmdir|sysopen|File\.(?:open|write)|IO\.write|fs\.|"
+_WRITES = (r"(?<!stdout)(?<!stderr)(?<!STDOUT)(?<!STDERR)\.write\b|write_text|write_bytes|writeFile|appendFile|"
+           r"createWriteStream|open\s*\([^)]*,\s*(?:mode\s*=\s*)?['\"][^'\"]*[wax+]|os\.replace|rename|remove|"
+           r"unlink|rmtree|truncate|shutil|copyfile|symlink|mkdir|rmdir|sysopen|File\.(?:open|write)|IO\.write|"
+           r"fs\.(?:write|append|rm|unlink|rename|copy|truncate|mkdir|symlink|open|cp)|"
            r"['\"]\s*\+?>|>\s*['\"]|system\s*\(|subprocess|spawn|popen|\bexec")
 
 
