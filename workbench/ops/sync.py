@@ -415,7 +415,6 @@ def _materialize(wb: Workbench, files: dict[str, tuple[str, bytes]]) -> None:
             pass
         write_workbench_file(p.wb, rel, data)
         faults.point("sync_mid_write")
-    p.cache.mkdir(exist_ok=True)
     if "board.json" in files:
         caches.write_board_cache(p, files["board.json"][1])
     if "state.md" in files:
