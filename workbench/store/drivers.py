@@ -3,8 +3,10 @@
 `.workbench/.gitattributes` names them (committed with the workbench) and keeps git from converting line
 endings in `.workbench/` (`* -text`: a `core.autocrlf=true` checkout would otherwise break the hash chain).
 The repository's own git config says which command runs them: a small launcher wb keeps in the repository's
-common git directory (`wb/driver`), which starts the `wb` on PATH, else the interpreter that registered it,
-so a reinstalled or removed virtual environment never makes `git diff` or `git log -p` fail.
+common git directory (`wb/driver`), which starts the interpreter that registered it by its absolute path in
+isolated mode (`python -I`: nothing imported from the work tree, whatever a clone ships), and shows the file
+as it is when that interpreter is gone, so a removed virtual environment never makes `git diff` or
+`git log -p` fail (`wb doctor --fix` registers the wb that runs it).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from workbench.git.repo import run_git
 from workbench.model.layout import WB_DIR
-from workbench.store.atomic import atomic_write
+from workbench.store.atomic import atomic_write, refuse_links_under_workbench
 
 ATTRIBUTES = (
     "# wb: readable diffs and safe merges of the workbench (written by `wb init`)\n"
@@ -30,12 +32,16 @@ ATTRIBUTES = (
 LAUNCHER = """\
 #!/bin/sh
 # Written by wb (`wb init`, `wb doctor --fix`): starts wb for git's diff and merge drivers.
-# The wb on PATH first, else the interpreter that registered the drivers; when neither is there, the
-# textconv shows the file as it is and a merge stops as a conflict, so git itself never fails.
-if command -v wb >/dev/null 2>&1; then exec wb "$@"; fi
+# Only the interpreter that registered the drivers, by its absolute path and isolated (-I: neither the
+# work tree nor PYTHON* variables reach sys.path), so a clone that ships a `workbench/` package of its own
+# never runs it on `git log -p`, `git diff` or `git merge`. Nothing else is tried (not a `wb` found on PATH).
+# When that interpreter cannot start wb, the textconv shows the file as it is and a merge stops as a
+# conflict, so git itself never fails.
 py={python}
-if [ -x "$py" ] && "$py" -c 'import workbench' 2>/dev/null; then exec "$py" -m workbench.cli.main "$@"; fi
-if [ "$1" = textconv ]; then exec cat "$3"; fi
+if [ -x "$py" ] && "$py" -I -c 'import workbench' 2>/dev/null; then
+  exec "$py" -I -m workbench.cli.main "$@"
+fi
+if [ "$1" = textconv ]; then exec cat -- "$3"; fi
 echo "wb is not installed here: the wb merge driver cannot run (install wb, then \\`wb doctor --fix\\`)" >&2
 exit 1
 """
@@ -73,6 +79,7 @@ def register_drivers(worktree: Path, common_dir: Path | None = None, *, attribut
         common_dir = GitRepo(worktree).common_dir
     changed: list[str] = []
     attributes = worktree / WB_DIR / ".gitattributes"
+    refuse_links_under_workbench(attributes)  # before the glob below: a linked .workbench is somewhere else
     for stale in attributes.parent.glob(".tmp-*-.gitattributes"):  # an init killed mid-write (we hold the lock)
         stale.unlink(missing_ok=True)
     current = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
