@@ -238,3 +238,28 @@ def test_wbs_merge_driver_declines_a_file_that_is_not_the_workbench(repo: Path) 
     assert proc.returncode != 0
     text = (repo / "lib.py").read_text()
     assert "<<<<<<<" in text and "a = 11" in text and "a = 12" in text
+
+
+# -- 6. wb init --agents-md never reads through a link ------------------------------------------------------
+
+def test_init_agents_md_refuses_a_committed_link_to_a_key(repo: Path, tmp_path: Path) -> None:
+    key = tmp_path / "home" / ".ssh" / "id_ed25519"
+    key.parent.mkdir(parents=True)
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nsecret-key-material\n-----END OPENSSH PRIVATE KEY-----\n")
+    for name, link in (("AGENTS.md", repo / "AGENTS.md"), ("CLAUDE.md", repo / "CLAUDE.md"),
+                       (".claude", repo / ".claude")):
+        if name == ".claude":
+            (tmp_path / "claude-dir").mkdir()
+            (tmp_path / "claude-dir" / "CLAUDE.md").write_text(key.read_text())  # a folder of the user's
+            link.symlink_to(tmp_path / "claude-dir")
+        else:
+            link.symlink_to(key)
+        line = one_line(wb(repo, "init", "--agents-md", "--claude-md"), 5)
+        assert f"{name} is a symbolic link" in line
+        assert "secret-key-material" not in line
+        assert link.is_symlink()
+        for found in repo.rglob("*"):
+            if found.is_file() and not found.is_symlink() and ".git" not in found.parts:
+                assert b"secret-key-material" not in found.read_bytes(), found
+        link.unlink()
+    assert key.read_text().count("secret-key-material") == 1
