@@ -263,3 +263,30 @@ def test_init_agents_md_refuses_a_committed_link_to_a_key(repo: Path, tmp_path: 
                 assert b"secret-key-material" not in found.read_bytes(), found
         link.unlink()
     assert key.read_text().count("secret-key-material") == 1
+
+
+# -- 8. wb sync never materialises a remote .workbench/.cache ------------------------------------------------
+
+def test_sync_never_takes_a_cache_from_the_remote_state_branch(tmp_path: Path) -> None:
+    from tests.sync.helpers import REF, clone, make_remote
+
+    remote = make_remote(tmp_path)
+    victim = clone(remote, tmp_path / "victim")
+    attacker = tmp_path / "attacker"
+    run_git(tmp_path, "clone", "-q", "-b", REF, str(remote), str(attacker))
+    (attacker / ".workbench" / ".cache").mkdir()
+    (attacker / ".workbench" / ".cache" / "config.json").write_text('{"sha": "x", "config": {}}')
+    (attacker / ".workbench" / ".lock").write_text("1")
+    run_git(attacker, "add", "-f", ".workbench/.cache", ".workbench/.lock")
+    run_git(attacker, "commit", "-q", "-m", "a cache")
+    run_git(attacker, "push", "-q", "origin", f"HEAD:{REF}")
+    wb_ok(victim, "sync")
+    fresh = clone(remote, tmp_path / "fresh")
+    for path in (victim, fresh):
+        taken = path / ".workbench" / ".cache" / "config.json"
+        assert not taken.exists() or taken.read_text() != '{"sha": "x", "config": {}}', path
+        assert not (path / ".workbench" / ".lock").exists() or (path / ".workbench" / ".lock").read_text() != "1"
+    wb_ok(victim, "task", "add", "after the sync")
+    wb_ok(victim, "sync")
+    names = run_git(victim, "ls-tree", "-r", "--name-only", REF).split()
+    assert ".workbench/.cache/config.json" not in names

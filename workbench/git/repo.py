@@ -759,7 +759,8 @@ class GitRepo:
         raise GitError(f"{remote} refused the push: {_last_line(why)}; local state untouched")
 
     def workbench_files_at(self, commit: str) -> dict[str, tuple[str, bytes]]:
-        """{path under .workbench/: (mode, bytes)} as committed at `commit`."""
+        """{path under .workbench/: (mode, bytes)} as committed at `commit`, less what wb never commits (the
+        lock, a `.cache/`, temp files): a state commit pushed by someone else cannot plant them here."""
         out = run_git(self.worktree, "ls-tree", "-r", "-z", commit, "--", WB_DIR + "/").stdout
         entries = []
         for item in out.split(b"\0"):
@@ -767,8 +768,12 @@ class GitRepo:
                 continue
             meta, _, path = item.partition(b"\t")
             mode, kind, sha = meta.decode().split()
+            rel = path.decode()[len(WB_DIR) + 1:]
+            top = rel.split("/", 1)[0]
+            if top in IGNORED_NAMES or top.startswith(".tmp-"):  # never wb's to commit, nor to take from one
+                continue
             if kind == "blob":
-                entries.append((path.decode()[len(WB_DIR) + 1:], mode, sha))
+                entries.append((rel, mode, sha))
         bodies = self._cat([sha for _p, _m, sha in entries])
         return {rel: (mode, body[1]) for (rel, mode, _sha), body in zip(entries, bodies, strict=True) if body}
 
