@@ -223,8 +223,9 @@ def bench(repo: Path):  # type: ignore[no-untyped-def]
     return Bench.open(repo)  # opened afresh, as a new process would
 
 
-# wb's cache (in the git directory; named .cache/ here) holds per-machine memos (the parsed config, when a hand edit was seen); only its copies of the
-# snapshots matter to correctness: human-edit detection compares state.md and board.json with them.
+# wb's cache (in the git directory; named .cache/ here) holds per-machine memos (the parsed config, when a
+# hand edit was seen); only its copies of the snapshots matter to correctness: human-edit detection compares
+# state.md and board.json with them.
 SNAPSHOT_COPIES = {".cache/state.json", ".cache/board.json"}
 
 

