@@ -290,3 +290,20 @@ def test_sync_never_takes_a_cache_from_the_remote_state_branch(tmp_path: Path) -
     wb_ok(victim, "sync")
     names = run_git(victim, "ls-tree", "-r", "--name-only", REF).split()
     assert ".workbench/.cache/config.json" not in names
+
+
+def test_an_older_launcher_is_replaced_by_the_next_wb_command(repo: Path) -> None:
+    """A repository registered by an older wb keeps its launcher (it is not rewritten by an upgrade): its
+    fallback imported the work tree. The first command of this wb replaces it; `wb doctor` names it."""
+    wb_ok(repo, "init")
+    common = Path(run_git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir").strip())
+    launcher = common / "wb" / "driver"
+    old = ("#!/bin/sh\nif command -v wb >/dev/null 2>&1; then exec wb \"$@\"; fi\npy=/usr/bin/python3\n"
+           "if [ -x \"$py\" ] && \"$py\" -c 'import workbench' 2>/dev/null; then exec \"$py\" -m workbench.cli.main "
+           "\"$@\"; fi\nexit 1\n")
+    launcher.write_text(old)
+    report = wb(repo, "doctor")
+    assert "older wb" in report.stdout + report.stderr or "-I" in launcher.read_text()
+    launcher.write_text(old)
+    wb_ok(repo, "status")
+    assert '"$py" -I -m workbench.cli.main' in launcher.read_text()

@@ -203,4 +203,6 @@ def refuse_links_under_workbench(path: Path) -> None:
     if WB_DIR not in parts:
         return
     top = len(parts) - 1 - parts[::-1].index(WB_DIR)
+    if ".git" in parts[top + 1:]:  # the git directory of a repository that sits in some `.workbench/` folder
+        return
     _no_link(Path(*parts[:top + 1]), path)

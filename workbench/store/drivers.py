@@ -38,10 +38,11 @@ LAUNCHER = """\
 # When that interpreter cannot start wb, the textconv shows the file as it is and a merge stops as a
 # conflict, so git itself never fails.
 py={python}
-if [ -x "$py" ] && "$py" -I -c 'import workbench' 2>/dev/null; then
-  exec "$py" -I -m workbench.cli.main "$@"
+if [ "$1" = textconv ]; then
+  if [ -x "$py" ] && "$py" -I -m workbench.cli.main "$@" 2>/dev/null; then exit 0; fi
+  exec cat -- "$3"
 fi
-if [ "$1" = textconv ]; then exec cat -- "$3"; fi
+if [ -x "$py" ]; then exec "$py" -I -m workbench.cli.main "$@"; fi
 echo "wb is not installed here: the wb merge driver cannot run (install wb, then \\`wb doctor --fix\\`)" >&2
 exit 1
 """
@@ -122,6 +123,8 @@ def drivers_problems(worktree: Path, common_dir: Path) -> list[str]:
     launcher = launcher_path(common_dir)
     if not launcher.exists():
         problems.append(f"{launcher} is missing")
+    elif not launcher_isolated(common_dir):
+        problems.append(f"{launcher} is an older wb's, which can import a `workbench/` folder of the work tree")
     else:
         import subprocess
 
@@ -131,7 +134,24 @@ def drivers_problems(worktree: Path, common_dir: Path) -> list[str]:
     return problems
 
 
+ISOLATED = b'"$py" -I -m workbench.cli.main'  # what an older launcher lacks: it could import the work tree
+
+
+def launcher_isolated(common_dir: Path) -> bool:
+    """Whether the launcher runs wb isolated (an older wb's fell back to `python -c 'import workbench'` in the
+    work tree, which imports a clone's own `workbench/` package). A missing launcher counts as isolated."""
+    try:
+        return ISOLATED in launcher_path(common_dir).read_bytes()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
 def needs_registration(worktree: Path, common_dir: Path) -> bool:
     """A fresh clone carries .workbench/.gitattributes but not the launcher or the config (neither is
-    cloned): its first wb command registers them. One stat on the usual path."""
-    return not launcher_path(common_dir).exists() and (worktree / WB_DIR / ".gitattributes").exists()
+    cloned): its first wb command registers them. So does a launcher an older wb wrote, which was not
+    isolated from the work tree. One small read on the usual path."""
+    if not launcher_path(common_dir).exists():
+        return (worktree / WB_DIR / ".gitattributes").exists()
+    return not launcher_isolated(common_dir)
