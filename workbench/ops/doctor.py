@@ -57,7 +57,7 @@ def tree_cache_finding(wb: Workbench, fix: bool) -> Finding | None:
     """`.workbench/.cache/` in the work tree: wb keeps its caches in the git directory and never reads this one
     (a commit or an agent can put anything there). `fix` removes it when it is a plain folder inside the tree
     (its links are removed, never followed); anything else is left to a person."""
-    import shutil
+    from workbench.store.atomic import remove_workbench_dir
 
     path = wb.paths.tree_cache
     if not os.path.lexists(path):
@@ -68,7 +68,7 @@ def tree_cache_finding(wb: Workbench, fix: bool) -> Finding | None:
                                                                                 "by hand)"), plain)
     if fix and plain:
         with wb.lock():
-            shutil.rmtree(path)
+            remove_workbench_dir(wb.paths.wb, ".cache")
         finding.fixed = True
     return finding
 

@@ -165,6 +165,20 @@ def remove_workbench_file(wb_dir: Path, rel: str) -> bool:
     return True
 
 
+def remove_workbench_dir(wb_dir: Path, rel: str) -> bool:
+    """Remove a folder of `.workbench/` and everything in it (a link inside is removed, never followed; the
+    folder itself, or one on its way, being a link is refused). Returns whether it was there."""
+    import shutil
+
+    target = _inside(wb_dir, rel)
+    _no_link(wb_dir, target)
+    if not target.is_dir():
+        return False
+    shutil.rmtree(target)  # fd-based on Linux: never follows a link, even one swapped in meanwhile
+    fsync_dir(target.parent)
+    return True
+
+
 def remove_temp_files(wb_dir: Path) -> int:
     """Remove the temp files interrupted atomic writes left in `.workbench/` (the caller holds the lock, so
     none is in flight). Returns how many there were."""
