@@ -166,7 +166,6 @@ def test_values_wb_writes_always_read_back(sandbox: Sandbox) -> None:
     import shutil
 
     from workbench.api import Bench
-    from workbench.model.layout import Paths
     from workbench.store.workbench import Workbench
 
     values = ["x" + "[" * 100, "[" * 100, "{" * 80 + "'\"", "a: b # [[[[", "- [", "é" * 3000, "\u2028\x85\t",
@@ -174,7 +173,7 @@ def test_values_wb_writes_always_read_back(sandbox: Sandbox) -> None:
     for value in values:
         sandbox.reset()
         Bench(Workbench(sandbox.root)).set_state({"next_action": value, "blockers": [value, value]})
-        shutil.rmtree(Paths(sandbox.root).cache)
+        shutil.rmtree(sandbox.cache_dir)
         loaded = Workbench(sandbox.root).load()
         assert loaded.docs.state["next_action"] == value
         assert exercise(sandbox.root) is None
