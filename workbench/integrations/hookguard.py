@@ -196,7 +196,11 @@ def out_of_scope(root: str, hook: dict[str, Any]) -> str | None:
     if not tasks:
         return None
     try:
-        with open(os.path.join(root, ".workbench", ".cache", "state.json"), "rb") as f:
+        from pathlib import Path
+
+        from workbench.model.layout import Paths  # wb's own cache, in the git directory: never the tree's
+
+        with open(Paths(Path(root)).state_cache, "rb") as f:
             active = cjson.loads(f.read().decode("utf-8", "replace"))["state"].get("active_task_id")
         tasks = [t for t in tasks if t.get("id") == active] or tasks
     except (OSError, ValueError, KeyError, TypeError, AttributeError):

@@ -53,6 +53,26 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def tree_cache_finding(wb: Workbench, fix: bool) -> Finding | None:
+    """`.workbench/.cache/` in the work tree: wb keeps its caches in the git directory and never reads this one
+    (a commit or an agent can put anything there). `fix` removes it when it is a plain folder inside the tree
+    (its links are removed, never followed); anything else is left to a person."""
+    from workbench.store.atomic import remove_workbench_dir
+
+    path = wb.paths.tree_cache
+    if not os.path.lexists(path):
+        return None
+    plain = path.is_dir() and not path.is_symlink() and not wb.paths.wb.is_symlink()
+    finding = Finding("tree_cache", ".workbench/.cache is not wb's: wb keeps its caches in the git directory and "
+                                    "never reads this one" + ("" if plain else " (not a plain folder: remove it "
+                                                                                "by hand)"), plain)
+    if fix and plain:
+        with wb.lock():
+            remove_workbench_dir(wb.paths.wb, ".cache")
+        finding.fixed = True
+    return finding
+
+
 def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) -> Report:
     """What needs repair, repaired with `fix`. The log is read twice (its chain, then its schemas):
     `progress(done, total)` counts both passes, every 5,000 events (total = twice the last seq)."""
@@ -148,6 +168,11 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
                 remove_temp_files(p.wb)
             finding.fixed = True
         add(finding)
+
+    # 5b. a .workbench/.cache/ in the work tree (an older wb's, a clone's, an agent's): never read
+    tree_cache = tree_cache_finding(wb, fix)
+    if tree_cache is not None:
+        add(tree_cache)
 
     # 6. the lock: flock dies with its holder, so a lock is never stale; one held long is worth a word
     hint = holder(p.lock)

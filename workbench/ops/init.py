@@ -45,6 +45,8 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
 
     root = find_worktree(start)
     wb = Workbench(root)
+    if ref:
+        wb.git.refuse_checked_out(ref)  # before anything is written: state never goes onto a branch in use
     p = wb.paths
     complete = all(f.exists() for f in (p.config, p.state, p.board, p.events, p.calls, p.wb / ".gitignore",
                                         p.artifacts / ".gitkeep"))
