@@ -65,6 +65,9 @@ _RULES: list[tuple[tuple[str, ...], str, int]] = [
     (("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "a3t"),
      r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|A3T[A-Z0-9])(?<![A-Za-z0-9]....)[A-Z0-9]{16}"
      r"(?![A-Za-z0-9])", 0),
+    (("akia", "asia"),  # an AWS secret access key written after its key id
+     r"(?:AKIA|ASIA)[A-Z0-9]{16}[\s\S]{1,200}?(?<![A-Za-z0-9/+])(?![0-9a-f]{40})([A-Za-z0-9/+]{40})"
+     r"(?![A-Za-z0-9/+=])", 1),
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"gh[pousr]_(?<![A-Za-z0-9_]....)[A-Za-z0-9]{20,255}", 0),
     (("github_pat_",), r"github_pat_[A-Za-z0-9_]{20,255}", 0),
     (("glpat-",), r"glpat-[A-Za-z0-9_-]{20,}", 0),
@@ -91,6 +94,7 @@ _RULES: list[tuple[tuple[str, ...], str, int]] = [
 _PATTERNS = [(words, re.compile(p), g) for words, p, g in _RULES]
 _BASE64_RUN = re.compile(r"[" + _B64 + r"]{40,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_WORD = re.compile(r"[a-z]{2,}[0-9]*|[A-Z][a-z]+[0-9]*|[0-9]*")
 
 
 def _entropy(s: str) -> float:
@@ -112,7 +116,7 @@ def _high_entropy(run: str) -> bool:
     if not (any(c.isupper() for c in body) and any(c.islower() for c in body)
             and sum(c.isdigit() or c in "+/" for c in body) >= 2):
         return False
-    if "/" in body and len(body) / (body.count("/") + 1) < 12:  # a path: short segments
+    if "/" in body and any(_WORD.fullmatch(part) for part in body.split("/")):  # a path: a segment is a word
         return False
     return _entropy(body) >= 4.25
 
