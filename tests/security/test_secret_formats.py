@@ -35,15 +35,13 @@ ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 
-def _rand(draw: st.DrawFn, n: int, alphabet: str = ALNUM) -> str:
-    """n characters as a key generator makes them: from a seed hypothesis draws (its smallest example is then
-    as random as any, not `AAAA…`, which no real key is)."""
-    rng = random.Random(draw(st.integers(0, 2**32)))
+def _rand(rng: random.Random, n: int, alphabet: str = ALNUM) -> str:
+    """n characters as a key generator makes them, from a seed hypothesis draws (its smallest example is then
+    as random as any, not `AAAA…`, which no real key is); each call draws different ones."""
     return "".join(rng.choice(alphabet) for _ in range(n))
 
 
-def _b64(draw: st.DrawFn, n: int) -> str:
-    rng = random.Random(draw(st.integers(0, 2**32)))
+def _b64(rng: random.Random, n: int) -> str:
     return base64.b64encode(bytes(rng.randrange(256) for _ in range(n))).decode()
 
 
@@ -55,44 +53,45 @@ def _jwt_part(obj: dict[str, Any]) -> str:
 def cases(draw: st.DrawFn) -> tuple[str, list[tuple[str, list[str]]]]:
     """(the listed value, [(a piece of text, the secret material in it)]): one piece per format and encoding."""
     pieces: list[tuple[str, list[str]]] = []
-    key_id, aws_secret = "AKIA" + _rand(draw, 16, UPPER), _rand(draw, 36) + "/+Zx"
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    key_id, aws_secret = "AKIA" + _rand(rng, 16, UPPER), _rand(rng, 36) + "/+Zx"
     pieces.append((f"aws_access_key_id = {key_id}\naws_secret_access_key = {aws_secret}", [key_id[4:], aws_secret]))
     pieces.append((f"creds {key_id} {aws_secret} ok", [key_id[4:], aws_secret]))
-    ghp = _rand(draw, 36)
+    ghp = _rand(rng, 36)
     pieces.append((f"export GH=ghp_{ghp}", [ghp]))
-    pat = _rand(draw, 22) + "_" + _rand(draw, 59)
+    pat = _rand(rng, 22) + "_" + _rand(rng, 59)
     pieces.append((f"pat github_pat_{pat} used", [pat[:22], pat[23:]]))
-    body = [_b64(draw, 48) for _ in range(4)] + [_b64(draw, 12)]
+    body = [_b64(rng, 48) for _ in range(4)] + [_b64(rng, 12)]
     pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END RSA PRIVATE KEY-----"
     core = [line.rstrip("=") for line in body[:4]]
     pieces.append((pem, core))
     pieces.append(("key:\n" + "\n".join("    " + line for line in pem.splitlines()), core))  # indented
     pieces.append((pem.replace("\n", "\r\n"), core))  # CRLF
     pieces.append((json.dumps({"key": pem}), core))  # JSON-escaped
-    claims = {"sub": _rand(draw, 16), "role": "admin"}
-    sig = _rand(draw, 43, ALNUM + "-_")
+    claims = {"sub": _rand(rng, 16), "role": "admin"}
+    sig = _rand(rng, 43, ALNUM + "-_")
     jwt = f"{_jwt_part({'alg': 'HS256', 'typ': 'JWT'})}.{_jwt_part(claims)}.{sig}"
     pieces.append((f"Authorization: Bearer {jwt}", [jwt.split(".")[1], sig]))
     pieces.append((f"token {jwt} end", [jwt.split(".")[1], sig]))
-    url_pw = _rand(draw, 18)
+    url_pw = _rand(rng, 18)
     pieces.append((f"DATABASE_URL=postgres://app:{url_pw}@db.internal:5432/prod", [url_pw]))
     pieces.append((f"clone https://bob:{url_pw}x@github.com/o/r.git", [url_pw]))
-    sk = _rand(draw, 40)
+    sk = _rand(rng, 40)
     pieces.append((f"OPENAI sk-proj-{sk}", [sk]))
-    ant = _rand(draw, 80, ALNUM + "-_")
+    ant = _rand(rng, 80, ALNUM + "-_")
     pieces.append((f"ANTHROPIC sk-ant-api03-{ant}", [ant[:40], ant[40:]]))
-    slack = f"{draw(st.integers(10**10, 10**11))}-{_rand(draw, 24)}"
+    slack = f"{draw(st.integers(10**10, 10**11))}-{_rand(rng, 24)}"
     pieces.append((f"slack xoxb-{slack}", [slack]))
-    stripe = _rand(draw, 24)
+    stripe = _rand(rng, 24)
     pieces.append((f"stripe sk_live_{stripe}", [stripe]))
-    google = _rand(draw, 35, ALNUM + "-_")
+    google = _rand(rng, 35, ALNUM + "-_")
     pieces.append((f"maps AIza{google}", [google]))
-    token = _rand(draw, 24)
+    token = _rand(rng, 24)
     pieces.append((f"DEPLOY_TOKEN={token}", [token]))
     pieces.append((f'{{"client_secret": "{token}x"}}', [token]))
     pieces.append((f"password: {token}y", [token]))
     # the value config.yaml lists, in its encodings (it is a password no pattern knows)
-    listed = _rand(draw, 12) + "!#%&" + _rand(draw, 8)
+    listed = _rand(rng, 12) + "!#%&" + _rand(rng, 8)
     pieces += [(f"db {listed} up", [listed]),
                (json.dumps({"pw": listed + '"q'}), [listed]),
                (f"basic {base64.b64encode(listed.encode()).decode()} !", [base64.b64encode(listed.encode()).decode()
