@@ -8,7 +8,6 @@ TimeoutExpired or a MemoryError here, not a slow test."""
 from __future__ import annotations
 
 import json
-import os
 import resource
 import select
 import subprocess
@@ -213,7 +212,8 @@ def test_every_mcp_request_gets_an_answer(bench: Any, repo: Path) -> None:
     pytest.importorskip("mcp")
     deep = (b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"note","arguments":{"text":'
             + b"[" * 200 + b"1" + b"]" * 200 + b"}}}")
-    surrogate = b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"note","arguments":{"text":"a\\ud800"}}}'
+    surrogate = (b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"note",'
+                 b'"arguments":{"text":"a\\ud800"}}}')
     answers = mcp_exchange(repo, [
         deep, surrogate, b"{not json", b"[1, 2]",
         {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": 5},

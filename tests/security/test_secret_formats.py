@@ -285,7 +285,8 @@ def test_mcp_arguments(configured: Path, case: Any) -> None:
     with listed_in_env(listed):
         repo = fresh(configured)
         tools = Tools(repo)
-        answers = [tools.note(as_text(pieces)[:1900]), tools.set_state({"next_action": " ".join(one_line(pieces))[:3900]})]
+        answers = [tools.note(as_text(pieces)[:1900]),
+                   tools.set_state({"next_action": " ".join(one_line(pieces))[:3900]})]
         answers += [tools.task_add(title) for title in chunks(one_line(pieces))]
         answers.append(tools.task_update(id=one_line(pieces)[0], action="start"))
         shown = {f"answer {i}": " ".join(c.text for c in a.content) for i, a in enumerate(answers)}

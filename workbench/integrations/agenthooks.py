@@ -210,6 +210,14 @@ def _data(value: object, limit: int = CONTEXT_VALUE) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def _word(value: object) -> str:
+    """A name wb itself writes (an event type, an actor, a task status) as it is; anything else as quoted data."""
+    if isinstance(value, str) and 0 < len(value) <= 40 and value.replace("_", "a").replace(".", "a").isalnum() \
+            and value.isascii():
+        return value
+    return _data(value, 60)
+
+
 def session_context(root: str | Path) -> str:
     """What SessionStart adds to the agent's context: where the work stands, read-only (`wb status`). Every value
     read from the repository's files is quoted data (`_data`): whoever can push to the repository writes them."""
@@ -236,14 +244,15 @@ def session_context(root: str | Path) -> str:
     nxt_action = status.get("next_action")
     lines.append(f"Next action: {_data(nxt_action) if nxt_action else '(none set)'}")
     counts = status.get("board", {}).get("by_status", {})
-    shown = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n and isinstance(n, int))
-    lines.append(f"Board: {_data(shown, 200) if shown else 'no tasks'}.")
+    shown = ", ".join(f"{n} {_word(s).replace('_', ' ')}" for s, n in counts.items() if n and isinstance(n, int))
+    lines.append(f"Board: {shown or 'no tasks'}.")
     if status.get("blockers"):
         lines.append("Blockers: " + "; ".join(_data(b) for b in status["blockers"][:5]))
     last = status.get("last_event")
     if isinstance(last, dict):
-        lines.append(f"Last event: #{_data(last.get('seq'), 20)} {_data(last.get('type'), 60)} by "
-                     f"{_data(last.get('actor'), 40)}.")
+        seq = last.get("seq")
+        lines.append(f"Last event: #{seq if isinstance(seq, int) else _data(seq, 20)} {_word(last.get('type'))} by "
+                     f"{_word(last.get('actor'))}.")
     if status.get("resume"):
         lines.append(f"A wb session waits: {_data(status['resume'])}")
     lines.append("Record your work through wb (`wb status`, `wb task add/start/done`, `wb note`, "

@@ -112,7 +112,8 @@ def read_line(line: bytes, file: str, where: str) -> dict[str, Any]:
 
 def records(lines: list[bytes], first: int = 1) -> tuple[list[dict[str, Any]], list[tuple[int, bytes]]]:
     """(the objects, the damaged lines as (number, bytes)) of complete lines numbered from `first`; blank
-    lines are skipped; a line over MAX_LINE_BYTES or with a repeated key is damaged. One parse of them all first: several times faster than one per line."""
+    lines are skipped; a line over MAX_LINE_BYTES or with a repeated key is damaged. One parse of them all
+    first: several times faster than one per line."""
     numbered = [(n, line) for n, line in enumerate(lines, start=first) if line.strip()]
     if not numbered:
         return [], []
@@ -120,7 +121,8 @@ def records(lines: list[bytes], first: int = 1) -> tuple[list[dict[str, Any]], l
         batch = loads_unique(b"[" + b",".join(line for _n, line in numbered) + b"]")
     except (ValueError, RecursionError):
         batch = None
-    if isinstance(batch, list) and len(batch) == len(numbered) and all(len(n[1]) <= MAX_LINE_BYTES for n in numbered) and all(isinstance(r, dict) for r in batch):
+    if (isinstance(batch, list) and len(batch) == len(numbered) and all(isinstance(r, dict) for r in batch)
+            and all(len(line) <= MAX_LINE_BYTES for _n, line in numbered)):
         return batch, []
     out: list[dict[str, Any]] = []
     damaged: list[tuple[int, bytes]] = []

@@ -21,7 +21,6 @@ merged stretch becomes one `[redacted]`; a longer secret therefore always goes w
 from __future__ import annotations
 
 import os
-import re
 
 TYPE_CHECKING = False  # not typing's: redaction is on every agent hook's path, which imports no typing
 if TYPE_CHECKING:
@@ -91,10 +90,21 @@ _RULES: list[tuple[tuple[str, ...], str, int]] = [
      r"credentials?)(?:\\?[\"'])?[ \t]{0,4}(?::=|=>|:|=)(?!=)[ \t]{0,4}(?:\\?[\"'])?"
      r"([^\s\"'`,;)\]}\\]{3,300})", 1),
 ]
-_PATTERNS = [(words, re.compile(p), g) for words, p, g in _RULES]
-_BASE64_RUN = re.compile(r"[" + _B64 + r"]{40,}={0,2}")
-_HEX = re.compile(r"[0-9a-fA-F]+")
-_WORD = re.compile(r"[a-z]{2,}[0-9]*|[A-Z][a-z]+[0-9]*|[0-9]*")
+_compiled: dict[str, Any] = {}  # compiled on first use: a hook's process pays only for the rules its text needs
+
+
+def _rx(pattern: str) -> Any:
+    rx = _compiled.get(pattern)
+    if rx is None:
+        import re
+
+        rx = _compiled[pattern] = re.compile(pattern)
+    return rx
+
+
+_BASE64_RUN = r"[" + _B64 + r"]{40,}={0,2}"
+_HEX = r"[0-9a-fA-F]+"
+_WORD = r"[a-z]{2,}[0-9]*|[A-Z][a-z]+[0-9]*|[0-9]*"
 
 
 def _entropy(s: str) -> float:
@@ -111,12 +121,12 @@ def _high_entropy(run: str) -> bool:
     """A long base64 run that is a key, not a word, a path or a digest: both cases, a digit or a symbol, no
     short path segments, and close to random."""
     body = run.rstrip("=")
-    if _HEX.fullmatch(body):  # commit ids, sha256 digests
+    if _rx(_HEX).fullmatch(body):  # commit ids, sha256 digests
         return False
     if not (any(c.isupper() for c in body) and any(c.islower() for c in body)
             and sum(c.isdigit() or c in "+/" for c in body) >= 2):
         return False
-    if "/" in body and any(_WORD.fullmatch(part) for part in body.split("/")):  # a path: a segment is a word
+    if "/" in body and any(_rx(_WORD).fullmatch(part) for part in body.split("/")):  # a path: a segment is a word
         return False
     return _entropy(body) >= 4.25
 
@@ -124,13 +134,13 @@ def _high_entropy(run: str) -> bool:
 def _pattern_spans(text: str) -> list[tuple[int, int]]:
     spans = []
     lower = text.lower()
-    for words, rx, group in _PATTERNS:
+    for words, pattern, group in _RULES:
         if not any(w in lower for w in words):
             continue
-        for m in rx.finditer(text):
+        for m in _rx(pattern).finditer(text):
             if m.start(group) < m.end(group):
                 spans.append((m.start(group), m.end(group)))
-    for m in _BASE64_RUN.finditer(text):
+    for m in _rx(_BASE64_RUN).finditer(text) if len(text) >= 40 else ():
         if _high_entropy(m.group()):
             spans.append(m.span())
     return spans
@@ -172,7 +182,7 @@ def _forms(secret: str) -> tuple[list[str], str, str]:
                 pieces.update({enc, enc.replace("+", "-").replace("/", "_")})
     for piece in (secret, *(line.strip() for line in secret.splitlines())):
         for enc in (quote(piece, safe=""), quote(piece), quote_plus(piece)):
-            pieces.update({enc, re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), enc)})
+            pieces.update({enc, _rx(r"%[0-9A-F]{2}").sub(lambda m: m.group().lower(), enc)})
     forms.update(p for p in pieces if len(p) >= MIN_PIECE)
     head = secret[:MIN_PIECE] if len(secret) > MIN_PIECE + 1 else ""
     found = (sorted(forms, key=lambda s: (-len(s), s)), head, secret[-MIN_PIECE:] if head else "")
@@ -239,26 +249,56 @@ def redact_text(text: str, secrets: Sequence[str]) -> str:
 
 def redact(value: Any, secrets: Sequence[str]) -> Any:
     """`value` with every secret in its strings (dict keys too, lists and tuples at any depth) redacted; the
-    same object when nothing in it is a secret."""
+    same object when nothing in it is a secret. A loop, not recursion: a payload nested thousands of levels
+    deep is walked too."""
     if isinstance(value, str):
         return redact_text(value, secrets)
-    if isinstance(value, dict):  # loops, not comprehensions: one frame per level of a deep payload
-        out = {}
-        changed = False
-        for k, v in value.items():
-            rk, rv = redact(k, secrets), redact(v, secrets)
-            changed = changed or rk is not k or rv is not v
-            out[rk] = rv
-        return out if changed else value
-    if isinstance(value, list | tuple):
-        items = []
-        changed = isinstance(value, tuple)
-        for v in value:
-            rv = redact(v, secrets)
-            changed = changed or rv is not v
-            items.append(rv)
-        return items if changed else value
-    return value
+    if not isinstance(value, dict | list | tuple):
+        return value
+    stack = [_Frame(value)]
+    while True:
+        frame = stack[-1]
+        if frame.at < len(frame.items):
+            key, item = frame.items[frame.at]
+            frame.at += 1
+            if isinstance(item, dict | list | tuple) and item:
+                frame.key = key
+                stack.append(_Frame(item))
+            else:
+                frame.add(key, redact_text(item, secrets) if isinstance(item, str) else item, item, secrets)
+            continue
+        done = frame.result()
+        stack.pop()
+        if not stack:
+            return done
+        stack[-1].add(stack[-1].key, done, frame.container, secrets)
+
+
+class _Frame:
+    """One container being redacted: its items, how far, and what they became."""
+
+    __slots__ = ("at", "changed", "container", "items", "key", "out")
+
+    def __init__(self, container: Any) -> None:
+        self.container = container
+        self.items: list[tuple[Any, Any]] = (list(container.items()) if isinstance(container, dict)
+                                             else [(None, v) for v in container])
+        self.at = 0
+        self.key: Any = None
+        self.out: Any = {} if isinstance(container, dict) else []
+        self.changed = isinstance(container, tuple)
+
+    def add(self, key: Any, new: Any, old: Any, secrets: Sequence[str]) -> None:
+        self.changed = self.changed or new is not old
+        if isinstance(self.out, dict):
+            rk = redact_text(key, secrets) if isinstance(key, str) else key
+            self.changed = self.changed or rk is not key
+            self.out[rk] = new
+        else:
+            self.out.append(new)
+
+    def result(self) -> Any:
+        return self.out if self.changed else self.container
 
 
 def redact_known(value: Any, more: Iterable[str] = ()) -> Any:

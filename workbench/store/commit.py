@@ -31,9 +31,9 @@ from workbench.errors import GitError, NotFound, Refused, SchemaRefused, Workben
 from workbench.git.repo import CommitOutcome
 from workbench.model import reducer, schemas
 from workbench.model.boardfile import check_board_shape, duplicate_ids, parse_board, read_board_bytes
+from workbench.model.display import escape
 from workbench.model.jsonl import split_lines
 from workbench.model.layout import Paths
-from workbench.model.display import escape
 from workbench.model.redaction import redact, secret_values
 from workbench.store import caches
 from workbench.store.config import load_config
