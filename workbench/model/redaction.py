@@ -4,7 +4,7 @@ hook's or the MCP server's answer, an error message and `wb diff` hold neither
 - the values of the environment variables config.yaml `redact` names, in the encodings they travel in: as they
   are, JSON-escaped (once or twice), base64 (standard or URL-safe, alone or inside a longer base64 text),
   URL-encoded, each line of a multi-line value (a PEM key: indented, CRLF, one line quoted alone), and a long
-  value cut at a size limit (its head at the end of a text or line, its tail at the start); nor
+  value cut at a size limit (its head where a text, line or word ends, its tail where one starts); nor
 - a secret of a well-known format, recognised by pattern (after the rule sets of gitleaks and detect-secrets):
   AWS access key ids and the secret keys beside them, GitHub, GitLab, Slack, Stripe, Google, OpenAI/Anthropic,
   npm, PyPI and Hugging Face tokens, PEM private key blocks, JWTs, bearer tokens, the password of a URL
@@ -88,7 +88,7 @@ _RULES: list[tuple[tuple[str, ...], str, int]] = [
     (("token", "secret", "passw", "pwd", "passphrase", "key", "credential"),
      r"(?i:token|secret|passw(?:or)?d|pwd|passphrase|api[_-]?key|access[_-]?key(?:[_-]?id)?|private[_-]?key|"
      r"credentials?)(?:\\?[\"'])?[ \t]{0,4}(?::=|=>|:|=)(?!=)[ \t]{0,4}(?:\\?[\"'])?"
-     r"([^\s\"'`,;)\]}\\]{3,300})", 1),
+     r"(?!\[redacted\])([^\s\"'`,;)\]}\\]{3,300})", 1),
 ]
 _compiled: dict[str, Any] = {}  # compiled on first use: a hook's process pays only for the rules its text needs
 
@@ -192,6 +192,9 @@ def _forms(secret: str) -> tuple[list[str], str, str]:
     return found
 
 
+_CUT_EDGE = "\r\n\t …\"'"  # where a cut value's head ends (its tail starts): a text's, a line's or a word's edge
+
+
 def _listed_spans(text: str, secrets: Sequence[str]) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for secret in secrets:
@@ -203,13 +206,13 @@ def _listed_spans(text: str, secrets: Sequence[str]) -> list[tuple[int, int]]:
             while at != -1:
                 spans.append((at, at + len(form)))
                 at = text.find(form, at + 1)
-        if head:  # cut at a limit: its head at the end of the text or a line, its tail at the start of one
+        if head:  # cut at a limit: its head where a text, line or word ends, its tail where one starts
             at = text.find(head)
             while at != -1:
                 end = at + len(head)
                 while end < len(text) and end - at < len(secret) and text[end] == secret[end - at]:
                     end += 1
-                if end == len(text) or text[end] in "\r\n…":
+                if end == len(text) or text[end] in _CUT_EDGE:
                     spans.append((at, end))
                 at = text.find(head, at + 1)
             at = text.find(tail)
@@ -218,7 +221,7 @@ def _listed_spans(text: str, secrets: Sequence[str]) -> list[tuple[int, int]]:
                 back = len(secret) - len(tail)
                 while start > 0 and back > 0 and text[start - 1] == secret[back - 1]:
                     start, back = start - 1, back - 1
-                if start == 0 or text[start - 1] in "\r\n…":
+                if start == 0 or text[start - 1] in _CUT_EDGE:
                     spans.append((start, at + len(tail)))
                 at = text.find(tail, at + 1)
     return spans
