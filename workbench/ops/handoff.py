@@ -277,7 +277,9 @@ def render_markdown(p: dict[str, Any]) -> bytes:
                                     or ["- none"]) + [""]
     out += ["## Proof", ""] + ([f"- {x['task']}: task.done event #{x['seq']} at `{str(x['head'] or '-')[:12]}`"
                                 + (" — **FORCED**" if x["forced"] else "") for x in p["proof"]] or ["- none"])
-    return ("\n".join(out) + "\n").encode("utf-8")
+    from workbench.model.display import escape  # each entry is one line: a value's ESC, \r, \n or bidi is shown
+
+    return ("\n".join(escape(line) for line in out) + "\n").encode("utf-8")
 
 
 # -- writing it ----------------------------------------------------------------------------------------------
