@@ -17,7 +17,6 @@ from workbench.errors import Refused
 
 FIELDS = ("schema_version", "seq", "id", "ts", "type", "actor", "via", "tty", "proof", "session", "payload", "prev",
           "more")
-
 MAX_LINE_BYTES = 4 * 1024 * 1024  # one event or call record; wb clips its payloads far below (model/clip.py)
 
 
@@ -52,8 +51,6 @@ def too_long(line: bytes, file: str, where: str) -> Refused:
     return Refused(f"{file}: {where}: a line of {len(line)} bytes, over the cap of {MAX_LINE_BYTES}: not wb's; "
                    "run `wb doctor`")
 
-
-FIELDS = ("schema_version", "seq", "id", "ts", "type", "actor", "session", "payload", "prev", "more")
 
 def encode(event: dict[str, Any]) -> bytes:
     ordered = {k: event[k] for k in FIELDS if k in event}
