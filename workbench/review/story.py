@@ -76,7 +76,7 @@ def harness_summary(events: list[dict[str, Any]], log: bytes) -> dict[str, Any]:
         record["step"] = record["step"] or item.get("id")
         record["tool"] = record["tool"] or item.get("tool")
     return {"sessions": list(sessions.values()), "steps": list(steps.values()), "tool_calls": calls,
-            "approvals": approvals}
+            "approvals": approvals, "person_only": person_only(events)}
 
 
 def _note_plan(plans: dict[str, dict[int, dict[str, Any]]], sid: str, payload: dict[str, Any]) -> None:
