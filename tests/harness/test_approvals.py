@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from .helpers import Terminal, WbRepo, py_tool
+from .helpers import WbRepo, py_tool
 
 WRITE = {"argv": py_tool("import pathlib; pathlib.Path('out.txt').write_text('written')"), "mode": "mutating"}
 ONCE = {"argv": py_tool("print('lint')"), "mode": "confirm_once"}

@@ -208,7 +208,8 @@ def _harness_text(ev: dict[str, Any]) -> list[Line]:
 
 # -- issue 19: the person-only actions, with who did them and how a person was proven ------------------------
 def person_text(ev: dict[str, Any]) -> list[Line]:
-    return [("yellow" if not a["proof"] else "", f"  person-only #{a['seq']}: {escape(a['what'])} — by {escape(a['who'])}")
+    return [("yellow" if not a["proof"] else "",
+             f"  person-only #{a['seq']}: {escape(a['what'])} — by {escape(a['who'])}")
             for a in ev.get("person_only") or []]
 
 
