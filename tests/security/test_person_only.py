@@ -183,6 +183,21 @@ def test_mcp_never_approves_as_a_person(yielded: Path) -> None:
     assert json.loads(state.stdout)["pending"]["kind"] == "approval"
 
 
+def test_mcp_never_forces_done_or_moves_the_goalposts(started: Path) -> None:
+    pytest.importorskip("mcp")
+    from tests.integrations.test_mcp import text_of, with_client
+
+    async def body(session: Any) -> Any:
+        return (await session.call_tool("task_update", {"id": "T-001", "action": "done", "force": True}),
+                await session.call_tool("task_update", {"id": "T-001", "action": "set",
+                                                        "changes": {"acceptance": ["true"]}}))
+
+    forced, moved = with_client(started, body)
+    assert forced.is_error and "ask a person to run: wb task done T-001 --force" in text_of(forced), text_of(forced)
+    assert moved.is_error and "ask a person to run: wb task set T-001" in text_of(moved), text_of(moved)
+    assert all(e["type"] not in ("task.done", "task.set") for e in _events(started))
+
+
 def test_approvals_any_is_an_opt_in_shown_by_status(yielded: Path) -> None:
     _config(yielded, "approvals: human", "approvals: any")
     text = spawn_wb(yielded, "status")
