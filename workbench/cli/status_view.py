@@ -88,6 +88,10 @@ def render(data: dict[str, Any]) -> None:
         lines.append(("not committed", f"{waiting['events']} recorded event(s) wait in the git directory ({why}the "
                                        "next wb write after that writes and commits them)"))
     lines += sync_lines(data.get("sync"))
+    if data.get("approvals") == "any":  # issue 19: the opt-in is said; the default (a person's) goes unsaid
+        lines.append(("approvals", "any — an agent may approve confirm_once and mutating tool calls "
+                                   "(config.yaml; the default, human, asks a person at a terminal)"))
+        styles["approvals"] = "yellow"
     width = max(len(k) for k, _ in lines)
     if output.color_enabled():
         from rich.console import Console

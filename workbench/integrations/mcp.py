@@ -362,7 +362,7 @@ class Tools:
                 raise UsageError("run needs one of plan (a plan file) or steps (an inline plan)")
             return _outcome(bench.run(goal, plan=inside(bench.root, plan) if plan is not None else None,
                                       steps=steps, max_turns=max_turns, max_tool_calls=max_tool_calls,
-                                      max_seconds=max_seconds))
+                                      max_seconds=max_seconds), bench)
 
         return self.call(start)
 
@@ -374,7 +374,7 @@ class Tools:
             return _outcome(bench.resume(result=result, error=error, approve=decision == "approve",
                                          deny=decision == "deny", extend=extend, yield_id=yield_id,
                                          retry=retry, skip=skip,
-                                         plan=inside(bench.root, plan) if plan else None))
+                                         plan=inside(bench.root, plan) if plan else None), bench)
 
         return self.call(go_on)
 
@@ -451,18 +451,27 @@ def _written(bench: Bench, **data: Any) -> dict[str, Any]:
     return {**data, "summary": last.summary, "commit": last.commit, "warnings": last.warnings}
 
 
-def _outcome(outcome: Any) -> dict[str, Any]:
+def _outcome(outcome: Any, bench: Bench | None = None) -> dict[str, Any]:
     from workbench.ops.yields import commands
 
     if outcome.done:
         return {"done": True, "state": outcome.state.value, "reason": outcome.reason, "steps": outcome.steps}
     return {"done": False, "state": outcome.state.value, "reason": outcome.reason, "kind": outcome.kind,
             "yield_id": outcome.yield_id, "payload": outcome.payload, "commands": commands(outcome),
-            "calls": calls(outcome)}
+            "calls": calls(outcome, _persons_approval(bench))}
 
 
-def calls(p: Any) -> list[str]:
-    """What answers a yield, as this server's tool calls (`commands` are the same as wb commands)."""
+def _persons_approval(bench: Bench | None) -> bool:
+    """issue 19: under `approvals: human` (the default) no MCP client approves or denies: a person does."""
+    return bench is None or bench.wb.config.get("approvals") != "any"
+
+
+def calls(p: Any, persons: bool = False) -> list[str]:
+    """What answers a yield, as this server's tool calls (`commands` are the same as wb commands); an approval
+    a person must give (`persons`) is asked of a person, at a terminal."""
+    if p.kind == "approval" and persons:
+        return ["ask a person to run at a terminal: wb resume --approve (or wb resume --deny)",
+                'abort {"reason": "..."}']
     if p.kind == "approval":
         return ['resume {"decision": "approve"}', 'resume {"decision": "deny"}', 'abort {"reason": "..."}']
     if p.kind in ("tool_result", "in_doubt"):

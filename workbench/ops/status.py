@@ -193,7 +193,13 @@ def latest_handoff(wb: Workbench) -> dict[str, Any] | None:
         return None
 
 
-SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync, _handoff]
+# -- who may approve (issue 19): `approvals: any` is an opt-in for unattended pipelines, so it is said ----------
+def _approvals(view: View) -> dict[str, Any]:
+    return {"approvals": "any" if view.wb.config.get("approvals") == "any" else "human"}
+
+
+SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync, _handoff,
+                                                    _approvals]
 
 
 def status_of(wb: Workbench) -> dict[str, Any]:
