@@ -351,11 +351,12 @@ class Transaction:
         if state_raw is None:
             state_raw = statefile.render(node, docs.state, docs.body)
         kept = None
+        written = None
         try:
-            atomic_write(p.state, state_raw, sync_dir=False, expect=None if self._rebuild else seen_state)
+            written = atomic_write(p.state, state_raw, sync_dir=False, expect=None if self._rebuild else seen_state)
         except FileChanged:
             if self._git_did_it("state.md"):
-                atomic_write(p.state, state_raw, sync_dir=False)
+                written = atomic_write(p.state, state_raw, sync_dir=False)
             else:
                 kept = "state.md"
         faults.point("after_state_write")
@@ -363,7 +364,7 @@ class Transaction:
             caches.write_board_cache(p, p.board.read_bytes() if board_raw is None else board_raw)
         if kept:
             return kept
-        caches.write_state_cache(p, state_raw, docs.state, docs.body)
+        caches.write_state_cache(p, state_raw, docs.state, docs.body, written=written)
         if node is not None:
             self.wb.keep_state_node(state_raw, node, copy.deepcopy(docs.state), docs.body)
         return None
