@@ -26,7 +26,7 @@ from workbench.model.boardfile import check_board, encode_board
 from workbench.model.layout import check_writable
 from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
-from workbench.store import caches, humanedit, spool
+from workbench.store import caches, configedit, humanedit, spool
 from workbench.store import commit as commit_policy
 from workbench.store.atomic import FileChanged, append_lines, atomic_write, read_or_none, write_workbench_file
 from workbench.store.config import parse_config
@@ -92,6 +92,8 @@ class Transaction:
         self._board_seen: bytes | None = None
         self._begun = 0
         self._secrets = secret_values(wb.config)
+        self._config_seen = False  # config.yaml to be noted as seen once this transaction is durable
+        self.refused: list[dict[str, Any]] = []  # an agent's board.json edits refused (humanedit.GUARDED)
 
     @property
     def docs(self) -> Docs:
@@ -151,13 +153,30 @@ class Transaction:
             self.adopted = len(self._loaded.pending)
             self.events.extend(self._loaded.pending)
             self.board_changed = True
-        turn = None if self.create else spool.agent_turn(self)  # during an agent's turn: its edit
+        config_edit, self._config_seen = configedit.find(self.wb)
+        turn = None
+        if not self.create and (self._loaded.human_edits or config_edit):  # during an agent's turn: its edit
+            turn = humanedit.agent_acting(self.wb, spool.agent_turn(self))
+        self.refused = []
         for edit in self._loaded.human_edits:
+            before = edit.pop(humanedit.BEFORE, None)
             if turn is not None:
+                if edit["file"] == "board.json" and isinstance(before, dict):
+                    kept, refused = humanedit.guard_agent_board_edit(self.docs, edit, before)
+                    if refused:
+                        self._refuse(refused, turn)
+                    if kept is None:
+                        continue
+                    edit = kept
                 spool.emit_agent_edit(self, edit, turn)
                 continue
             humanedit.note_edit(self.wb.paths, edit["file"])
             self.emit("human.edit", edit, actor="human")
+        if config_edit is not None:
+            if turn is not None:
+                config_edit.update(agent=str(turn.get("agent") or ""),
+                                   agent_session=str(turn.get("agent_session") or ""))
+            self.emit("config.edit", config_edit, actor="agent" if turn is not None else "human")
         if not self.create:
             spool.fold(self)  # the agent hooks' events, kept out of the work tree until now
         self._begun = len(self.events)  # the caller's own events follow
@@ -167,8 +186,34 @@ class Transaction:
             if exc_type is None:
                 self.commit()
                 spool.settle(self)
+                if self._config_seen:  # the config.edit (if any) is durable now (log or pending journal)
+                    configedit.remember(self.wb)
+                if self.refused and self.outcome is not None:
+                    self.outcome.warnings.extend(humanedit.refused_lines(self.refused))
+            elif self.refused and isinstance(exc, Exception):
+                self._keep_refusal()
         finally:
             self._lock.release()
+
+    def _keep_refusal(self) -> None:
+        """The caller's write failed (`wb task done` whose acceptance failed, or changed while it ran): the
+        refusal of the agent's edit its load found is recorded and board.json restored all the same, alone."""
+        try:
+            self._begin()  # from the files again: the failed write's own events are gone
+            if self.refused:
+                self.commit()
+                spool.settle(self)
+        except Exception:  # noqa: BLE001 - the caller's error is the one to report; the next write tries again
+            pass
+
+    def _refuse(self, refused: list[dict[str, Any]], turn: dict[str, Any]) -> None:
+        """An agent's edit of board.json that changed what only wb's verbs (and a person) may change: board.json
+        goes back to what the log folds to (the documents already have it), and the refusal is an event."""
+        self.refused.extend(refused)
+        self.emit("agent.edit_refused", {"file": "board.json", "refused": refused,
+                                         "agent": str(turn.get("agent") or ""),
+                                         "agent_session": str(turn.get("agent_session") or "")}, actor="agent")
+        self.board_changed = True
 
     def emit(self, type_: str, payload: dict[str, Any], *, actor: str | None = None,
              session: str | None = None, ts: str | None = None) -> dict[str, Any]:

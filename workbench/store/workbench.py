@@ -174,7 +174,8 @@ class Workbench:
             after = after + [e for e in pending if e["seq"] > last]
         if human and after:  # a crash after the log append kept a recorded hand edit from the snapshots
             recorded = [e["payload"] for e in after if e["type"] == "human.edit"]
-            human = [edit for edit in human if edit not in recorded]
+            human = [edit for edit in human
+                     if {k: v for k, v in edit.items() if k != humanedit.BEFORE} not in recorded]
         if (pending[-1]["seq"] if pending else tail.seq) < last:
             if (p.wb / ".migrate.json").exists():  # the snapshots are written before the migration's event
                 raise Refused("a `wb migrate` was interrupted before it finished: run `wb migrate` to finish it")
