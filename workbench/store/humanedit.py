@@ -129,36 +129,25 @@ def _committed(wb: Workbench, name: str) -> bytes | None:
 
 # -- what the log folds to at a snapshot's last_event --------------------------------------------------
 def fold_at(wb: Workbench, seqs: set[int]) -> dict[int, Docs]:
-    """The documents the log folds to at each of `seqs` (events 1..seq), in one pass from the start. Empty for
-    a log that cannot be read whole (damage is doctor's to report)."""
+    """The documents the log folds to at each of `seqs` (events 1..seq; one pass each, and there are at most
+    two). Empty for a log that cannot be read whole (damage is doctor's to report)."""
+    from collections.abc import Iterator
+
     out: dict[int, Docs] = {}
-    wanted = sorted(s for s in seqs if s >= 0)
-    if not wanted:
-        return out
-    docs: Docs | None = None
-    try:
-        for _line, event in wb.log.iter_all():
-            while wanted and event["seq"] > wanted[0]:
-                out[wanted.pop(0)] = _copy(docs, event["ts"])
-            if not wanted:
-                break
-            if docs is None:
-                docs = reducer.empty_docs(event["ts"])
-            reducer.apply(docs, event)
-    except (WorkbenchError, KeyError, TypeError, AttributeError, ValueError, IndexError):
-        return {}
-    for seq in wanted:  # at or past the log's end
-        if docs is not None or seq == 0:
-            out[seq] = _copy(docs, "1970-01-01T00:00:00Z")
+    for seq in sorted(seqs):
+        def upto(last: int = seq) -> Iterator[dict[str, Any]]:
+            for _line, event in wb.log.iter_all():
+                if event["seq"] > last:
+                    return
+                yield event
+
+        try:
+            docs = reducer.fold(upto(), empty_ts="1970-01-01T00:00:00Z")
+        except WorkbenchError:
+            return {}
+        if docs is not None:
+            out[seq] = docs
     return out
-
-
-def _copy(docs: Docs | None, ts: str) -> Docs:
-    import copy
-
-    if docs is None:
-        return reducer.empty_docs(ts)
-    return reducer.Docs(copy.deepcopy(docs.state), docs.body, copy.deepcopy(docs.board))
 
 
 def state_edit(base_state: dict[str, Any], base_body: str, state: dict[str, Any], body: str,

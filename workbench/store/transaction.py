@@ -491,6 +491,6 @@ class Transaction:
 
 
 def default_summary(events: list[dict[str, Any]]) -> str:
-    own = [e for e in events if e["type"] != "human.edit"] or events
+    own = [e for e in events if e["type"] not in ("human.edit", "config.edit", "agent.edit_refused")] or events
     types = sorted({e["type"] for e in own})
     return "wb: " + ", ".join(types)
