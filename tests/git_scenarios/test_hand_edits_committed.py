@@ -109,3 +109,22 @@ def test_wbs_own_writes_are_no_hand_edits(repo: Path) -> None:
     assert run_wb(repo, "note", "end").returncode == 0
     assert not _events(repo, "human.edit") and not _events(repo, "config.edit")
     assert_sound(repo, acknowledged=["first", "end"])
+
+
+def test_a_fresh_clone_records_a_hand_edit_the_other_clone_committed(repo: Path, tmp_path: Path) -> None:
+    """Clone A's person commits an edit of next_action and pushes before any wb write records it; clone B has
+    no cache of wb's writes: its first write asks the log, and records the edit (and only it)."""
+    _init(repo)
+    _edit_next_action(repo, "from clone A's person")
+    run_git(repo, "commit", "-qam", "my next action")
+    b = tmp_path / "b"
+    run_git(tmp_path, "clone", "-q", str(repo), str(b))
+    assert run_wb(b, "note", "in B", "--actor", "human").returncode == 0
+    edits = _events(b, "human.edit")
+    assert [e["payload"]["changes"] for e in edits] == [{"next_action": "from clone A's person"}], edits
+    assert_sound(b, acknowledged=["first", "in B"])
+    # and a clone of a workbench nobody edited by hand records nothing
+    c = tmp_path / "c"
+    run_git(tmp_path, "clone", "-q", str(b), str(c))
+    assert run_wb(c, "note", "in C").returncode == 0
+    assert len(_events(c, "human.edit")) == 1

@@ -38,7 +38,7 @@ def replay(wb: Workbench, progress: Callable[[int, int], None] | None = None) ->
     docs = reducer.fold(counted())
     elapsed = time.perf_counter() - start
     mismatches: list[str] = []
-    current = wb.load(detect_human=True)
+    current = wb.load(detect_human=True, thorough=True)
     if docs is None:
         return ReplayReport(0, elapsed, ["events.jsonl: empty log; nothing to replay"])
     for edit in current.human_edits:

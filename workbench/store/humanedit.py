@@ -33,16 +33,20 @@ class HumanGuard(Busy):
 
 
 def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
-               state_cached: dict[str, Any] | None) -> list[dict[str, Any]]:
+               state_cached: dict[str, Any] | None, *, thorough: bool = False) -> list[dict[str, Any]]:
     """The hand edits of state.md and board.json: where a snapshot differs from what the log folds to at the
     snapshot's own last_event, whoever committed it. Cheaply first: a snapshot that holds what wb last wrote
     (its cache) is wb's; one that differs from the cache at the same last_event is a person's. One that differs
     from the cache but holds what is committed is either (a person's edit committed with plain git, or the
     user's git putting back what wb committed after a merge --abort): the log, folded to its last_event,
-    decides. A newer last_event than the cache's is wb's own write that a crash kept from the cache."""
+    decides. A newer last_event than the cache's is wb's own write that a crash kept from the cache. With no
+    cache at all (a fresh clone), `thorough` asks the log; otherwise what was committed stands for the cache."""
     edits: list[dict[str, Any]] = []
     fold_state = fold_board = False
-    if state_cached is None:  # a fresh clone: what was committed is what wb last wrote
+    board_before = caches.read_board_cache(wb.paths)
+    if thorough and state_cached is None and board_before is None:  # a fresh clone: the log decides, once
+        fold_state = fold_board = True
+    elif state_cached is None:  # a fresh clone: what was committed is what wb last wrote
         committed = _committed(wb, "state.md")
         if committed is not None and committed != state_raw:
             try:
@@ -58,8 +62,7 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
             edit = state_edit(before, state_cached["body"], docs.state, docs.body)
             assert edit is not None
             edits.append(edit)
-    board_before = caches.read_board_cache(wb.paths)
-    if board_before is None:
+    if board_before is None and not fold_board:
         board_before = _committed(wb, "board.json")
     if board_before is not None and board_before != board_raw:
         if _is_committed(wb, "board.json", board_raw):

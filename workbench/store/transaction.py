@@ -141,7 +141,7 @@ class Transaction:
         self._board_seen = read_or_none(self.wb.paths.board)
         if not self.create:
             self.revived = self.wb.pending.revive(self.wb.log, self.wb.git)  # the user's git took it back
-        self._loaded = self.wb.load(create=self.create)
+        self._loaded = self.wb.load(create=self.create, thorough=True)
         self.events = []
         self.adopted = 0
         self.agent_board_changed = False
