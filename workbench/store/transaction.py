@@ -200,6 +200,7 @@ class Transaction:
         refusal of the agent's edit its load found is recorded and board.json restored all the same, alone."""
         try:
             self._begin()  # from the files again: the failed write's own events are gone
+            self.summary, self.calls, self.put_files, self.new_files = None, [], {}, {}  # and what it would write
             if self.refused:
                 self.commit()
                 spool.settle(self)
