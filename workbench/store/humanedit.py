@@ -72,7 +72,11 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
             if docs.board.get("last_event") == old.get("last_event"):
                 edits.append({**board_edit(old, docs.board), BEFORE: old})
     if fold_state or fold_board:
-        state_at, board_at = _int(docs.state.get("last_event")), _int(docs.board.get("last_event"))
+        # board.json is the board as of state.md's last_event (it is written whenever it changes, and first: a
+        # crash between the two writes leaves it ahead); its own last_event only says when it last changed,
+        # and a merge git made file by file (a cherry-pick) may leave that behind
+        state_at = _int(docs.state.get("last_event"))
+        board_at = max(state_at, _int(docs.board.get("last_event")))
         folded = fold_at(wb, {seq for seq, wanted in ((state_at, fold_state), (board_at, fold_board)) if wanted})
         if fold_state and state_at in folded:
             base = folded[state_at]
