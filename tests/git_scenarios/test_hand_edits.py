@@ -145,3 +145,24 @@ def test_the_users_git_restoring_state_md_during_the_rename_is_not_taken_for_a_h
     assert "in flight" in state.read_text()
     assert not _events(repo, "human.edit")
     assert_sound(repo, acknowledged=["before", "in flight"])
+
+
+@pytest.mark.parametrize("point", ["after_state_write", "after_look:state.md"])
+def test_a_save_in_the_moment_around_wbs_rename_of_state_md_is_kept(repo: Path, tmp_path: Path, point: str) -> None:
+    """The racing test's two losses, made deterministic. `after_state_write`: a save landing after wb's rename of
+    state.md but before wb notes the file's stat in its cache; the cache then held the stat of the person's
+    file beside the hash of wb's, the next load took the person's file for wb's own (fresh by stat) and the
+    next write wrote wb's body over their edit. `after_look:state.md`: a save landing between wb's last look
+    at the file and its rename was replaced by wb's file and gone (the rename now swaps the two files and puts
+    the person's back)."""
+    _init(repo)
+    assert run_wb(repo, "note", "before").returncode == 0
+    state = repo / ".workbench" / "state.md"
+    proc, marker = paused(repo, tmp_path, point, "note", "in flight")
+    _save(state, state.read_text() + "\nA line the person typed.\n")
+    done = go(proc, marker)
+    assert done.returncode == 0, done.stderr
+    assert run_wb(repo, "note", "after").returncode == 0
+    recorded = "\n".join(str(e["payload"].get("body", "")) for e in _events(repo, "human.edit"))
+    assert "A line the person typed." in state.read_text() or "A line the person typed." in recorded, \
+        "the hand edit was overwritten silently"

@@ -81,3 +81,29 @@ def test_broken_hash_chain_is_reported_not_fixed(repo: Path) -> None:
 def test_doctor_outside_a_workbench_is_one_line(tmp_path: Path) -> None:
     proc = run_wb(tmp_path, "doctor")
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_snapshot_the_log_disagrees_with_is_recorded_not_reverted(repo: Path) -> None:
+    """board.json holds a title no event gave it, and wb's cache was made to hold the same bytes (so no load
+    sees a hand edit): `doctor --fix` records the difference as human.edit and keeps the file; before, it
+    wrote the log's board over it."""
+    init(repo)
+    Bench.open(repo).add_task("Parser")
+    board_path = repo / ".workbench" / "board.json"
+    board = json.loads(board_path.read_text())
+    board["tasks"][0]["title"] = "Not what the log says"
+    data = (json.dumps(board, indent=2) + "\n").encode()
+    board_path.write_bytes(data)
+    cache = repo / ".workbench" / ".cache" / "board.json"
+    if cache.exists():
+        cache.write_bytes(data)
+    run_git(repo, "commit", "-qam", "a title by hand")
+    code, report = _doctor(repo)
+    assert code == 1 and _codes(report) & {"snapshots_disagree", "hand_edit"}, report
+    code, report = _doctor(repo, "--fix")
+    assert code == 0, report
+    assert json.loads(board_path.read_text())["tasks"][0]["title"] == "Not what the log says"
+    events = [json.loads(x) for x in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    assert [e["payload"]["file"] for e in events if e["type"] == "human.edit"] == ["board.json"]
+    assert run_wb(repo, "replay", "--verify").returncode == 0
+    assert _doctor(repo) == (0, {"healthy": True, "findings": []})

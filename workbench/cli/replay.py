@@ -20,7 +20,7 @@ def replay_command(
     rate = report.events / report.seconds if report.seconds > 0 else float(report.events)
     if json_:
         data = {"events": report.events, "seconds": round(report.seconds, 6), "events_per_second": round(rate),
-                "matches": not report.mismatches, "mismatches": report.mismatches}
+                "matches": not report.mismatches, "mismatches": report.mismatches, "unrecorded": report.unrecorded}
         if not verify and report.docs is not None:
             data["state"] = report.docs.state
             data["board"] = report.docs.board
@@ -29,6 +29,8 @@ def replay_command(
         output.say(f"replayed {report.events} events in {report.seconds:.3f}s ({rate:,.0f} events/s)")
         for m in report.mismatches:
             output.error(m)
+        for note in report.unrecorded:
+            output.say(note)
         if not report.mismatches:
             output.say("snapshots match the event log")
     return 5 if (verify and report.mismatches) else 0

@@ -18,3 +18,10 @@ HANDOFF_EVENTS = frozenset({"handoff.write"})
 #              holds unexpired is void (the log's order is publication order: see docs/sync.md)
 # task.renumber {from, to, agent}: a sync renumbered an unpublished task whose id the remote had taken
 SYNC_EVENTS = frozenset({"task.claim", "task.renumber"})
+
+# -- who is acting (issue 19): hand edits no snapshot holds, and an agent's edit refused --------------------------
+# config.edit        {keys|tools|hooks: {added, removed, changed, values}, sha}: config.yaml changed outside wb
+#                    (by `human`, or by `agent` during its turn or open session: then also agent, agent_session)
+# agent.edit_refused {file, refused: [{task, field, from, to}], agent, agent_session}: an agent's edit of
+#                    board.json changed a task's acceptance, scope, status, owner or claim; board.json was restored
+HAND_EDIT_EVENTS = frozenset({"config.edit", "agent.edit_refused"})

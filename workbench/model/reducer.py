@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from workbench.errors import Refused
-from workbench.model.eventtypes import HARNESS_EVENTS, SYNC_EVENTS
+from workbench.model.eventtypes import HAND_EDIT_EVENTS, HARNESS_EVENTS, SYNC_EVENTS
 
 STATE_VERSION = 1
 BOARD_VERSION = 1
@@ -278,6 +278,17 @@ def _handoff_write(docs: Docs, ev: dict[str, Any]) -> bool:
 
 
 REDUCERS["handoff.write"] = _handoff_write
+
+
+# -- issue 19: `config.edit` records a change of config.yaml (no snapshot holds config); `agent.edit_refused`
+# records an agent's edit of board.json that was refused (board.json went back to what the log folds to).
+# Both change nothing here; being reducers, no agent hook can spool one (store/spool.py folds no reducer's type).
+def _record_only(docs: Docs, ev: dict[str, Any]) -> bool:
+    return False
+
+
+for _type in HAND_EDIT_EVENTS:
+    REDUCERS[_type] = _record_only
 
 
 def _harness(docs: Docs, ev: dict[str, Any]) -> bool:

@@ -1,11 +1,12 @@
 """`wb doctor`: find what needs repair after a crash or a hand edit, and with --fix repair what can be.
 
 Repairs: a torn tail of events.jsonl or calls.jsonl (an interrupted append, never acknowledged) is cut off;
-snapshots behind the log are caught up by replaying the events after them; uncommitted workbench changes are
-committed; leftover temp files are removed. Each repair writes through the store (the transaction, the
-store's write functions under the lock, the one commit policy, whose gate never commits a file that fails
-validation). The lock is a kernel flock, released when its holder dies: it cannot go stale, and a lock held
-by a live process is reported, not broken. A broken hash chain is reported with the first bad
+snapshots behind the log are caught up by replaying the events after them; a hand edit of a snapshot (one that
+differs from what the log folds to, whoever committed it) is recorded as `human.edit`, never reverted;
+uncommitted workbench changes are committed; leftover temp files are removed. Each repair writes through the
+store (the transaction, the store's write functions under the lock, the one commit policy, whose gate never
+commits a file that fails validation). The lock is a kernel flock, released when its holder dies: it cannot go
+stale, and a lock held by a live process is reported, not broken. A broken hash chain is reported with the first bad
 seq and never "fixed": the log is the audit trail, and rewriting it would hide what happened.
 """
 
@@ -121,6 +122,19 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
         except WorkbenchError as err:
             add(Finding("unloadable", str(err), False))
             loaded = None
+        if loaded is not None and not loaded.replayed:
+            try:  # a hand edit not yet recorded (committed with plain git, or not): recorded, never reverted
+                edited = [e["file"] for e in wb.load().human_edits]
+            except WorkbenchError:
+                edited = []
+            if edited:
+                finding = Finding("hand_edit", f"{', '.join(sorted(set(edited)))} edited by hand, not yet recorded "
+                                               "(the next wb write records it)", True)
+                if fix:
+                    with wb.transaction(actor="wb"):
+                        pass  # the transaction records the edit as human.edit (agent.edit during a turn)
+                    finding.fixed = True
+                add(finding)
         if loaded is not None and loaded.replayed:
             finding = Finding("snapshots_behind", f"state.md/board.json miss the last {loaded.replayed} event(s) "
                                                   "of the log (a crash after the append)", True)
@@ -146,7 +160,7 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
             continue
         add(Finding("invalid", problem + " (fix the file by hand, or restore it with git)", False))
 
-    if disagree:  # git merged board.json or state.md file by file (a cherry-pick): the log still holds the truth
+    if disagree:  # a snapshot the log does not fold to (a cherry-pick, a hand edit wb's cache was made to hide)
         finding = Finding("snapshots_disagree", f"state.md/board.json disagree with the event log: {disagree[0]}"
                           + (f" (and {len(disagree) - 1} more)" if len(disagree) > 1 else ""), True)
         if fix:
@@ -154,8 +168,7 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
 
             rebuilt = replay(wb).docs
             if rebuilt is not None:
-                with wb.transaction(actor="wb") as tx:
-                    tx.rebuild_snapshots(rebuilt)
+                record_disagreement(wb, rebuilt)
                 finding.fixed = True
         add(finding)
 
@@ -312,3 +325,20 @@ def add_agent_wiring_finding(wb: Workbench, add: Any) -> None:
                         f"{wired[client]} wires {client} to wb, yet {count} event(s) by an agent since then came "
                         f"with no hook event of {client}: its tool calls were neither recorded nor guarded. "
                         + _TRUST_STEP[client], False))
+
+def record_disagreement(wb: Workbench, rebuilt: Any) -> None:
+    """Snapshots that differ from what the whole log folds to are a hand edit, whoever made or committed them:
+    recorded as `human.edit` (the snapshots stay as they are, and replay then agrees), never reverted. Only
+    when nothing a person can set differs (wb's derived keys: updated_at, last_event) are they rebuilt."""
+    from workbench.model import reducer
+    from workbench.store import humanedit
+
+    with wb.transaction(actor="wb") as tx:
+        for event in tx.events:  # what this transaction's load recorded already
+            reducer.apply(rebuilt, event)
+        edits = humanedit.diff_docs(rebuilt, tx.docs)
+        for edit in edits:
+            tx.emit("human.edit", edit, actor="human")
+        if not edits:
+            tx.rebuild_snapshots(rebuilt)
+        tx.summary = "wb: doctor: record the snapshots' hand edit" if edits else None

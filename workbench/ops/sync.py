@@ -541,6 +541,9 @@ def move_to_ref(wb: Workbench, ref_name: str) -> list[str] | None:
                              "by hand, then run `wb init` again")
         write_workbench_file(wb.paths.wb, "config.yaml", moved.encode())
         write_workbench_file(wb.paths.wb, ".gitignore", GITIGNORE_REF.encode())
+        from workbench.store import configedit
+
+        configedit.remember(wb)  # wb's own write of config.yaml: no config.edit
     wb.reload_config()
     outcome = wb.checkpoint(f"wb: state moves to {branch}")
     warnings = [outcome.skipped] if outcome.skipped else []

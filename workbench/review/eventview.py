@@ -12,7 +12,7 @@ def summarize(payload: dict[str, Any]) -> str:
     """One line of what an event says, from the payload keys people look for first."""
     if "task" in payload and isinstance(payload["task"], dict):
         return f"{payload['task'].get('id')} {payload['task'].get('title', '')}"
-    parts = []
+    parts = _config_edit(payload) + _refused(payload)
     for key in ("id", "step", "from", "to", "status", "tool", "args", "reason", "text", "goal", "changes", "file",
                 "forced", "error", "summary", "limit"):
         if key in payload and payload[key] not in (None, "", {}, []):
@@ -23,3 +23,29 @@ def summarize(payload: dict[str, Any]) -> str:
         parts.append(f"waits: {payload['yield'].get('reason', '')}")
     line = " ".join(parts)
     return line if len(line) <= 110 else line[:109] + "…"
+
+
+def _config_edit(payload: dict[str, Any]) -> list[str]:
+    """config.edit: `tools +lint +fmt -old ~pytest`, and the same for hooks and top-level keys."""
+    if not isinstance(payload.get("sha"), str):
+        return []
+    parts = []
+    for section in ("keys", "tools", "hooks"):
+        part = payload.get(section)
+        if not isinstance(part, dict):
+            continue
+        names = [f"{mark}{name}" for mark, key in (("+", "added"), ("-", "removed"), ("~", "changed"))
+                 for name in part.get(key) or []]
+        if names:
+            parts.append(f"{section} " + " ".join(str(n) for n in names))
+    return parts
+
+
+def _refused(payload: dict[str, Any]) -> list[str]:
+    """agent.edit_refused (and an agent.edit's own refusals): `refused T-001.acceptance, T-001.scope`."""
+    refused = payload.get("refused")
+    if not isinstance(refused, list) or not refused:
+        return []
+    names = [f"{r.get('task')}.{r.get('field') or r.get('status') and 'status' or 'removed'}" for r in refused
+             if isinstance(r, dict)]
+    return ["refused " + ", ".join(names)] if names else []

@@ -43,14 +43,18 @@ def read_or_none(path: Path) -> bytes | None:
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: bool = True,
-                 expect: bytes | None = None) -> None:
+                 expect: bytes | None = None) -> os.stat_result:
     """Write `data` to `path` so that a reader sees the old bytes or the new bytes, never a mix.
 
     Temp file in the same directory, fsync, os.replace, fsync of the directory. `durable=False` skips
     the fsyncs, for caches that can be rebuilt. `sync_dir=False` skips only the directory's fsync: after a
     power cut the file is then whole, old or new — for snapshots the event log can bring up to date.
     `expect`: the bytes the writer read; when the file holds others just before the rename (a person saved it
-    meanwhile), nothing is replaced and FileChanged is raised. A file that is gone is written.
+    meanwhile), nothing is replaced and FileChanged is raised. A file that is gone is written. With `expect`,
+    the rename swaps the two files (Linux `renameat2(RENAME_EXCHANGE)`), so a save landing between the last
+    look and the rename is not destroyed but comes back in the temp file's place, and is put back.
+    Returns the stat of the bytes written (taken before the rename: a save just after it has another), for
+    a cache that tells wb's own write from a person's by stat.
     """
     import tempfile  # here, not at the top: a reader (wb status) writes nothing
 
@@ -60,13 +64,18 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: boo
         os.fchmod(fd, _FILE_MODE)  # mkstemp makes 0600; a workbench file is as readable as any other
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
             if durable:
-                fh.flush()
                 os.fsync(fh.fileno())
+            written = os.fstat(fh.fileno())
         faults.point("before_rename:" + path.name)
         if expect is not None and read_or_none(path) not in (expect, None):
             raise FileChanged(path)
-        os.replace(tmp, path)
+        faults.point("after_look:" + path.name)
+        if expect is None or not _exchange(tmp, path):
+            os.replace(tmp, path)
+        else:
+            _keep_displaced(tmp, path, data, expect)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -75,6 +84,46 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: boo
         raise
     if durable and sync_dir:
         fsync_dir(path.parent)
+    return written
+
+
+_RENAME_EXCHANGE = 2
+_renameat2: object = None  # the libc function once looked up; False where there is none
+
+
+def _exchange(a: str | Path, b: str | Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE). False where the system or the file system
+    cannot, or `b` does not exist: the caller renames as before."""
+    global _renameat2
+    if _renameat2 is None:
+        _renameat2 = False
+        if hasattr(os, "sched_getaffinity"):  # Linux
+            try:
+                import ctypes
+
+                fn = ctypes.CDLL(None, use_errno=True).renameat2
+                fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+                _renameat2 = fn
+            except (OSError, AttributeError):
+                pass
+    if _renameat2 is False:
+        return False
+    at_fdcwd = -100
+    return _renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) == 0  # type: ignore[operator]
+
+
+def _keep_displaced(tmp: str, path: Path, data: bytes, expect: bytes) -> None:
+    """After the swap, `tmp` holds what `path` held. When that is what the writer read, it goes; when it is a
+    save that landed in the last moment, it is swapped back and FileChanged is raised, the person's file in
+    place. (Should they have saved yet again over the writer's file between the two swaps, that newer save
+    comes out instead, and is swapped back in: the person's last save stands.)"""
+    if read_or_none(Path(tmp)) == expect:
+        os.unlink(tmp)
+        return
+    if _exchange(tmp, path) and read_or_none(Path(tmp)) != data:
+        _exchange(tmp, path)
+    os.unlink(tmp)
+    raise FileChanged(path)
 
 
 def append_lines(path: Path, lines: list[str]) -> None:

@@ -16,6 +16,7 @@ directory, so each has its own caches.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -49,17 +50,21 @@ def read_json(path: Path) -> dict[str, Any] | None:
 # One format, whoever writes it (a transaction, `wb init`, `wb migrate`, the merge driver): state.json holds
 # {"sha": of state.md's bytes, "size"/"mtime_ns": its stat when known, "body_sha": of the decision log,
 # "state": the frontmatter}; state.body holds the decision log. Anything else is read as absent.
-def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str, *, stat: bool = True) -> None:
+def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str, *, stat: bool = True,
+                      written: os.stat_result | None = None) -> None:
     """Remember what wb wrote to state.md: its hash and stat (to see a hand edit without re-reading it), its
     frontmatter (so `wb status` needs no YAML parser) and, in a file of its own, its decision log.
     `stat=False` when state.md is not on disk yet (the merge driver: git writes the file after it returns);
-    freshness is then decided by the hash."""
+    freshness is then decided by the hash. `written`: the stat of the bytes as wb wrote them (atomic_write's),
+    not of whatever state.md holds by now — a save just after wb's rename is a person's, not wb's."""
     if not _ready(p):
         return
     body_raw = body.encode("utf-8")
     atomic_write(p.cache / "state.body", body_raw, durable=False)
     info: dict[str, Any] = {}
-    if stat:
+    if written is not None:
+        info = {"size": written.st_size, "mtime_ns": written.st_mtime_ns}
+    elif stat:
         try:
             st = p.state.stat()
             info = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}

@@ -1,8 +1,10 @@
 """A person's hand edit of state.md or board.json: told apart from wb's own write, and guarded for a while.
 
-Each snapshot is compared with the bytes wb last wrote (kept in .cache/; in a fresh clone, the last commit).
-A difference at the same last_event is a person's edit, which the next transaction records as a `human.edit`
-event; for human_guard_seconds after it, agent writes to that file are refused, so the person's edit wins.
+A snapshot that differs from what the log folds to at the snapshot's own last_event is a hand edit, whoever
+committed it (issue 19). Each snapshot is first compared with the bytes wb last wrote (its cache; in a fresh
+clone, the last commit); only when that cannot tell (the file holds what is committed) is the log folded. The
+next transaction records the edit as a `human.edit` event (`agent.edit` during an agent's turn); for
+human_guard_seconds after it, agent writes to that file are refused, so the person's edit wins.
 """
 
 from __future__ import annotations
@@ -31,11 +33,20 @@ class HumanGuard(Busy):
 
 
 def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
-               state_cached: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Compare each snapshot with the bytes wb last wrote (kept in .cache/). A difference at the same
-    last_event is a human's edit; a newer last_event is wb's own write that a crash kept from the cache."""
+               state_cached: dict[str, Any] | None, *, thorough: bool = False) -> list[dict[str, Any]]:
+    """The hand edits of state.md and board.json: where a snapshot differs from what the log folds to at the
+    snapshot's own last_event, whoever committed it. Cheaply first: a snapshot that holds what wb last wrote
+    (its cache) is wb's; one that differs from the cache at the same last_event is a person's. One that differs
+    from the cache but holds what is committed is either (a person's edit committed with plain git, or the
+    user's git putting back what wb committed after a merge --abort): the log, folded to its last_event,
+    decides. A newer last_event than the cache's is wb's own write that a crash kept from the cache. With no
+    cache at all (a fresh clone), `thorough` asks the log; otherwise what was committed stands for the cache."""
     edits: list[dict[str, Any]] = []
-    if state_cached is None:  # a fresh clone: what was committed is what wb last wrote
+    fold_state = fold_board = False
+    board_before = caches.read_board_cache(wb.paths)
+    if thorough and state_cached is None and board_before is None:  # a fresh clone: the log decides, once
+        fold_state = fold_board = True
+    elif state_cached is None:  # a fresh clone: what was committed is what wb last wrote
         committed = _committed(wb, "state.md")
         if committed is not None and committed != state_raw:
             try:
@@ -43,26 +54,49 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
                 state_cached = {"state": data, "body": body, "fresh": False}
             except Refused:
                 state_cached = None
-    if state_cached and not state_cached["fresh"] and _is_committed(wb, "state.md", state_raw):
-        state_cached = None  # the user's git put back what is committed (a merge --abort, a checkout)
+    elif not state_cached["fresh"] and _is_committed(wb, "state.md", state_raw):
+        state_cached, fold_state = None, True
     if state_cached and not state_cached["fresh"]:
         before = state_cached["state"]
         if docs.state.get("last_event") == before.get("last_event"):
-            skip = reducer.DERIVED_STATE_KEYS
-            changes = {k: v for k, v in docs.state.items() if k not in skip and before.get(k, object()) != v}
-            removed = [k for k in before if k not in docs.state and k not in skip]
-            edit: dict[str, Any] = {"file": "state.md", "changes": changes, "removed": removed}
-            if docs.body != state_cached["body"]:
-                edit["body"] = docs.body
+            edit = state_edit(before, state_cached["body"], docs.state, docs.body)
+            assert edit is not None
             edits.append(edit)
-    board_before = caches.read_board_cache(wb.paths)
-    if board_before is None:
+    if board_before is None and not fold_board:
         board_before = _committed(wb, "board.json")
-    if board_before is not None and board_before != board_raw and not _is_committed(wb, "board.json", board_raw):
-        old = parse_board(board_before)
-        if docs.board.get("last_event") == old.get("last_event"):
-            edits.append(board_edit(old, docs.board))
+    if board_before is not None and board_before != board_raw:
+        if _is_committed(wb, "board.json", board_raw):
+            fold_board = True
+        else:
+            old = parse_board(board_before)
+            if docs.board.get("last_event") == old.get("last_event"):
+                edits.append({**board_edit(old, docs.board), BEFORE: old})
+    if fold_state or fold_board:
+        # board.json is the board as of state.md's last_event (it is written whenever it changes, and first: a
+        # crash between the two writes leaves it ahead); its own last_event only says when it last changed,
+        # and a merge git made file by file (a cherry-pick) may leave that behind
+        state_at = _int(docs.state.get("last_event"))
+        board_at = max(state_at, _int(docs.board.get("last_event")))
+        folded = fold_at(wb, {seq for seq, wanted in ((state_at, fold_state), (board_at, fold_board)) if wanted})
+        if fold_state and state_at in folded:
+            base = folded[state_at]
+            edit = state_edit(base.state, base.body, docs.state, docs.body, always=False)
+            if edit is not None:
+                edits.insert(0, edit)
+        if fold_board and board_at in folded:
+            edit = board_edit(folded[board_at].board, docs.board)
+            if edit["upsert"] or edit["remove"] or "order" in edit:
+                edits.append({**edit, BEFORE: folded[board_at].board})
     return edits
+
+
+# the board an edit was found against (what wb last wrote, or what the log folds to): for the transaction,
+# which takes it out before the edit becomes an event's payload
+BEFORE = "_before"
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def board_edit(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -100,6 +134,56 @@ def _committed(wb: Workbench, name: str) -> bytes | None:
         return None
 
 
+# -- what the log folds to at a snapshot's last_event --------------------------------------------------
+def fold_at(wb: Workbench, seqs: set[int]) -> dict[int, Docs]:
+    """The documents the log folds to at each of `seqs` (events 1..seq; one pass each, and there are at most
+    two). Empty for a log that cannot be read whole (damage is doctor's to report)."""
+    from collections.abc import Iterator
+
+    out: dict[int, Docs] = {}
+    for seq in sorted(seqs):
+        def upto(last: int = seq) -> Iterator[dict[str, Any]]:
+            for _line, event in wb.log.iter_all():
+                if event["seq"] > last:
+                    return
+                yield event
+
+        try:
+            docs = reducer.fold(upto(), empty_ts="1970-01-01T00:00:00Z")
+        except WorkbenchError:
+            return {}
+        if docs is not None:
+            out[seq] = docs
+    return out
+
+
+def state_edit(base_state: dict[str, Any], base_body: str, state: dict[str, Any], body: str,
+               *, always: bool = True) -> dict[str, Any] | None:
+    """The `human.edit` of state.md that turns (base_state, base_body) into (state, body); None when nothing
+    a person can set differs and not `always`."""
+    skip = reducer.DERIVED_STATE_KEYS
+    changes = {k: v for k, v in state.items() if k not in skip and base_state.get(k, object()) != v}
+    removed = [k for k in base_state if k not in state and k not in skip]
+    edit: dict[str, Any] = {"file": "state.md", "changes": changes, "removed": removed}
+    if body != base_body:
+        edit["body"] = body
+    if not always and not changes and not removed and "body" not in edit:
+        return None
+    return edit
+
+
+def diff_docs(base: Docs, now: Docs) -> list[dict[str, Any]]:
+    """The hand edits that turn the documents `base` (what the log folds to) into `now` (the snapshots)."""
+    edits: list[dict[str, Any]] = []
+    state = state_edit(base.state, base.body, now.state, now.body, always=False)
+    if state is not None:
+        edits.append(state)
+    board = board_edit(base.board, now.board)
+    if board["upsert"] or board["remove"] or "order" in board:
+        edits.append(board)
+    return edits
+
+
 # -- the guard window ----------------------------------------------------------------------------------
 def note_edit(p: Paths, file: str) -> None:
     """Remember when a hand edit of `file` happened (its mtime), for human_guard_seconds. An mtime in the future
@@ -134,3 +218,98 @@ def check_guard(p: Paths, config: dict[str, Any], file: str) -> None:
     left = min(edited + window - time.time(), window)
     if left > 0:
         raise HumanGuard(file, left)
+
+
+# -- an agent's edit (issue 19 §2) ---------------------------------------------------------------------------
+# What only wb's verbs may change on a task (each with its own rules: acceptance runs before done, a started
+# task's acceptance and scope are a person's to change, claims are won by a push): an agent's edit of board.json
+# that changes one is refused and board.json goes back to what the log folds to.
+GUARDED = ("acceptance", "scope", "status", "owner", "claim")
+AGENT_SESSION_STALE_SECONDS = 3600.0  # an open agent session whose last event is older has ended (a crash)
+
+
+def guard_agent_board_edit(docs: Docs, edit: dict[str, Any], before: dict[str, Any]
+                           ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """(the part of an agent's board.json edit that is kept, or None when nothing is; what is refused, one
+    {task, field, from, to} per task and field). The refused fields are put back in `docs` as they were."""
+    old = {t.get("id"): t for t in before.get("tasks", []) if isinstance(t, dict)}
+    missing = object()
+    refused: list[dict[str, Any]] = []
+    upsert = []
+    for task in edit.get("upsert", []):
+        prev = old.get(task.get("id"))
+        if prev is None:  # a task the agent added: the agent's rules for a new task apply (store/spool.py)
+            upsert.append(task)
+            continue
+        kept = dict(task)
+        live = reducer.find_task(docs.board, str(task.get("id")))
+        for name in GUARDED:
+            was, now = prev.get(name, missing), task.get(name, missing)
+            if was == now or (name == "status" and now == "done"):  # done: the agent.edit's own rule (spool.py)
+                continue
+            refused.append({"task": task.get("id"), "field": name, "from": None if was is missing else was,
+                            "to": None if now is missing else now})
+            for target in (kept, live):
+                if target is None:
+                    continue
+                if was is missing:
+                    target.pop(name, None)
+                else:
+                    target[name] = was
+        if kept != prev:
+            upsert.append(kept)
+    out = {**edit, "upsert": upsert}
+    if not upsert and not out.get("remove") and "order" not in out:
+        return None, refused
+    return out, refused
+
+
+def refused_lines(refused: list[dict[str, Any]]) -> list[str]:
+    """One line per refused task and field, for the agent to read."""
+    return [f"board.json: {r['task']}: {r['field']} changed by an agent's edit: refused, board.json restored "
+            f"(a task's {r['field']} changes through wb: `wb task …`, and a person)" for r in refused]
+
+
+def agent_acting(wb: Workbench, turn: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The agent whose edit a hand edit found now is: the one whose turn is marked (store/spool.py), else one
+    whose session is open — an `agent.session_start` in the log or the hooks' spool, no `agent.session_end`
+    after it, and an event of it in the last hour. The turn marker is a file under the git directory, which
+    the agent can delete from its shell; the session's events are in the hash-chained log. None: a person."""
+    if turn is not None:
+        return turn
+    import time
+    from datetime import datetime
+
+    from workbench.store.spool import Spool
+
+    sessions: dict[str, dict[str, Any]] = {}
+
+    def see(event: dict[str, Any]) -> None:
+        type_, payload = event.get("type"), event.get("payload")
+        if not isinstance(type_, str) or not type_.startswith("agent.") or not isinstance(payload, dict):
+            return
+        key = str(payload.get("agent_session") or "")
+        if type_ == "agent.session_start":
+            sessions[key] = {"agent": payload.get("agent"), "agent_session": key, "ts": event.get("ts")}
+        elif type_ == "agent.session_end":
+            sessions.pop(key, None)
+        elif key in sessions:
+            sessions[key]["ts"] = event.get("ts")
+
+    try:
+        for line, event in wb.log.iter_all():
+            if b'"agent.' in line:
+                see(event)
+    except WorkbenchError:
+        pass
+    for record in Spool(wb.git.git_dir).read()[0]:
+        see(record)
+    now = time.time()
+    for info in reversed(list(sessions.values())):
+        try:
+            last = datetime.fromisoformat(str(info.get("ts")).replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            continue
+        if now - last <= AGENT_SESSION_STALE_SECONDS:
+            return {"agent": info.get("agent") or "", "agent_session": info["agent_session"]}
+    return None

@@ -26,7 +26,7 @@ from workbench.model.boardfile import check_board, encode_board
 from workbench.model.layout import check_writable
 from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
-from workbench.store import caches, humanedit, spool
+from workbench.store import caches, configedit, humanedit, spool
 from workbench.store import commit as commit_policy
 from workbench.store.atomic import FileChanged, append_lines, atomic_write, read_or_none, write_workbench_file
 from workbench.store.config import parse_config
@@ -94,6 +94,8 @@ class Transaction:
         self._board_seen: bytes | None = None
         self._begun = 0
         self._secrets = secret_values(wb.config)
+        self._config_seen = False  # config.yaml to be noted as seen once this transaction is durable
+        self.refused: list[dict[str, Any]] = []  # an agent's board.json edits refused (humanedit.GUARDED)
 
     @property
     def docs(self) -> Docs:
@@ -141,7 +143,7 @@ class Transaction:
         self._board_seen = read_or_none(self.wb.paths.board)
         if not self.create:
             self.revived = self.wb.pending.revive(self.wb.log, self.wb.git)  # the user's git took it back
-        self._loaded = self.wb.load(create=self.create)
+        self._loaded = self.wb.load(create=self.create, thorough=True)
         self.events = []
         self.adopted = 0
         self.agent_board_changed = False
@@ -153,13 +155,30 @@ class Transaction:
             self.adopted = len(self._loaded.pending)
             self.events.extend(self._loaded.pending)
             self.board_changed = True
-        turn = None if self.create else spool.agent_turn(self)  # during an agent's turn: its edit
+        config_edit, self._config_seen = configedit.find(self.wb)
+        turn = None
+        if not self.create and (self._loaded.human_edits or config_edit):  # during an agent's turn: its edit
+            turn = humanedit.agent_acting(self.wb, spool.agent_turn(self))
+        self.refused = []
         for edit in self._loaded.human_edits:
+            before = edit.pop(humanedit.BEFORE, None)
             if turn is not None:
+                if edit["file"] == "board.json" and isinstance(before, dict):
+                    kept, refused = humanedit.guard_agent_board_edit(self.docs, edit, before)
+                    if refused:
+                        self._refuse(refused, turn)
+                    if kept is None:
+                        continue
+                    edit = kept
                 spool.emit_agent_edit(self, edit, turn)
                 continue
             humanedit.note_edit(self.wb.paths, edit["file"])
             self.emit("human.edit", edit, actor="human", via="edit")
+        if config_edit is not None:
+            if turn is not None:
+                config_edit.update(agent=str(turn.get("agent") or ""),
+                                   agent_session=str(turn.get("agent_session") or ""))
+            self.emit("config.edit", config_edit, actor="agent" if turn is not None else "human", via="edit")
         if not self.create:
             spool.fold(self)  # the agent hooks' events, kept out of the work tree until now
         self._begun = len(self.events)  # the caller's own events follow
@@ -169,8 +188,36 @@ class Transaction:
             if exc_type is None:
                 self.commit()
                 spool.settle(self)
+                if self._config_seen:  # the config.edit (if any) is durable now (log or pending journal)
+                    configedit.remember(self.wb)
+                if self.refused and self.outcome is not None:
+                    self.outcome.warnings.extend(humanedit.refused_lines(self.refused))
+            elif self.refused and isinstance(exc, Exception):
+                self._keep_refusal()
         finally:
             self._lock.release()
+
+    def _keep_refusal(self) -> None:
+        """The caller's write failed (`wb task done` whose acceptance failed, or changed while it ran): the
+        refusal of the agent's edit its load found is recorded and board.json restored all the same, alone."""
+        try:
+            self._begin()  # from the files again: the failed write's own events are gone
+            self.summary, self.calls, self.put_files, self.new_files = None, [], {}, {}  # and what it would write
+            if self.refused:
+                self.commit()
+                spool.settle(self)
+        except Exception:  # noqa: BLE001 - the caller's error is the one to report; the next write tries again
+            pass
+
+    def _refuse(self, refused: list[dict[str, Any]], turn: dict[str, Any]) -> None:
+        """An agent's edit of board.json that changed what only wb's verbs (and a person) may change: board.json
+        goes back to what the log folds to (the documents already have it), and the refusal is an event."""
+        self.refused.extend(refused)
+        self.emit("agent.edit_refused", {"file": "board.json", "refused": refused,
+                                         "agent": str(turn.get("agent") or ""),
+                                         "agent_session": str(turn.get("agent_session") or "")}, actor="agent",
+                  via="edit")
+        self.board_changed = True
 
     def emit(self, type_: str, payload: dict[str, Any], *, actor: str | None = None,
              session: str | None = None, ts: str | None = None, via: str | None = None) -> dict[str, Any]:
@@ -364,11 +411,12 @@ class Transaction:
         if state_raw is None:
             state_raw = statefile.render(node, docs.state, docs.body)
         kept = None
+        written = None
         try:
-            atomic_write(p.state, state_raw, sync_dir=False, expect=None if self._rebuild else seen_state)
+            written = atomic_write(p.state, state_raw, sync_dir=False, expect=None if self._rebuild else seen_state)
         except FileChanged:
             if self._git_did_it("state.md"):
-                atomic_write(p.state, state_raw, sync_dir=False)
+                written = atomic_write(p.state, state_raw, sync_dir=False)
             else:
                 kept = "state.md"
         faults.point("after_state_write")
@@ -376,7 +424,7 @@ class Transaction:
             caches.write_board_cache(p, p.board.read_bytes() if board_raw is None else board_raw)
         if kept:
             return kept
-        caches.write_state_cache(p, state_raw, docs.state, docs.body)
+        caches.write_state_cache(p, state_raw, docs.state, docs.body, written=written)
         if node is not None:
             self.wb.keep_state_node(state_raw, node, copy.deepcopy(docs.state), docs.body)
         return None
@@ -458,6 +506,6 @@ class Transaction:
 
 
 def default_summary(events: list[dict[str, Any]]) -> str:
-    own = [e for e in events if e["type"] != "human.edit"] or events
+    own = [e for e in events if e["type"] not in ("human.edit", "config.edit", "agent.edit_refused")] or events
     types = sorted({e["type"] for e in own})
     return "wb: " + ", ".join(types)

@@ -117,12 +117,14 @@ class Workbench:
 
     # -- reading ------------------------------------------------------------------------------
     def load(self, *, detect_human: bool = True, need_node: bool = False, need_body: bool = True,
-             create: bool = False) -> Loaded:
+             create: bool = False, thorough: bool = False) -> Loaded:
         """Snapshots + the events after them. Without the lock this is a consistent-enough read for display;
         a transaction calls it under the lock. `need_body=False` (wb status) skips reading the decision log
         when state.md is as wb wrote it: the history's size then costs nothing. `create` (`wb init`): a
         missing state.md or board.json is read as the log rebuilds it — folded from its first event, or
-        empty when the log is — and named in `rebuilt`, for the transaction to write."""
+        empty when the log is — and named in `rebuilt`, for the transaction to write. `thorough` (a
+        transaction, replay): with no cache of wb's last write (a fresh clone), hand edits are looked for
+        against what the log folds to, not against what is committed (once: the write then caches)."""
         p = self.paths
         if self.git.state_writing_marker.exists() and self.config["git"].get("ref"):  # issue 15 (ops/sync.py)
             raise Refused("a `wb sync` was interrupted while it wrote .workbench/: run `wb sync` to finish it")
@@ -166,7 +168,7 @@ class Workbench:
         docs = Docs(state, body, board)
         human: list[dict[str, Any]] = []
         if detect_human:
-            human = humanedit.find_edits(self, docs, state_raw, board_raw, state_cached)
+            human = humanedit.find_edits(self, docs, state_raw, board_raw, state_cached, thorough=thorough)
         last = _int(state.get("last_event"))
         board_from = _int(board.get("last_event"))
         tail, after = self.log.scan_after(last)
@@ -175,7 +177,8 @@ class Workbench:
             after = after + [e for e in pending if e["seq"] > last]
         if human and after:  # a crash after the log append kept a recorded hand edit from the snapshots
             recorded = [e["payload"] for e in after if e["type"] == "human.edit"]
-            human = [edit for edit in human if edit not in recorded]
+            human = [edit for edit in human
+                     if {k: v for k, v in edit.items() if k != humanedit.BEFORE} not in recorded]
         if (pending[-1]["seq"] if pending else tail.seq) < last:
             if (p.wb / ".migrate.json").exists():  # the snapshots are written before the migration's event
                 raise Refused("a `wb migrate` was interrupted before it finished: run `wb migrate` to finish it")
