@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tests.conftest import run_git, run_wb
 from tests.git_scenarios.helpers import assert_sound
+from tests.person import as_person
 
 
 def _events(repo: Path, prefix: str = "") -> list[dict]:
@@ -41,7 +42,7 @@ def test_a_committed_edit_of_next_action_is_recorded_at_the_next_write(repo: Pat
     _init(repo)
     state = _edit_next_action(repo, "ship the parser by hand")
     run_git(repo, "commit", "-qam", "my next action")
-    assert run_wb(repo, "note", "later", "--actor", "human").returncode == 0
+    assert as_person(repo, "note", "later").returncode == 0
     edits = _events(repo, "human.edit")
     assert edits and edits[-1]["payload"]["changes"] == {"next_action": "ship the parser by hand"}, edits
     assert edits[-1]["actor"] == "human"
@@ -69,7 +70,7 @@ def test_a_committed_edit_of_board_json_is_recorded(repo: Path) -> None:
     board["tasks"][0]["title"] = "Parser, renamed by hand"
     board_path.write_text(json.dumps(board, indent=2) + "\n")
     run_git(repo, "commit", "-qam", "rename")
-    assert run_wb(repo, "note", "later", "--actor", "human").returncode == 0
+    assert as_person(repo, "note", "later").returncode == 0
     edits = _events(repo, "human.edit")
     assert edits and edits[-1]["payload"]["file"] == "board.json"
     assert edits[-1]["payload"]["upsert"][0]["title"] == "Parser, renamed by hand"
@@ -84,7 +85,7 @@ def test_a_hand_edit_of_config_yaml_is_a_config_edit_event(repo: Path) -> None:
     text = config.read_text()
     assert re.search(r"^tools:", text, flags=re.M)
     config.write_text(re.sub(r"^tools:.*$", "tools:\n" + tools.rstrip("\n"), text, count=1, flags=re.M))
-    assert run_wb(repo, "note", "after the config edit", "--actor", "human").returncode == 0
+    assert as_person(repo, "note", "after the config edit").returncode == 0
     edits = _events(repo, "config.edit")
     assert len(edits) == 1, edits
     payload = edits[0]["payload"]
@@ -119,7 +120,7 @@ def test_a_fresh_clone_records_a_hand_edit_the_other_clone_committed(repo: Path,
     run_git(repo, "commit", "-qam", "my next action")
     b = tmp_path / "b"
     run_git(tmp_path, "clone", "-q", str(repo), str(b))
-    assert run_wb(b, "note", "in B", "--actor", "human").returncode == 0
+    assert as_person(b, "note", "in B").returncode == 0
     edits = _events(b, "human.edit")
     assert [e["payload"]["changes"] for e in edits] == [{"next_action": "from clone A's person"}], edits
     assert_sound(b, acknowledged=["first", "in B"])

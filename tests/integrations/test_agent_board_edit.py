@@ -19,6 +19,7 @@ import pytest
 
 from tests.conftest import run_wb
 from tests.integrations.hookfixtures import events, fixture, git_dir, hook, ok
+from tests.person import as_person
 
 REWRITE = r"""
 import json, sys
@@ -77,7 +78,7 @@ def test_a_person_edits_after_the_agents_session_ended(bench, repo: Path) -> Non
     ok(hook(repo, fixture("claude-code", "Stop", repo)))
     ok(hook(repo, fixture("claude-code", "SessionEnd", repo)))
     _agent_rewrites_the_board(repo)
-    assert run_wb(repo, "note", "reviewed", "--actor", "human").returncode == 0
+    assert as_person(repo, "note", "reviewed").returncode == 0
     log = events(repo)
     assert [e["actor"] for e in log if e["type"] == "human.edit"] == ["human"]
     assert not [e for e in log if e["type"] == "agent.edit_refused"]
