@@ -68,7 +68,7 @@ def test_status_imports_no_framework_no_yaml_no_schema_library_and_writes_nothin
     (["task", "add", "Write the parser", "--accept", "true", "--json"], ()),
     (["task", "start", "T-001"], ()),
     (["task", "block", "T-001", "--reason", "waiting for the grammar"], ("ruamel",)),  # a list in state.md
-    (["task", "done", "T-001", "--force"], ()),
+    (["task", "done", "T-001"], ()),
     (["note", "Chose a hand-written parser"], ()),
     (["set", "next_action=Write the tests", "--json"], ()),
     (["--debug", "-C", "REPO", "task", "add", "From elsewhere"], ()),

@@ -6,8 +6,7 @@ import typer
 
 from workbench.cli import output
 from workbench.cli.app import start_dir
-from workbench.review.eventview import summarize
-from workbench.review.story import who_shown
+from workbench.review.eventview import summarize, who_shown
 
 
 def log_command(

@@ -49,3 +49,19 @@ def _refused(payload: dict[str, Any]) -> list[str]:
     names = [f"{r.get('task')}.{r.get('field') or r.get('status') and 'status' or 'removed'}" for r in refused
              if isinstance(r, dict)]
     return ["refused " + ", ".join(names)] if names else []
+
+
+PROOFS = {"tty-code": "proven at a terminal"}
+
+
+def who_shown(event: dict[str, Any]) -> str:
+    """`human (proven at a terminal)`, `agent (mcp)`, `human (terminal)`: the actor and how wb knows; an event
+    from before provenance was recorded (no `via`) shows its actor alone, and wb's own bookkeeping is `wb`."""
+    actor = str(event.get("actor", "?"))
+    proof = event.get("proof")
+    if proof:
+        return f"{actor} ({PROOFS.get(str(proof), str(proof))})"
+    via = event.get("via")
+    if not via or via == "wb" or actor == "wb":
+        return actor
+    return f"{actor} ({via})"

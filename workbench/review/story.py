@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workbench.review.eventview import PROOFS, who_shown  # noqa: F401 - shown by wb diff and the handoff
+
 
 def harness_summary(events: list[dict[str, Any]], log: bytes) -> dict[str, Any]:
     """Sessions (goal, outcome), steps (started, ended with status), tool calls and approvals recorded by
@@ -123,22 +125,6 @@ def _short_json(value: Any, width: int = 80) -> str | None:
 
 
 # -- who acted, as a reader sees it (issue 19): a person-only action says how the person was proven ------------
-PROOFS = {"tty-code": "proven at a terminal"}
-
-
-def who_shown(event: dict[str, Any]) -> str:
-    """`human (proven at a terminal)`, `agent (mcp)`, `human (terminal)`: the actor and how wb knows; an event
-    from before provenance was recorded (no `via`) shows its actor alone, and wb's own bookkeeping is `wb`."""
-    actor = str(event.get("actor", "?"))
-    proof = event.get("proof")
-    if proof:
-        return f"{actor} ({PROOFS.get(str(proof), str(proof))})"
-    via = event.get("via")
-    if not via or via == "wb" or actor == "wb":
-        return actor
-    return f"{actor} ({via})"
-
-
 def person_only(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The person-only actions among `events` (issue 19): a forced done, a started task's acceptance or scope
     moved, an approval or denial a person gave — each with who did it and how they were proven (`proof` is

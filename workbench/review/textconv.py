@@ -97,11 +97,11 @@ def board_lines(raw: bytes) -> list[str]:
 
 
 def event_line(event: dict[str, Any]) -> str:
-    from workbench.review.eventview import summarize
+    from workbench.review.eventview import summarize, who_shown
 
     payload = event.get("payload")
     summary = summarize(payload) if isinstance(payload, dict) else ""
-    return (f"#{event.get('seq', '?')!s:<5} {event.get('ts', '')}  {event.get('actor', '')!s:<5}  "
+    return (f"#{event.get('seq', '?')!s:<5} {event.get('ts', '')}  {who_shown(event):<5}  "
             f"{event.get('type', '')!s:<16} {summary}").rstrip()
 
 
