@@ -193,7 +193,14 @@ def latest_handoff(wb: Workbench) -> dict[str, Any] | None:
         return None
 
 
-SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync, _handoff]
+# -- issue 19: commands that came through git and wait for `wb trust` (read, never run) ----------------------
+def _trust(view: View) -> dict[str, Any]:
+    from workbench.ops.trust import status_line
+
+    return {"untrusted": status_line(view.wb, view.loaded.docs.board)}
+
+
+SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync, _handoff, _trust]
 
 
 def status_of(wb: Workbench) -> dict[str, Any]:
