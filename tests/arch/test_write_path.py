@@ -22,6 +22,7 @@ OUTSIDE_THE_STORE = {
     "api.py": ({"write_text"}, "an inline plan (Bench.run(steps=...)), in a temporary directory outside the repo"),
     "cli/merge_driver.py": ({"write_bytes"}, "the merge result into the file git names (%A), outside .workbench/"),
     "faults.py": ({"write_text"}, "a test-only marker outside the repository, when WB_PAUSE holds wb at a fault point"),
+    "cli/trust.py": ({"os.open:w", "os.write"}, "wb trust's prompt on /dev/tty, the terminal a person confirms on"),
     "ops/demo.py": ({"write_text", "shutil.copy"},
                     "the demo's throwaway repository: its project file, and config.yaml copied in as a person "
                     "would edit it"),
