@@ -15,12 +15,10 @@ repository it checked out on purpose).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +30,25 @@ BOARD = ".workbench/board.json"
 VERSION = 1
 
 
-@dataclass(frozen=True)
 class Command:
     """One thing a workbench can run. `run` is what runs: an argv list, a shell command (acceptance), a
     `module:function` (python hooks and planners), or a plan file's sha256. `where` says where it is used
-    (the task ids of an acceptance command), for people; it is not part of the digest."""
+    (the task ids of an acceptance command), for people; it is not part of the digest. (A plain class: a
+    dataclass would import inspect on the start-up path of `wb status`.)"""
 
-    kind: str  # tool | hook | planner | acceptance | plan
-    name: str  # the tool's name, the hook's topic, "planner", "" (acceptance: any task), the plan's path
-    source: str  # the file it comes from, relative to the work tree
-    run: Any
-    cwd: str | None = None  # a tool's cwd: where it runs is part of what runs
-    where: tuple[str, ...] = field(default=(), compare=False)
+    __slots__ = ("kind", "name", "source", "run", "cwd", "where")
+
+    def __init__(self, kind: str, name: str, source: str, run: Any, cwd: str | None = None,
+                 where: Iterable[str] = ()) -> None:
+        self.kind = kind  # tool | hook | planner | acceptance | plan
+        self.name = name  # the tool's name, the hook's topic, "planner", "" (acceptance: any task), the plan's path
+        self.source = source  # the file it comes from, relative to the work tree
+        self.run = run
+        self.cwd = cwd  # a tool's cwd: where it runs is part of what runs
+        self.where = tuple(where)
+
+    def __repr__(self) -> str:
+        return f"Command({self.kind!r}, {self.name!r}, {self.run!r})"
 
     def key(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "name": self.name, "source": self.source, "run": self.run}
@@ -53,6 +58,8 @@ class Command:
 
     @property
     def digest(self) -> str:
+        import hashlib  # here: `wb status` with nothing to digest does not load OpenSSL
+
         canonical = json.dumps(self.key(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -146,6 +153,8 @@ def plan_command(root: Path, path: Path) -> Command | None:
         data = path.read_bytes()
     except OSError:
         return None  # the planner's own reading says what is wrong with it
+    import hashlib
+
     return Command("plan", rel, rel, hashlib.sha256(data).hexdigest())
 
 
@@ -185,6 +194,8 @@ class TrustStore:
 
     def untrusted(self, cmds: Iterable[Command]) -> list[Command]:
         records = self.records()
+        if not records:
+            return list(cmds)  # nothing trusted yet: no digest to compute
         return [c for c in cmds if c.digest not in records]
 
     def add(self, cmds: Iterable[Command], by: str) -> int:
