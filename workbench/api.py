@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import NotFound, Refused, UsageError, WorkbenchError
-from workbench.model import ids, reducer
+from workbench.model import ids, provenance, reducer
 from workbench.model.ids import TASK_ID
 from workbench.model.redaction import redact, secret_values
 from workbench.ops.acceptance import dependency_problem, last_line, run_acceptance, run_all, task_problem
@@ -84,7 +84,17 @@ class Bench:
 
     # -- the write helper -----------------------------------------------------------------------
     def _tx(self, actor: str = "agent") -> Transaction:
-        return self.wb.transaction(actor=actor)
+        return self.wb.transaction(actor=self._actor(actor))
+
+    @staticmethod
+    def _actor(actor: str) -> str:
+        """`actor`, once it may be claimed: `human` only for a person at a terminal (model/provenance.py) — a
+        program's claim to be one must be confirmed on /dev/tty (ops/person.require_person), or is refused."""
+        if actor == "human" and provenance.current().actor != "human":
+            from workbench.ops.person import command_line, require_person
+
+            require_person("a write as human", command_line(drop=("--actor", "human")))
+        return actor
 
     def _done(self, tx: Transaction) -> None:
         out = tx.outcome
@@ -540,7 +550,7 @@ class Bench:
             raise UsageError("an event payload is a JSON object")
         # redacted before clipping: a clip could cut a secret in two, and its sha256 would be of the secret
         clipped = clip_payload(redact(payload, secret_values(self.wb.config)))
-        with self.wb.transaction(actor=actor, commit=commit) as tx:
+        with self.wb.transaction(actor=self._actor(actor), commit=commit) as tx:
             tx.summary = summary or f"wb: {type}"
             event = tx.emit(type, clipped)
         self._done(tx)

@@ -67,3 +67,14 @@ class Untrusted(WorkbenchError):
         how = f"`wb trust --plan {plan}`" if plan else "`wb trust`"
         super().__init__(f"{label} is not trusted on this clone (it came through git, or by a hand edit{more}): "
                          f"review and trust it with {how}")
+
+
+class PersonRequired(Refused):
+    """A person-only action asked for by someone wb cannot prove is a person (exit 5). The message tells the
+    agent to ask a person and names the command the person runs; it never names a way around the proof."""
+
+    def __init__(self, action: str, command: str, why: str = "") -> None:
+        self.action = action
+        self.command = command
+        because = f" ({why})" if why else ""
+        super().__init__(f"{action} needs a person{because}: ask a person to run: {command}")

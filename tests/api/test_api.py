@@ -91,7 +91,7 @@ def test_task_ids_keep_increasing(bench):
 
 def test_notes_and_state(bench, repo):
     bench.note("First decision.")
-    bench.note("Second decision.", actor="human")
+    bench.note("Second decision.")
     body = (repo / ".workbench" / "state.md").read_text().split("---\n", 2)[2]
     assert body.startswith("\n# Decision log\n")
     assert body.index("First decision.") < body.index("Second decision.")

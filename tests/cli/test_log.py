@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-EVENT_KEYS = {"schema_version", "seq", "id", "ts", "type", "actor", "session", "payload", "prev"}
+from tests.person import as_person
+
+EVENT_KEYS = {"schema_version", "seq", "id", "ts", "type", "actor", "via", "tty", "session", "payload", "prev"}
 
 
 def test_log_json(bench, repo, wb):
@@ -17,7 +19,7 @@ def test_log_json(bench, repo, wb):
     assert [e["seq"] for e in events] == [1, 2, 3, 4]
     assert [e["type"] for e in events] == ["workbench.init", "task.add", "task.start", "note.add"]
     for e in events:
-        assert EVENT_KEYS <= set(e) <= EVENT_KEYS | {"more"}
+        assert EVENT_KEYS <= set(e) <= EVENT_KEYS | {"more", "proof"}
     assert events[0]["prev"] is None and events[0]["actor"] == "wb"
     assert all(e["actor"] == "agent" for e in events[1:])
     assert len({e["id"] for e in events}) == 4
@@ -29,7 +31,7 @@ def test_log_json(bench, repo, wb):
 def test_log_filters(bench, repo, wb):
     bench.add_task("Parser")
     bench.start_task("T-001")
-    bench.note("a decision", actor="human")
+    assert as_person(repo, "note", "a decision").returncode == 0  # a person at a terminal
     family = json.loads(wb(repo, "log", "--json", "--type", "task").stdout)
     assert [e["type"] for e in family] == ["task.add", "task.start"]
     exact = json.loads(wb(repo, "log", "--json", "--type", "note.add").stdout)

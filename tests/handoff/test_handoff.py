@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from tests.person import as_person
 from workbench.model import schemas
 
 
@@ -132,7 +133,7 @@ def test_resume_after_the_person_committed_in_between(bench, repo, wb, git):
 def test_failures_are_listed(bench, repo, wb):
     bench.add_task("Parser", acceptance=["echo boom; exit 2"])
     bench.start_task("T-001")
-    bench.done_task("T-001", force=True, actor="human")
+    assert as_person(repo, "task", "done", "T-001", "--force").returncode == 0  # a person forces it
     data = bench.handoff()
     assert data["failures"]["items"] == [{"seq": 4, "kind": "acceptance_failed", "what": "T-001",
                                           "error": "`echo boom; exit 2` exited 2"}]
@@ -187,7 +188,7 @@ def test_a_refused_done_is_a_failed_attempt_in_the_packet(bench, repo, wb, git, 
     schemas.check("handoff", data, "handoff.json")
     assert bench.handoff() == data  # still idempotent
     # once it is done, the refused attempt stays in the history of the session, but is no longer a risk
-    bench.set_task("T-001", {"acceptance": ["true"]}, actor="human")
+    assert as_person(repo, "task", "set", "T-001", "acceptance=true").returncode == 0
     bench.done_task("T-001")
     after = bench.handoff()
     assert [f["kind"] for f in after["failures"]["items"]] == ["acceptance_refused"]

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.person import as_person
 from workbench.model.scope import evaluate, matches
 
 
@@ -125,7 +126,7 @@ def test_agent_editing_acceptance_after_start_is_refused(bench, repo, wb, error_
         bench.set_task("T-001", {"acceptance": []}, actor="agent")
     assert board(repo)["tasks"][0]["acceptance"] == ["pytest -q tests"]
     # the person's command works; so does an agent's recorded override
-    assert wb(repo, "task", "set", "T-001", "acceptance=true", "--actor", "human").returncode == 0
+    assert as_person(repo, "task", "set", "T-001", "acceptance=true").returncode == 0
     r = wb(repo, "task", "set", "T-001", "--forbid", "docs/**", "--override", "the person asked in chat",
            "--actor", "agent")
     assert r.returncode == 0, r.stderr
@@ -139,8 +140,8 @@ def test_agent_editing_acceptance_after_start_is_refused(bench, repo, wb, error_
 def test_forced_done_is_shown_as_forced(bench, repo, wb):
     bench.add_task("Parser", acceptance=["echo nope; exit 1"])
     bench.start_task("T-001")
-    r = wb(repo, "task", "done", "T-001", "--force", "--actor", "human")
-    assert r.returncode == 0 and "(forced)" in r.stdout
+    r = as_person(repo, "task", "done", "T-001", "--force")
+    assert r.returncode == 0 and "(forced)" in r.output, r.output
     assert "FORCED" in wb(repo, "task", "show", "T-001").stdout
     assert "done (forced)" in wb(repo, "task", "list").stdout
     assert board(repo)["tasks"][0]["proof"]["forced"] is True

@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import hash_workbench, run_git, run_wb
 from tests.integrations.hookfixtures import events, fixture, git_dir, hook, ok, spool_lines, status_porcelain
+from tests.person import as_person
 from workbench.integrations.hookguard import denial
 
 
@@ -101,7 +102,7 @@ def test_an_edit_during_the_agents_turn_is_the_agents_and_held_to_its_rules(benc
     data = json.loads(board.read_text())
     data["tasks"][0]["owner"] = "human"
     board.write_text(json.dumps(data, indent=2) + "\n")
-    assert run_wb(repo, "note", "reviewed", "--actor", "human").returncode == 0
+    assert as_person(repo, "note", "reviewed").returncode == 0  # a person, at a terminal
     assert [(e["type"], e["actor"]) for e in events(repo) if e["type"].endswith(".edit")][-1] == \
         ("human.edit", "human")
     assert run_git(repo, "status", "--porcelain") == ""

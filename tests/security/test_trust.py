@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import WB_ARGV, run_git
+from tests.conftest import run_git
+from tests.person import as_person
 
 from .helpers import PY, config_yaml, events, one_line, wb, wb_ok
 
@@ -79,47 +77,11 @@ def _own_plan(tmp_path: Path, steps: list[dict[str, Any]]) -> str:
 
 
 def at_terminal(repo: Path, *args: str, type_code: bool = True, timeout: float = 60) -> tuple[int, str]:
-    """`wb ARGS` as a person runs it: in a session of its own whose controlling terminal is a pseudo-terminal
-    held here. Reads what it shows until it asks for the code it printed there, and types it back."""
-    import fcntl
-    import termios
-
-    master, slave = os.openpty()
-    env = {k: v for k, v in os.environ.items() if k not in (ENV, "CI")}
-
-    def controlling_tty() -> None:
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-    proc = subprocess.Popen([*WB_ARGV, *args], cwd=repo, stdin=slave, stdout=slave, stderr=slave, env=env,
-                            start_new_session=True, preexec_fn=controlling_tty, close_fds=True)
-    os.close(slave)
-    seen = b""
-    typed = False
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # EIO: the terminal's other side is closed (wb ended)
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-            code = re.search(rb"typing (\d{4}): ?$", seen)
-            if code and not typed:
-                os.write(master, (code.group(1) if type_code else b"0000") + b"\n")
-                typed = True
-            if proc.poll() is not None and not ready:
-                break
-        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return proc.returncode, seen.decode(errors="replace").replace("\r\n", "\n")
+    """`wb ARGS` as a person runs it, at a terminal of its own (tests/person.py), typing back the code it shows
+    (or a wrong one): without CI, an agent's markers or WB_TRUST_REPO_COMMANDS in its environment."""
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    term = as_person(repo, *args, answer="code" if type_code else "0000", env=env, timeout=timeout)
+    return term.returncode, term.output.replace("\r\n", "\n")
 
 
 def _trust(repo: Path, *args: str) -> str:

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import run_git, run_wb
+from tests.person import as_person
 from workbench.api import init
 
 
@@ -33,8 +34,8 @@ def test_agent_write_inside_the_window_is_refused_and_changes_nothing(repo: Path
     assert state.read_bytes() == edited
     assert run_git(repo, "rev-parse", "HEAD") == before
     # the human's own write goes through and records the edit
-    ok = run_wb(repo, "note", "--actor", "human", "I edited state.md")
-    assert ok.returncode == 0, ok.stderr
+    ok = as_person(repo, "note", "I edited state.md")  # at a terminal: a person, no flag needed
+    assert ok.returncode == 0, ok.output
     assert _types(repo)[-2:] == ["human.edit", "note.add"]
     assert "# the human's note" in state.read_text()
     # the window covers the file, not just the first write after the edit

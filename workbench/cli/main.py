@@ -12,6 +12,10 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 # no pathlib (nor typing) at the top: `wb hook` runs per agent tool call and imports neither; each fast path
 # imports what it needs
 
@@ -119,11 +123,37 @@ def os_problem(err: OSError) -> str:
     return f"cannot {'write' if writing else 'access'} {where}: {what} (afterwards `wb doctor` checks the workbench)"
 
 
+def _who(args: list[str]) -> Any:
+    """Who this command is by default (model/provenance.py): an agent's hook, the MCP server's client (an agent,
+    never a person), or whoever runs the command line (ops/person.terminal_who)."""
+    from workbench.model.provenance import Who
+
+    words = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "-C":
+            skip = True
+        elif not arg.startswith("-"):
+            words.append(arg)
+    if words[:1] == ["hook"]:
+        return Who("agent", "hook")
+    if words[:1] == ["mcp"]:
+        return Who("agent", "mcp")
+    from workbench.ops.person import set_command_line, terminal_who
+
+    set_command_line(args)
+    return terminal_who()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or bool(os.environ.get("WB_DEBUG"))
     from workbench.errors import WorkbenchError
+    from workbench.model import provenance
 
+    before = provenance.establish(_who(args))
     try:
         code = _fast_path(args)
         if code is None:
@@ -163,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"wb: internal error: {type(err).__name__}: {escape(err)} (rerun with --debug for the "
                          "traceback)\n")
         code = 1
+    finally:
+        provenance.establish(before)
     if argv is None:
         sys.stdout.flush()
         raise SystemExit(code)

@@ -10,40 +10,6 @@ from workbench.cli import output
 from workbench.cli.app import start_dir
 
 
-def _confirm(action: str, command: str) -> None:
-    """A person confirms on /dev/tty by typing back a code shown there (a piped answer cannot know it).
-    Stand-in for workbench/ops/person.py until it lands: refuses without a terminal, or in CI."""
-    import os
-    import secrets
-
-    from workbench.errors import Refused
-
-    def refuse(why: str) -> Refused:
-        return Refused(f"{action} is a person's decision ({why}): ask a person to run: {command}")
-
-    if os.environ.get("CI"):
-        raise refuse("CI is set")
-    if not os.isatty(0):
-        raise refuse("not run at a terminal")
-    try:
-        tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        raise refuse("no terminal to confirm on") from None
-    code = f"{secrets.randbelow(9000) + 1000}"
-    try:
-        os.write(tty, f"wb: {action}. A person confirms by typing {code}: ".encode())
-        answer = b""
-        while len(answer) < 64:
-            chunk = os.read(tty, 1)
-            if not chunk or chunk in (b"\n", b"\r"):
-                break
-            answer += chunk
-    finally:
-        os.close(tty)
-    if answer.decode(errors="replace").strip() != code:
-        raise refuse("not confirmed")
-
-
 def _run(value: object) -> str:
     import json
 
@@ -94,8 +60,9 @@ def trust_command(
         output.say(f"  {output.shown(cmd.label)}  ({output.shown(cmd.source)})")
         output.say(f"    {output.shown(cmd.how)}")
     output.say("")
-    _confirm(f"trust {n} command{'' if n == 1 else 's'} on this clone",
-             "wb trust" + "".join(f" --plan {p}" for p in plan))
+    from workbench.ops.person import command_line, require_person
+
+    require_person(f"trusting {n} command{'' if n == 1 else 's'} on this clone", command_line())
     added = trust.trust(wb, waiting)
     output.say(f"trusted {added} command{'' if added == 1 else 's'} on this clone")
     return 0

@@ -11,7 +11,6 @@ so every error message stays typer's own.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -121,11 +120,23 @@ def run(path: tuple[str, ...], args: list[str], chdir: Path | None) -> int | Non
 
 
 def actor_of(value: str | None) -> str:
-    """--actor, defaulting to `human` when a person types at a terminal and `agent` when a program runs wb."""
+    """--actor. Without it: `human` for a person at a terminal, `agent` for a program (ops/person.terminal_who).
+    `--actor agent` is taken as said; `--actor human` only from a person who confirms on /dev/tty: an agent
+    that claims it is refused (exit 5), told to ask a person."""
+    from workbench.model import provenance
+    from workbench.model.provenance import Who
+
+    who = provenance.current()
     if value is None:
-        return "human" if sys.stdin.isatty() and not os.environ.get("CI") else "agent"
+        return who.actor
     if value not in ("agent", "human"):
         raise UsageError(f"--actor must be agent or human, not {value!r}")
+    if value == "agent":
+        provenance.establish(Who("agent", who.via, who.tty))
+        return value
+    from workbench.ops.person import command_line, require_person
+
+    require_person("a write as human", command_line(drop=("--actor", "human")))
     return value
 
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from workbench.errors import Refused
 
-FIELDS = ("schema_version", "seq", "id", "ts", "type", "actor", "session", "payload", "prev", "more")
+FIELDS = ("schema_version", "seq", "id", "ts", "type", "actor", "via", "tty", "proof", "session", "payload", "prev",
+          "more")
 
 def encode(event: dict[str, Any]) -> bytes:
     ordered = {k: event[k] for k in FIELDS if k in event}

@@ -263,7 +263,7 @@ def fold(tx: Transaction) -> int:
         if rid in known:
             continue
         known.add(rid)
-        event = tx.emit(type_, clip_payload(payload), actor="agent", ts=ts)
+        event = tx.emit(type_, clip_payload(payload), actor="agent", ts=ts, via="hook")
         event["id"] = rid
         folded += 1
     return folded
@@ -313,7 +313,7 @@ def emit_agent_edit(tx: Transaction, edit: dict[str, Any], turn: dict[str, Any])
                 now = [t.get("id") for t in tx.docs.board.get("tasks", [])]
                 payload["order"] = [tid for tid in before if tid in restored or tid in now] + \
                     [tid for tid in now if tid not in before]
-    tx.emit("agent.edit", payload, actor="agent")
+    tx.emit("agent.edit", payload, actor="agent", via="edit")
 
 
 def _board_before(tx: Transaction) -> dict[str, Any]:

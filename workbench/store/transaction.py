@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import faults
 from workbench.errors import Busy, Refused, SchemaRefused, WorkbenchError
 from workbench.git.repo import CommitOutcome
-from workbench.model import ids, reducer, schemas
+from workbench.model import ids, provenance, reducer, schemas
 from workbench.model.boardfile import check_board, encode_board
 from workbench.model.layout import check_writable
 from workbench.model.redaction import redact, secret_values
@@ -33,6 +33,7 @@ from workbench.store.config import parse_config
 from workbench.store.eventlog import LogMoved, Tail, chain
 
 if TYPE_CHECKING:
+    from workbench.model.provenance import Who
     from workbench.store.workbench import Loaded, Workbench
 
 # how long a write keeps loading again because a person saved state.md or board.json since its last load, before
@@ -68,8 +69,9 @@ class Transaction:
     """
 
     def __init__(self, wb: Workbench, actor: str, session: str | None, *, commit: bool = True,
-                 create: bool = False) -> None:
+                 create: bool = False, who: Who | None = None) -> None:
         self.wb = wb
+        self.who = who or provenance.current()
         self.create = create
         self.new_files: dict[str, bytes] = {}  # `create_file`: written at commit when still absent
         self.put_files: dict[str, bytes] = {}  # `put_file`: written (replaced) at commit, after the snapshots
@@ -157,7 +159,7 @@ class Transaction:
                 spool.emit_agent_edit(self, edit, turn)
                 continue
             humanedit.note_edit(self.wb.paths, edit["file"])
-            self.emit("human.edit", edit, actor="human")
+            self.emit("human.edit", edit, actor="human", via="edit")
         if not self.create:
             spool.fold(self)  # the agent hooks' events, kept out of the work tree until now
         self._begun = len(self.events)  # the caller's own events follow
@@ -171,7 +173,7 @@ class Transaction:
             self._lock.release()
 
     def emit(self, type_: str, payload: dict[str, Any], *, actor: str | None = None,
-             session: str | None = None, ts: str | None = None) -> dict[str, Any]:
+             session: str | None = None, ts: str | None = None, via: str | None = None) -> dict[str, Any]:
         loaded = self._loaded
         assert loaded is not None
         payload = redact(payload, self._secrets)  # the one door to events, state.md and board.json
@@ -182,6 +184,7 @@ class Transaction:
             "ts": ts or ids.utc_now(),
             "type": type_,
             "actor": actor or self.actor,
+            **self._provenance(actor or self.actor, via),
             "session": session if session is not None else self.session,
             "payload": payload,
         }
@@ -191,6 +194,16 @@ class Transaction:
             if event["actor"] != "human":
                 self.agent_board_changed = True
         return event
+
+    def _provenance(self, actor: str, via: str | None) -> dict[str, Any]:
+        """How the actor of an event was established (model/provenance.py): the transaction's `who` when the
+        event is its actor's; wb's own bookkeeping is `via: wb`; `via` names the door of any other."""
+        who = self.who
+        if via is None and actor == who.actor:
+            return who.fields()
+        if via is None:
+            via = "wb" if actor == "wb" else who.via
+        return {"via": via, "tty": who.tty and via in ("terminal", "script")}
 
     def rebuild_snapshots(self, docs: Docs) -> None:
         """Write the snapshots the whole log rebuilds instead of the ones on disk (`wb doctor --fix`, after git

@@ -25,6 +25,7 @@ from workbench.store.eventlog import EventLog, Tail, chain
 from workbench.store.pending import Pending, missing_from_log
 
 if TYPE_CHECKING:  # imported where used: a reader (wb status) takes no lock and writes nothing
+    from workbench.model.provenance import Who
     from workbench.store.lock import WorkbenchLock
     from workbench.store.transaction import Transaction
 
@@ -276,13 +277,14 @@ class Workbench:
 
     # -- writing ------------------------------------------------------------------------------
     def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True,
-                    create: bool = False) -> Transaction:
+                    create: bool = False, who: Who | None = None) -> Transaction:
         """One mutation. `commit=False` writes the files but leaves the git commit to a later `checkpoint`
         (a harness step commits once, at its end or at the yield that interrupts it). `create` (`wb init`):
-        `.workbench/` may not exist yet, and a missing snapshot is rebuilt from the log (see `load`)."""
+        `.workbench/` may not exist yet, and a missing snapshot is rebuilt from the log (see `load`). `who`: how
+        the actor was established (default: the process's, `model/provenance.current`)."""
         from workbench.store.transaction import Transaction
 
-        return Transaction(self, actor, session, commit=commit, create=create)
+        return Transaction(self, actor, session, commit=commit, create=create, who=who)
 
     def checkpoint(self, summary: str, session: str | None = None) -> CommitOutcome:
         """Commit whatever the workbench holds now (the end of a harness step, `wb init`, `wb doctor --fix`),
