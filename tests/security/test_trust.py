@@ -373,3 +373,32 @@ def test_read_only_commands_run_no_repository_code(tmp_path: Path, blanket: bool
     run_git(victim, "diff", "HEAD~3")
     assert not (victim / "PWNED").exists()
     assert "evilmod" not in sys.modules
+
+
+def test_trust_follows_what_runs_not_how_config_yaml_is_written(tmp_path: Path) -> None:
+    _, victim, attacker = _setup(tmp_path)
+    _attacker_config(attacker, tools={"deploy": {"argv": _mark("PWNED"), "mode": "safe_readonly"}})
+    _pull(victim)
+    _trust(victim)
+    # comments, key order, flow or block style: the same commands, still trusted
+    argv = "".join(f"\n      - {json.dumps(a)}" for a in _mark("PWNED"))
+    (victim / ".workbench" / "config.yaml").write_text(
+        "# reformatted by hand\nschema_version: 1\nhuman_guard_seconds: 0\nhooks: {}\nredact: []\ntools:\n"
+        f"  deploy:\n    timeout: 30\n    mode: safe_readonly   # runs without asking\n    argv:{argv}\n")
+    assert json.loads(wb_ok(victim, "trust", "--list", "--json").stdout)["pending"] == []
+    # a tool's mode is part of what was trusted: a pull that lets a tool run without asking is a new command
+    _attacker_config(attacker, tools={"push": {"argv": ["git", "push"], "mode": "mutating"}})
+    (victim / ".workbench" / "config.yaml").write_text(config_yaml(tools={"push": {"argv": ["git", "push"]}}))
+    _trust(victim)  # the tool as a mutating one (the default mode)
+    run_git(victim, "checkout", "-q", "--", ".workbench/config.yaml")
+    _pull(victim)
+    assert json.loads(wb_ok(victim, "trust", "--list", "--json").stdout)["pending"] == []  # mutating: the same
+    _attacker_config(attacker, tools={"push": {"argv": ["git", "push"], "mode": "safe_readonly"}})
+    _pull(victim)
+    pending = json.loads(wb_ok(victim, "trust", "--list", "--json").stdout)["pending"]
+    assert [(p["name"], p["mode"]) for p in pending] == [("push", "safe_readonly")]
+    # a cwd is part of what runs
+    (victim / ".workbench" / "config.yaml").write_text(
+        config_yaml(tools={"deploy": {"argv": _mark("PWNED"), "mode": "safe_readonly", "cwd": "sub"}}))
+    pending = json.loads(wb_ok(victim, "trust", "--list", "--json").stdout)["pending"]
+    assert [(p["name"], p["cwd"]) for p in pending] == [("deploy", "sub")]

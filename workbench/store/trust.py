@@ -7,7 +7,7 @@ it here (`wb trust`), like direnv's `direnv allow` and mise's `mise trust`; what
 is trusted as it writes it (a task added with `--accept`, the demo's config).
 
 Trust is per command: the sha256 of a canonical JSON of what will run (`Command.key`: kind, name, what runs,
-the file it comes from). The digests live in `<common git dir>/wb/trust.json`, shared by every worktree of
+a tool's cwd and mode, the file it comes from). The digests live in `<common git dir>/wb/trust.json`, shared by every worktree of
 the clone and out of reach of any checkout, never in the work tree. A change to a command is a new digest:
 untrusted again. `WB_TRUST_REPO_COMMANDS=1` in the environment trusts every command (CI, which runs the
 repository it checked out on purpose).
@@ -28,6 +28,7 @@ ENV = "WB_TRUST_REPO_COMMANDS"  # "1": every command is trusted (CI); docs/secur
 CONFIG = ".workbench/config.yaml"
 BOARD = ".workbench/board.json"
 VERSION = 1
+TOOL_MODE = "mutating"  # a tool's mode when config.yaml names none (harness/tools.py ToolSpec)
 
 
 class Command:
@@ -36,15 +37,16 @@ class Command:
     (the task ids of an acceptance command), for people; it is not part of the digest. (A plain class: a
     dataclass would import inspect on the start-up path of `wb status`.)"""
 
-    __slots__ = ("kind", "name", "source", "run", "cwd", "where")
+    __slots__ = ("kind", "name", "source", "run", "cwd", "mode", "where")
 
     def __init__(self, kind: str, name: str, source: str, run: Any, cwd: str | None = None,
-                 where: Iterable[str] = ()) -> None:
+                 where: Iterable[str] = (), mode: str | None = None) -> None:
         self.kind = kind  # tool | hook | planner | acceptance | plan
         self.name = name  # the tool's name, the hook's topic, "planner", "" (acceptance: any task), the plan's path
         self.source = source  # the file it comes from, relative to the work tree
         self.run = run
         self.cwd = cwd  # a tool's cwd: where it runs is part of what runs
+        self.mode = mode  # a tool's mode: whether it runs without asking is part of what was trusted
         self.where = tuple(where)
 
     def __repr__(self) -> str:
@@ -54,6 +56,8 @@ class Command:
         out: dict[str, Any] = {"kind": self.kind, "name": self.name, "source": self.source, "run": self.run}
         if self.cwd is not None:
             out["cwd"] = self.cwd
+        if self.mode is not None:
+            out["mode"] = self.mode
         return out
 
     @property
@@ -89,7 +93,8 @@ class Command:
         if isinstance(self.run, str):
             return f"python: {self.run} (imported from the repository)"
         where = f" (in {self.cwd})" if self.cwd else ""
-        return "argv: " + json.dumps(list(self.run), ensure_ascii=False) + where
+        mode = f", mode {self.mode}" if self.mode else ""
+        return "argv: " + json.dumps(list(self.run), ensure_ascii=False) + where + mode
 
     def record(self) -> dict[str, Any]:
         return {**self.key(), "digest": self.digest, "where": list(self.where)}
@@ -102,7 +107,7 @@ def config_commands(config: dict[str, Any]) -> list[Command]:
         if isinstance(tool, dict) and isinstance(tool.get("argv"), list):
             cwd = tool.get("cwd")
             out.append(Command("tool", str(name), CONFIG, [str(a) for a in tool["argv"]],
-                               str(cwd) if cwd is not None else None))
+                               str(cwd) if cwd is not None else None, mode=str(tool.get("mode", TOOL_MODE))))
     for topic, entries in (config.get("hooks") or {}).items():
         for entry in entries or []:
             if isinstance(entry, dict) and "run" in entry:
