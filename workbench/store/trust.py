@@ -9,8 +9,8 @@ is trusted as it writes it (a task added with `--accept`, the demo's config).
 Trust is per command: the sha256 of a canonical JSON of what will run (`Command.key`: kind, name, what runs,
 a tool's cwd and mode, the file it comes from). The digests live in `<common git dir>/wb/trust.json`, shared
 by every worktree of the clone and out of reach of any checkout, never in the work tree. A change to a
-command is a new digest: untrusted again. `WB_TRUST_REPO_COMMANDS=1` in the environment trusts every command (CI, which runs the
-repository it checked out on purpose).
+command is a new digest: untrusted again. `WB_TRUST_REPO_COMMANDS=1` in the environment trusts every
+command (CI, which runs the repository it checked out on purpose).
 """
 
 from __future__ import annotations
