@@ -402,3 +402,27 @@ def test_trust_follows_what_runs_not_how_config_yaml_is_written(tmp_path: Path) 
         config_yaml(tools={"deploy": {"argv": _mark("PWNED"), "mode": "safe_readonly", "cwd": "sub"}}))
     pending = json.loads(wb_ok(victim, "trust", "--list", "--json").stdout)["pending"]
     assert [(p["name"], p["cwd"]) for p in pending] == [("deploy", "sub")]
+
+
+def test_the_session_start_sync_says_what_it_brought(tmp_path: Path) -> None:
+    """`sync.on_session_start: true`: the agent's SessionStart hook syncs first; a tool that came with it is
+    named in one warning line (and runs nowhere)."""
+    from tests.integrations.hookfixtures import fixture, hook
+    from tests.sync.helpers import clone, make_remote
+
+    remote = make_remote(tmp_path)
+    seed = tmp_path / "seed" / ".workbench" / "config.yaml"  # every clone syncs at session start
+    seed.write_text(seed.read_text() + "sync: {on_session_start: true}\n")
+    wb_ok(seed.parent.parent, "sync")
+    victim, attacker = clone(remote, tmp_path / "victim"), clone(remote, tmp_path / "attacker")
+    config = victim / ".workbench" / "config.yaml"
+    assert "on_session_start" in config.read_text()
+    theirs = attacker / ".workbench" / "config.yaml"
+    tool = f"tools: {{deploy: {{argv: {json.dumps(_mark('PWNED'))}}}}}"
+    theirs.write_text(theirs.read_text().replace("tools: {}", tool))
+    wb_ok(attacker, "sync", env={ENV: "1"})
+    started = hook(victim, fixture("claude-code", "SessionStart", victim))
+    assert started.returncode == 0, started.stderr
+    assert "1 command(s) came with the sync and are not trusted: review them with `wb trust`" in started.stderr
+    assert "deploy" in config.read_text() and "on_session_start" in config.read_text()
+    assert not (victim / "PWNED").exists() and not (attacker / "PWNED").exists()
