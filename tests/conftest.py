@@ -226,8 +226,9 @@ def bench(repo: Path):  # type: ignore[no-untyped-def]
     return Bench.open(repo)  # opened afresh, as a new process would
 
 
-# .cache/ holds per-machine memos (the parsed config, when a hand edit was seen); only its copies of the
-# snapshots matter to correctness: human-edit detection compares state.md and board.json with them.
+# wb's cache (in the git directory; named .cache/ here) holds per-machine memos (the parsed config, when a
+# hand edit was seen); only its copies of the snapshots matter to correctness: human-edit detection compares
+# state.md and board.json with them.
 SNAPSHOT_COPIES = {".cache/state.json", ".cache/board.json"}
 
 
@@ -241,6 +242,12 @@ def hash_workbench(root: Path) -> dict[str, str]:
         if not path.is_file() or rel == ".lock" or (rel.startswith(".cache/") and rel not in SNAPSHOT_COPIES):
             continue
         out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    from workbench.model.layout import Paths
+
+    for rel in sorted(SNAPSHOT_COPIES):  # wb's caches live in the git directory now, not in .workbench/
+        path = Paths(root).cache / rel.removeprefix(".cache/")
+        if path.is_file():
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
 

@@ -50,7 +50,9 @@ def test_replay(bench, repo, wb):
 def test_replay_verify_catches_a_snapshot_that_disagrees(bench, repo, wb):
     bench.add_task("Parser")
     board_path = repo / ".workbench" / "board.json"
-    cache = repo / ".workbench" / ".cache" / "board.json"
+    from workbench.model.layout import Paths
+
+    cache = Paths(repo).board_cache
     board = json.loads(board_path.read_text())
     board["tasks"][0]["title"] = "Not what the log says"
     data = (json.dumps(board, indent=2) + "\n").encode()

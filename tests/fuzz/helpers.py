@@ -39,7 +39,11 @@ class Sandbox:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.wb_dir = root / ".workbench"
+        from workbench.model.layout import Paths
+
+        self.cache_dir = Paths(root).cache  # wb's caches, in the git directory
         self.initial = self._read_all()
+        self.initial_cache = {p.name: p.read_bytes() for p in sorted(self.cache_dir.glob("*")) if p.is_file()}
         self.head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                                    check=True).stdout.strip()
 
@@ -57,11 +61,14 @@ class Sandbox:
             path.parent.mkdir(parents=True, exist_ok=True)
             if not path.exists() or path.read_bytes() != data:
                 path.write_bytes(data)
-        cache = self.wb_dir / ".cache"
-        if cache.is_dir():  # the snapshot copies in .cache/ are restored above; drop the memos
-            for memo in cache.iterdir():
-                if memo.name not in ("state.json", "state.body", "board.json"):
+        if self.cache_dir.is_dir():  # the snapshot copies come back as they were; the memos are dropped
+            for memo in self.cache_dir.iterdir():
+                if memo.name not in self.initial_cache or memo.name not in ("state.json", "state.body", "board.json"):
                     memo.unlink()
+        for name, data in self.initial_cache.items():
+            if name in ("state.json", "state.body", "board.json"):
+                self.cache_dir.mkdir(parents=True, exist_ok=True)
+                (self.cache_dir / name).write_bytes(data)
 
     def path(self, name: str) -> Path:
         return self.wb_dir / name

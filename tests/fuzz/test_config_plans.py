@@ -213,6 +213,6 @@ def test_deep_plan_args_are_refused_or_read_back(sandbox: Sandbox) -> None:
                                                                  "args": nested(40)}]}))
     proc = cli(sandbox.root, "run", "goal", "--plan", "ok.json")
     assert proc.returncode == 3, proc.stderr  # waits for the human's result, args kept in state.md
-    shutil.rmtree(sandbox.path(".cache"))  # as a fresh clone: state.md must be parsed
+    shutil.rmtree(sandbox.cache_dir)  # as a fresh clone: state.md must be parsed
     exercise(sandbox.root)
     assert_cli_clean(cli(sandbox.root, "status"))

@@ -173,7 +173,7 @@ def test_values_wb_writes_always_read_back(sandbox: Sandbox) -> None:
     for value in values:
         sandbox.reset()
         Bench(Workbench(sandbox.root)).set_state({"next_action": value, "blockers": [value, value]})
-        shutil.rmtree(sandbox.path(".cache"))
+        shutil.rmtree(sandbox.cache_dir)
         loaded = Workbench(sandbox.root).load()
         assert loaded.docs.state["next_action"] == value
         assert exercise(sandbox.root) is None

@@ -38,7 +38,7 @@ def test_git_log_p_works_with_no_wb_anywhere(repo: Path) -> None:
     assert '"two"' in proc.stdout  # the raw file, since no wb can render it
 
 
-def test_git_log_p_uses_wb_on_path_when_the_registering_python_is_gone(repo: Path) -> None:
+def test_git_log_p_shows_wbs_view_through_the_registered_interpreter(repo: Path) -> None:
     _two_tasks(repo)
     out = run_git(repo, "log", "-p", "-1", "--", ".workbench/board.json")
     assert "+T-002 [todo]" in out  # wb's readable view

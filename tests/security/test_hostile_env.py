@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import hash_workbench, make_repo
+from workbench.model.layout import Paths
 
 from .helpers import PY, config_yaml, init_workbench, one_line, plan, run_git, wb, wb_ok
 
@@ -107,7 +108,7 @@ def test_read_only_workbench_refuses_in_one_line(acked: Path, unprivileged: list
 def test_unreadable_state_md_is_one_line(acked: Path, unprivileged: list[str]) -> None:
     """(With its .cache/ copy, wb need not read state.md at all: remove it, as in a fresh clone.)"""
     state = acked / ".workbench" / "state.md"
-    shutil.rmtree(acked / ".workbench" / ".cache")
+    shutil.rmtree(Paths(acked).cache)
     before = hash_workbench(acked)
     state.chmod(0)
     try:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from tests.conftest import run_git
 from workbench.api import Bench
 from workbench.model.clip import CLIP_DEPTH
+from workbench.model.layout import Paths
 
 from .helpers import WB_ARGV, init_workbench, wb_ok
 
@@ -65,7 +66,7 @@ def test_set_state_through_mcp_reads_back_in_a_fresh_process(repo: Path, tmp_pat
         return ok(await session.call_tool("set_state", {"changes": {"next_action": "\ufffe", "blockers": ["\x85"]}}))
 
     with_client(repo, body)
-    shutil.rmtree(repo / ".workbench" / ".cache")
+    shutil.rmtree(Paths(repo).cache)
     status = json.loads(wb_ok(repo, "status", "--json").stdout)
     assert status["next_action"] == "\ufffe" and status["blockers"] == ["\x85"]
 
@@ -107,7 +108,7 @@ def test_any_string_set_or_noted_round_trips_through_state_md(bench: Bench, valu
     if note.strip():
         bench.note(note)
     fresh = Workbench(bench.wb.root)
-    shutil.rmtree(fresh.paths.wb / ".cache", ignore_errors=True)
+    shutil.rmtree(fresh.paths.cache, ignore_errors=True)
     loaded = fresh.load(detect_human=False).docs
     assert loaded.state["next_action"] == value + "!" and loaded.state["blockers"] == [value]
     if note.strip():

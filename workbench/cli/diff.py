@@ -53,15 +53,19 @@ def diff_command(
 _WORD = re.compile(r"^[\w.:/@+-]+$")
 
 
-def value(v: Any, width: int = 70) -> str:
-    """A value as a reader expects it: simple words bare, other strings quoted, everything else as JSON."""
+def value(v: Any, width: int | None = 70) -> str:
+    """A value as a reader expects it: simple words bare, other strings quoted, everything else as JSON; cut
+    at `width` (None: whole)."""
     text = v if isinstance(v, str) and _WORD.match(v) else json.dumps(v, ensure_ascii=False)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return text if width is None or len(text) <= width else text[: width - 1] + "…"
 
 
-def change_text(change: dict[str, Any]) -> str:
-    old = value(change["old"]) if "old" in change else "(absent)"
-    new = value(change["new"]) if "new" in change else "(absent)"
+def change_text(change: dict[str, Any], whole: bool = False) -> str:
+    """`field: old → new`; `whole` for a setting that can name a command (every config.yaml setting: tool argv,
+    hooks, the planner), never cut, so the end of a command (`… | sh`) is always in view."""
+    width = None if whole else 70
+    old = value(change["old"], width) if "old" in change else "(absent)"
+    new = value(change["new"], width) if "new" in change else "(absent)"
     return f"{change['field']}: {old} → {new}"
 
 
@@ -166,7 +170,7 @@ def render_text(d: dict[str, Any]) -> list[Line]:
             out.append(("", f"  by status: {counts_text(c['by_status'])} · by tool: {counts_text(c['by_tool'])}"))
     if d["config"]["fields"]:
         out.append(("bold", "\nconfig.yaml"))
-        out += [("yellow", f"  {change_text(c)}") for c in d["config"]["fields"]]
+        out += [("yellow", f"  {change_text(c, whole=True)}") for c in d["config"]["fields"]]
     out += [("red" if "FORCED" in text else "", text) for text in proof_text(d.get("done") or [])]
     return out
 
@@ -245,12 +249,15 @@ def _print(lines: list[Line]) -> None:
 
 
 # -- markdown ------------------------------------------------------------------------------------------------
-def cell(v: Any, code: bool = True) -> str:
+def cell(v: Any, code: bool = True, whole: bool = False) -> str:
     """A table cell: one line, pipes escaped, a value in a code span; text outside one cannot open HTML (a
-    `<!--` would hide the rest of the cell)."""
-    text = " ".join((v if isinstance(v, str) else value(v, 200)).split()).replace("|", "\\|")
+    `<!--` would hide the rest of the cell). Cut at 120 characters unless `whole` (a command: shown in full,
+    in a code span no backtick in it can close; the table wraps it)."""
+    text = " ".join((v if isinstance(v, str) else value(v, None if whole else 200)).split()).replace("|", "\\|")
     if not text:
         return ""
+    if whole:
+        return code_span(text) if code else text.replace("<", "&lt;")
     if len(text) > 120:
         text = text[:119] + "…"
     return f"`{text}`" if code and "`" not in text else text.replace("<", "&lt;")
@@ -283,8 +290,10 @@ def _md_acceptance(b: dict[str, Any]) -> list[str]:
     return out
 
 
-def _md_value(change: dict[str, Any], key: str) -> str:
-    return cell(value(change[key], 120)) if key in change else "*absent*"
+def _md_value(change: dict[str, Any], key: str, whole: bool = False) -> str:
+    if key not in change:
+        return "*absent*"
+    return cell(value(change[key], None), whole=True) if whole else cell(value(change[key], 120))
 
 
 def render_markdown(d: dict[str, Any]) -> str:
@@ -345,7 +354,8 @@ def render_markdown(d: dict[str, Any]) -> str:
         out.append("")
     if d["config"]["fields"]:
         out += ["### Configuration", "", "| setting | before | after |", "|---|---|---|"]
-        out += [f"| `{c['field']}` | {_md_value(c, 'old')} | {_md_value(c, 'new')} |" for c in d["config"]["fields"]]
+        out += [f"| `{c['field']}` | {_md_value(c, 'old', True)} | {_md_value(c, 'new', True)} |"
+                for c in d["config"]["fields"]]
         out.append("")
     proof = proof_text(d.get("done") or [])  # issue 16
     if proof:

@@ -17,6 +17,12 @@ def init_command(
                                                               "at the repository root; it is not committed."),
     claude_md: bool = typer.Option(False, "--claude-md", help="Also make CLAUDE.md import AGENTS.md (the line "
                                                               "@AGENTS.md; implies --agents-md; not committed)."),
+    claude_code: bool = typer.Option(False, "--claude-code", help="Also wire Claude Code: wb's hooks in "
+                                     ".claude/settings.json and its MCP server in .mcp.json, merged into what is "
+                                     "there (not committed)."),
+    codex: bool = typer.Option(False, "--codex", help="Also wire Codex CLI: wb's hooks in .codex/hooks.json and "
+                               "its MCP server in .codex/config.toml, merged (not committed; Codex runs them once "
+                               "you trust them)."),
 ) -> int:
     """Create .workbench/ (state, board, event log, config) and commit it. A second run changes nothing."""
     from pathlib import Path
@@ -40,8 +46,18 @@ def init_command(
         state, name = section.claude_md(bench.root)
         claude = {"state": state, "file": name,
                   "changed": section.import_agents_md(bench.root) if claude_md else None}
+    wired: dict[str, dict[str, str]] = {}
+    if claude_code or codex:  # the agent's own settings, outside .workbench/: only when asked
+        from workbench.ops import init as wiring
+
+        if claude_code:
+            wired["claude-code"] = wiring.wire_claude_code(bench.root)
+        if codex:
+            wired["codex"] = wiring.wire_codex(bench.root)
     if json_:
-        extra = {"agents_md": agents, "claude_md": claude} if agents else {}
+        extra: dict[str, object] = {"agents_md": agents, "claude_md": claude} if agents else {}
+        if wired:
+            extra["agents"] = wired
         output.emit_json({"workbench": str(bench.root), "created": created, "commit": last.commit,
                           "warnings": last.warnings, **extra})
     elif created:
@@ -62,6 +78,18 @@ def init_command(
         elif claude["state"] == "no_import":  # Claude Code reads CLAUDE.md, and only what it imports
             output.say(f"{name} does not import AGENTS.md, so Claude Code will not read the wb section: add the "
                        "line @AGENTS.md to it, or run `wb init --agents-md --claude-md`")
+    if wired and not json_:
+        for files in wired.values():
+            for name, what in files.items():
+                output.say(f"{name}: {what}" + ("" if what == "unchanged" else
+                                                " (not committed: it is outside .workbench/; review and commit it)"))
+        for client in wired:
+            for other in wiring.other_wiring(bench.root, client):
+                output.warn(f"{other} runs wb's {client} hooks too: remove them there, or each event is "
+                            "recorded twice")
+        if "codex" in wired:
+            output.say("Codex runs project hooks only once you trust them: run `codex` in this repository and "
+                       "trust the project and its hooks when it asks (or review them with /hooks)")
     for w in last.warnings:
         output.warn(w)
     return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from workbench.review.merge_driver import KINDS, merge_file
+from workbench.review.merge_driver import KINDS, acts_on, merge_file, plain_merge
 
 
 def merge_driver_command(
@@ -24,6 +24,8 @@ def merge_driver_command(
 
     if kind not in KINDS:
         raise UsageError(f"merge-driver KIND must be one of {', '.join(KINDS)}")
+    if not acts_on(kind, path):  # routed here by some .gitattributes, but not a workbench file: git's merge
+        return plain_merge(Path.cwd(), base, ours, theirs, path)
     versions = {"base": base.read_bytes(), "ours": ours.read_bytes(), "theirs": theirs.read_bytes()}
     result, conflicts = merge_file(kind, versions, Path.cwd())
     ours.write_bytes(result)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from workbench.cli import output
-from workbench.review.textconv import KINDS, convert
+from workbench.review.textconv import KINDS, convert, is_workbench_file
 
 
 def textconv_command(kind: str, file: Path) -> int:
@@ -31,6 +31,10 @@ def run(kind: str, file: Path | str) -> int:
         raw = Path(file).read_bytes()
     except OSError as err:
         output.say(f"(wb textconv: cannot read {file}: {err.strerror})")
+        return 0
+    if not is_workbench_file(kind, str(file)):  # a path routed here that is not wb's: shown as it is
+        sys.stdout.flush()
+        sys.stdout.buffer.write(raw)
         return 0
     lines = convert(kind, raw)
     sys.stdout.write("".join(line + "\n" for line in lines))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench import faults
-from workbench.errors import GitError, NotFound
+from workbench.errors import GitError, NotFound, Refused
 from workbench.model.layout import WB_DIR
 
 if TYPE_CHECKING:  # for annotations only: each function that runs git imports subprocess (wb status runs none)
@@ -212,10 +212,55 @@ class GitRepo:
         self._gpgsign: bool | None = None
 
     def configure(self, git_config: dict[str, Any]) -> None:
-        """Take config.yaml's `git:` section: author, sign, run_hooks."""
+        """Take config.yaml's `git:` section: author, sign, run_hooks. A `ref` naming a branch checked out in
+        any worktree is refused here, before any command writes (see `refuse_checked_out`)."""
         self.author = git_config.get("author") or None
         self.sign = git_config.get("sign")
         self.run_hooks = bool(git_config.get("run_hooks"))
+        if git_config.get("ref"):
+            self.refuse_checked_out(str(git_config["ref"]))
+
+    # -- git.ref is never a branch someone works on --------------------------------------------
+    def checked_out_at(self, ref: str) -> Path | None:
+        """The work tree where branch `ref` is checked out — its HEAD, or the branch a rebase in it is on — in
+        any worktree of this repository; None when it is checked out nowhere. Read from the git directories
+        (no subprocess: every command with git.ref set asks)."""
+        full = ref if ref.startswith("refs/") else "refs/heads/" + ref
+        common = self.common_dir
+        config = common / "config"
+        bare = config.exists() and re.search(r"(?m)^\s*bare\s*=\s*true\s*$", config.read_text(errors="replace"))
+        dirs = [] if bare else [common]
+        if (common / "worktrees").is_dir():
+            dirs += sorted(d for d in (common / "worktrees").iterdir() if d.is_dir())
+        for git_dir in dirs:
+            for name in ("HEAD", "rebase-merge/head-name", "rebase-apply/head-name"):
+                try:
+                    text = (git_dir / name).read_text(errors="replace").strip()
+                except OSError:
+                    continue
+                if text.removeprefix("ref:").strip() == full:
+                    return self._worktree_of(git_dir)
+        return None
+
+    def _worktree_of(self, git_dir: Path) -> Path:
+        if git_dir == self.git_dir:
+            return self.worktree
+        try:  # a linked worktree's git dir names the `.git` file at its top
+            return Path((git_dir / "gitdir").read_text(errors="replace").strip()).parent
+        except OSError:
+            return git_dir.parent if git_dir.name == ".git" else git_dir
+
+    def refuse_checked_out(self, ref: str) -> None:
+        """Refuse `ref` as the state branch (config git.ref, `wb init --ref`) when it is checked out anywhere: a
+        state commit holds only `.workbench/`, so on a branch someone works on it would drop every project file
+        from its next commit — and a cloned config.yaml can name any branch."""
+        where = self.checked_out_at(ref)
+        if where is None:
+            return
+        branch = ref.removeprefix("refs/heads/")
+        raise Refused(f"git.ref names {branch}, which is checked out in {where}: wb records state only on a branch "
+                      "of its own (its commits hold nothing but .workbench/); set git.ref in .workbench/config.yaml "
+                      "(or `wb init --ref`) to another branch, e.g. wb-state, or to null to commit on yours")
 
     def close(self) -> None:
         """End the helper git process (it also ends by itself when this process exits)."""
@@ -510,6 +555,10 @@ class GitRepo:
                 return CommitOutcome(skipped="HEAD is detached; wrote .workbench/ but did not commit "
                                              "(check out a branch, or set git.ref in .workbench/config.yaml)")
             ref = sym
+        if state_only and self.checked_out_at(ref) is not None:  # checked out since the config was read
+            return CommitOutcome(skipped=f"{ref.removeprefix('refs/heads/')} (git.ref) is checked out now: wrote "
+                                         ".workbench/ but did not commit (wb never commits state onto a branch "
+                                         "someone works on; set git.ref to a branch of its own)")
         files = self._snapshot_files()
         wb_tree = self._workbench_tree(files)
         faults.point("after_git_objects")
@@ -710,7 +759,8 @@ class GitRepo:
         raise GitError(f"{remote} refused the push: {_last_line(why)}; local state untouched")
 
     def workbench_files_at(self, commit: str) -> dict[str, tuple[str, bytes]]:
-        """{path under .workbench/: (mode, bytes)} as committed at `commit`."""
+        """{path under .workbench/: (mode, bytes)} as committed at `commit`, less what wb never commits (the
+        lock, a `.cache/`, temp files): a state commit pushed by someone else cannot plant them here."""
         out = run_git(self.worktree, "ls-tree", "-r", "-z", commit, "--", WB_DIR + "/").stdout
         entries = []
         for item in out.split(b"\0"):
@@ -718,8 +768,12 @@ class GitRepo:
                 continue
             meta, _, path = item.partition(b"\t")
             mode, kind, sha = meta.decode().split()
+            rel = path.decode()[len(WB_DIR) + 1:]
+            top = rel.split("/", 1)[0]
+            if top in IGNORED_NAMES or top.startswith(".tmp-"):  # never wb's to commit, nor to take from one
+                continue
             if kind == "blob":
-                entries.append((path.decode()[len(WB_DIR) + 1:], mode, sha))
+                entries.append((rel, mode, sha))
         bodies = self._cat([sha for _p, _m, sha in entries])
         return {rel: (mode, body[1]) for (rel, mode, _sha), body in zip(entries, bodies, strict=True) if body}
 

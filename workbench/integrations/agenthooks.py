@@ -64,8 +64,9 @@ def record_event(target: Bench | Workbench, type_: str, payload: dict[str, Any],
     return bench.record_event(type_, payload, actor, commit=commit, summary=summary)
 
 
-def parse_hook_payload(raw: bytes) -> dict[str, Any]:
-    """A hook payload from stdin: a JSON object with a `hook_event_name`, or UsageError saying what is wrong."""
+def parse_hook_payload(raw: bytes, *, shape: bool = True) -> dict[str, Any]:
+    """A hook payload from stdin: a JSON object with a `hook_event_name`, or UsageError saying what is wrong.
+    `shape`: the fields wb reads have the types the clients document, too (`check_shape`)."""
     try:
         text = raw.decode("utf-8", "replace") or "null"
         try:
@@ -74,12 +75,34 @@ def parse_hook_payload(raw: bytes) -> dict[str, Any]:
             from workbench.model.clip import loads_any_depth
 
             data = loads_any_depth(text)
-    except ValueError as err:
-        raise UsageError(f"hook payload on stdin is not JSON ({getattr(err, 'msg', err)}); nothing recorded") \
-            from None
+    except (ValueError, SystemError) as err:  # SystemError: the C scanner, on some malformed text
+        why = getattr(err, "msg", None) or ("malformed" if isinstance(err, SystemError) else str(err))
+        raise UsageError(f"hook payload on stdin is not JSON ({why}); nothing recorded") from None
     if not isinstance(data, dict) or not isinstance(data.get("hook_event_name"), str):
         raise UsageError("hook payload on stdin has no hook_event_name; nothing recorded")
+    if shape:
+        check_shape(data)
     return data
+
+
+def check_shape(data: dict[str, Any]) -> None:
+    """UsageError naming the first field wb reads whose type is not the one the clients document."""
+    for key, kind in _SHAPE:
+        value = data.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise UsageError(f"hook payload on stdin: {key} is {_kind(value)}, not {_kind(kind())}; nothing recorded")
+
+
+# the fields wb reads, and their types as the clients document them (a hook's payload of another shape is refused)
+_SHAPE = (("hook_event_name", str), ("session_id", str), ("cwd", str), ("tool_name", str), ("tool_input", dict),
+          ("tool_use_id", str), ("agent_id", str), ("agent_type", str), ("turn_id", str), ("prompt", str),
+          ("source", str), ("reason", str), ("trigger", str), ("message", str))
+
+
+def _kind(value: object) -> str:
+    names = {str: "a string", dict: "an object", list: "a list", bool: "a boolean", int: "a number",
+             float: "a number"}
+    return names.get(type(value), type(value).__name__)
 
 
 def hook_event(hook: dict[str, Any], client: str = "claude-code") -> tuple[str, dict[str, Any]]:

@@ -45,8 +45,22 @@ def newline_of(text: str) -> str:
     return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
 
 
-def _read(path: Path) -> str | None:
+def _read(root: Path, rel: str) -> str | None:
+    """The text of AGENTS.md or a CLAUDE.md (`rel` from the root), None when absent. A symbolic link (a clone
+    can commit `AGENTS.md -> ~/.ssh/id_ed25519`), at the file or a folder on its way, or anything but a plain
+    file is refused before a byte is read: wb would copy what it points at into a file it asks you to commit."""
+    import stat
+
+    path = root / rel
+    node = path
+    while node != root:
+        if node.is_symlink():
+            raise Refused(f"{node.relative_to(root).as_posix()} is a symbolic link: wb reads and writes {rel} "
+                          "only as a plain file in the repository (replace the link with the file itself)")
+        node = node.parent
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise Refused(f"{rel} is not a plain file; wb leaves it alone")
         return path.read_bytes().decode("utf-8")  # bytes: read_text would turn CRLF into LF
     except FileNotFoundError:
         return None
@@ -61,7 +75,7 @@ def write_agents_md(root: Path) -> str:
     from workbench.store.atomic import atomic_write
 
     path = root / "AGENTS.md"
-    text = _read(path)
+    text = _read(root, "AGENTS.md")
     if text is None:
         atomic_write(path, AGENTS_SECTION.encode())
         return "created"
@@ -92,7 +106,7 @@ def claude_md(root: Path) -> tuple[str, str | None]:
     file) when one exists without the import, ("absent", None) when there is none."""
     found = None
     for name in CLAUDE_FILES:
-        text = _read(root / name)
+        text = _read(root, name)
         if text is None:
             continue
         if IMPORTS_AGENTS.search(text):
@@ -110,7 +124,7 @@ def import_agents_md(root: Path) -> str:
     if state == "imports":
         return "unchanged"
     path = root / (name or "CLAUDE.md")
-    text = _read(path)
+    text = _read(root, name or "CLAUDE.md")
     if text is None:
         atomic_write(path, (IMPORT_LINE + "\n").encode())
         return "created"

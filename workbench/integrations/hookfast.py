@@ -7,9 +7,13 @@ json package (model/cjson), and nothing
 in the work tree is touched, so `git status` stays clean. SessionStart, Stop, PreCompact and SessionEnd then
 fold the spool into the log and commit it (the full write path, paid once per turn).
 
-Always exits 0: a wb problem is one line on stderr and never blocks the agent (Claude Code reads exit 2 as
-"block this tool call", or "do not stop", and other codes as a failed hook shown to the user). A denial is
-Claude Code's decision control on stdout (`hookSpecificOutput.permissionDecision: "deny"`), exit 0.
+Exit codes, as the clients read them (Claude Code's hooks reference; Codex CLI's hooks read them the same way):
+0 is an answer (a PreToolUse denial is decision control on stdout, `hookSpecificOutput.permissionDecision:
+"deny"`); 2 blocks the tool call, with stderr as the reason; any other code is a failed hook that the agent
+goes past. So a wb problem is one line on stderr and exit 0 — never blocking the agent's work on its notebook
+— except where letting the call through would let the guard be skipped: a PreToolUse that wb cannot read or
+check (a malformed payload, wrong types, a bug) exits 2, and so does a payload too broken to name its event
+(it may be a PreToolUse). A PreToolUse outside any workbench has nothing to guard: exit 0.
 """
 
 from __future__ import annotations
@@ -29,34 +33,70 @@ if TYPE_CHECKING:
 
 
 def main(client: str, chdir: str | None = None) -> int:
+    state: dict[str, Any] = {}
     try:
-        _run(client, chdir)
+        _run(client, chdir, state)
+    except NotFound as err:  # not inside a repository: nothing of wb's to guard or record
+        return _fail(client, state, str(err), outside=True)
     except WorkbenchError as err:
-        _complain(client, str(err))
-    except Exception as err:  # a bug, still never the agent's problem
-        _complain(client, f"internal error: {type(err).__name__}: {err}")
+        return _fail(client, state, str(err))
+    except Exception as err:  # a bug (RecursionError, SystemError… included): one line, never a traceback
+        return _fail(client, state, f"internal error: {type(err).__name__}: {_short(err)}")
     return 0
 
 
-def _run(client: str, chdir: str | None) -> None:
+def _fail(client: str, state: dict[str, Any], message: str, *, outside: bool = False) -> int:
+    code = 0 if outside and state.get("event") else _failed(client, state)
+    _complain(client, message + (" (the tool call is blocked: wb could not check it)" if code == 2 else ""))
+    return code
+
+
+def _failed(client: str, state: dict[str, Any]) -> int:
+    """The exit code of a hook that could not do its work: 2 (block) for a PreToolUse, or for a payload that
+    does not say which event it is; 0 for any other event (recording it is not worth stopping the agent)."""
+    name = state.get("event")
+    if name is None or name == "PreToolUse":
+        return 2
+    return 0
+
+
+def _short(err: BaseException) -> str:
+    text = str(err).replace("\n", " ")
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+def _run(client: str, chdir: str | None, state: dict[str, Any]) -> None:
     raw = sys.stdin.buffer.read()
-    hook = agenthooks.parse_hook_payload(raw)
-    root = _root(chdir, hook)
+    hook = agenthooks.parse_hook_payload(raw, shape=False)
+    name = state["event"] = hook["hook_event_name"]
+    agenthooks.check_shape(hook)
+    why = None
+    if name == "PreToolUse":  # before the workbench is found: a write to it is denied from anywhere
+        from workbench.integrations import hookguard
+
+        why = hookguard.denial(hook)
+    try:
+        root = _root(chdir, hook)
+    except NotFound:
+        if why:
+            _deny(why)
+            return
+        raise
     if not os.path.isdir(os.path.join(root, ".workbench")):
+        if why:
+            _deny(why)
         _complain(client, f"no workbench in {root}: run `wb init` first")
         return
     spool = Spool(_git_dir(root))
-    name = hook["hook_event_name"]
     type_, payload = agenthooks.hook_event(hook, client)
     answer: dict[str, Any] | None = None
     if name == "PreToolUse":
         from workbench.integrations import hookguard
 
-        why = hookguard.denial(hook) or hookguard.out_of_scope(root, hook)
+        why = why or hookguard.out_of_scope(root, hook)
         if why:
             payload["denied"] = why
-            answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                             "permissionDecisionReason": why}}
+            answer = _denial(why)
     payload = redact(payload, _secrets(spool, root))
     if len(raw) > 2048:  # only then can a string or the payload be past the caps (model/clip.py)
         from workbench.model.clip import clip_payload
@@ -85,6 +125,15 @@ def _run(client: str, chdir: str | None) -> None:
         answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
     if answer is not None:
         sys.stdout.write(cjson.dumps(redact_known(answer)) + "\n")
+
+
+def _denial(why: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": why}}
+
+
+def _deny(why: str) -> None:
+    sys.stdout.write(cjson.dumps(redact_known(_denial(why))) + "\n")
 
 
 def _root(chdir: str | None, hook: dict[str, Any]) -> str:

@@ -14,7 +14,8 @@ from workbench.errors import Refused
 WB_DIR = ".workbench"
 
 GITIGNORE = """\
-# wb: the lock and caches are per machine; temp files are in-flight atomic writes
+# wb: the lock is per machine; temp files are in-flight atomic writes. (.cache/: where wb kept its caches
+# before they moved into the git directory; wb never reads one here.)
 .lock
 .cache/
 .tmp-*
@@ -31,6 +32,22 @@ LINK_CHECKED = ("config.yaml", "state.md", "board.json", "events.jsonl", "calls.
                 ".lock", ".gitignore", ".gitattributes", ".migrate.json")
 
 
+def git_dir_of(root: Path) -> Path:
+    """The work tree's own git directory, found as git finds it from the top of the work tree and without a
+    subprocess: `.git` itself, or the directory a `.git` file names (a linked worktree, a submodule). Neither
+    is ever in a clone, so nothing committed can point it elsewhere."""
+    dot_git = root / ".git"
+    try:
+        if dot_git.is_file() and not dot_git.is_symlink():
+            text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+            if text.startswith("gitdir:"):
+                named = Path(text[len("gitdir:"):].strip())
+                return named if named.is_absolute() else root / named
+    except OSError:
+        pass
+    return dot_git
+
+
 class Paths:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -42,9 +59,31 @@ class Paths:
         self.config = self.wb / "config.yaml"
         self.artifacts = self.wb / "artifacts"
         self.lock = self.wb / ".lock"
-        self.cache = self.wb / ".cache"
-        self.state_cache = self.cache / "state.json"
-        self.board_cache = self.cache / "board.json"
+        # where wb kept its caches before they moved into the git directory: never read (a clone or an agent
+        # can put anything there); `wb doctor` reports one and `--fix` removes it
+        self.tree_cache = self.wb / ".cache"
+        self._git_dir: Path | None = None
+
+    @property
+    def git_dir(self) -> Path:
+        """This work tree's own git directory (`.git`, or `.git/worktrees/<name>` for a linked worktree)."""
+        if self._git_dir is None:
+            self._git_dir = git_dir_of(self.root)
+        return self._git_dir
+
+    @property
+    def cache(self) -> Path:
+        """wb's caches of this work tree's files: in its own git directory, which no commit, clone or merge
+        writes, so what is there was written by wb (`.workbench/.cache/` is never read)."""
+        return self.git_dir / "wb" / "cache"
+
+    @property
+    def state_cache(self) -> Path:
+        return self.cache / "state.json"
+
+    @property
+    def board_cache(self) -> Path:
+        return self.cache / "board.json"
 
 
 def check_writable(p: Paths) -> None:

@@ -8,13 +8,15 @@ on the next load), `git` (what git brought: a merge driver, a sync) and `wb` (wb
 person-only action carries `proof`: how the person was proven (`tty-code`: a code shown on /dev/tty and typed
 back there). The process-wide default is set once per entry point (`establish`); the API's is an agent's.
 
-Known agent environments (the markers their clients put in the environment of the commands they run) make an
-actor an agent whatever it claims: see `AGENT_ENV_MARKERS`.
+Known agent environments (the markers their clients put in the environment of the commands they run,
+`model/agentenv.py`) make an actor an agent whatever it claims.
 """
 
 from __future__ import annotations
 
 import os
+
+from workbench.model import agentenv
 
 TYPE_CHECKING = False  # not typing's: this module is on the hook path, which imports no typing
 if TYPE_CHECKING:
@@ -23,13 +25,8 @@ if TYPE_CHECKING:
 
 VIA = ("terminal", "script", "mcp", "hook", "api", "edit", "git", "wb")
 
-# Environment variables a coding agent's client sets in the environment of every command its agent runs (its
-# shell tool's children inherit them, through `script`, `env` and `bash -c` alike). Claude Code: CLAUDECODE=1
-# and CLAUDE_CODE_ENTRYPOINT (docs: "Claude Code sets CLAUDECODE=1 in the environment of commands it runs").
-# Codex CLI: CODEX_SANDBOX (seatbelt/landlock), CODEX_SANDBOX_NETWORK_DISABLED, CODEX_THREAD_ID / CODEX_CI in
-# its exec'd commands. Any one present makes the process an agent's.
-AGENT_ENV_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED",
-                     "CODEX_THREAD_ID", "CODEX_CI", "CODEX_MANAGED_BY_NPM")
+# the markers coding agents' clients set in the commands they run: one list, in model/agentenv.py
+AGENT_ENV_MARKERS = tuple(name for name, _client in agentenv.AGENT_ENV_MARKERS)
 
 
 class Who:
@@ -83,11 +80,7 @@ def current() -> Who:
 
 def agent_marker(environ: Mapping[str, str] | None = None) -> str | None:
     """The first agent-environment marker set in `environ` (default: this process's), or None."""
-    env = os.environ if environ is None else environ
-    for name in AGENT_ENV_MARKERS:
-        if env.get(name):
-            return name
-    return None
+    return agentenv.agent_marker(os.environ if environ is None else environ)
 
 
 def ancestor_agent(max_depth: int = 64) -> str | None:

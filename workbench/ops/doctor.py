@@ -53,6 +53,26 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def tree_cache_finding(wb: Workbench, fix: bool) -> Finding | None:
+    """`.workbench/.cache/` in the work tree: wb keeps its caches in the git directory and never reads this one
+    (a commit or an agent can put anything there). `fix` removes it when it is a plain folder inside the tree
+    (its links are removed, never followed); anything else is left to a person."""
+    from workbench.store.atomic import remove_workbench_dir
+
+    path = wb.paths.tree_cache
+    if not os.path.lexists(path):
+        return None
+    plain = path.is_dir() and not path.is_symlink() and not wb.paths.wb.is_symlink()
+    finding = Finding("tree_cache", ".workbench/.cache is not wb's: wb keeps its caches in the git directory and "
+                                    "never reads this one" + ("" if plain else " (not a plain folder: remove it "
+                                                                                "by hand)"), plain)
+    if fix and plain:
+        with wb.lock():
+            remove_workbench_dir(wb.paths.wb, ".cache")
+        finding.fixed = True
+    return finding
+
+
 def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) -> Report:
     """What needs repair, repaired with `fix`. The log is read twice (its chain, then its schemas):
     `progress(done, total)` counts both passes, every 5,000 events (total = twice the last seq)."""
@@ -149,6 +169,11 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
             finding.fixed = True
         add(finding)
 
+    # 5b. a .workbench/.cache/ in the work tree (an older wb's, a clone's, an agent's): never read
+    tree_cache = tree_cache_finding(wb, fix)
+    if tree_cache is not None:
+        add(tree_cache)
+
     # 6. the lock: flock dies with its holder, so a lock is never stale; one held long is worth a word
     hint = holder(p.lock)
     if hint is not None:
@@ -196,6 +221,8 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
                 finding.fixed = tx.revived > 0
         add(finding)
 
+    add_agent_wiring_finding(wb, add)
+
     # 9. uncommitted workbench changes (last: the repairs above may have written files)
     if commits(wb.config["git"]) and not wb.config["git"].get("ref"):
         from workbench.git.repo import run_git
@@ -214,3 +241,74 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
                     finding.message += f" — {outcome.skipped}"
             add(finding)
     return report
+
+
+_TRUST_STEP = {
+    "claude-code": ("Claude Code did not run wb's hooks: start `claude` in this repository, accept its prompt to "
+                    "trust the folder, and check `/hooks` lists wb's (a `disableAllHooks` setting, or settings "
+                    "of higher precedence, turn them off)"),
+    "codex": ("Codex runs project hooks only once they are trusted: run `codex` in this repository, trust the "
+              "project, and trust wb's hooks when it says \"Hooks need review\" (or with /hooks); `codex exec` "
+              "skips untrusted hooks without a word"),
+}
+
+
+def add_agent_wiring_finding(wb: Workbench, add: Any) -> None:
+    """An agent acted (events by `agent`) after its client was wired to wb (`.claude/settings.json`, `.mcp.json`,
+    `.codex/hooks.json` or `.codex/config.toml` names wb) while no hook of that client has recorded anything
+    since: its tool calls went unrecorded and unguarded. Names the client's trust step. Never fixable: only a
+    person can trust hooks in the client."""
+    import json
+    from datetime import UTC, datetime
+
+    from workbench.ops.init import wired_clients
+
+    wired = wired_clients(wb.root, mcp=True)
+    if not wired:
+        return
+    since = {client: (wb.root / rel).stat().st_mtime for client, rel in wired.items()}
+    acted: dict[str, int] = {}
+    heard: set[str] = set()
+
+    def when(record: dict[str, Any]) -> float:
+        try:
+            return datetime.strptime(str(record.get("ts")), "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+                tzinfo=UTC).timestamp()
+        except ValueError:
+            return 0.0
+
+    def hook_of(record: dict[str, Any]) -> str | None:
+        payload = record.get("payload")
+        if str(record.get("type", "")).startswith("agent.") and isinstance(payload, dict) \
+                and "agent_session" in payload:
+            return str(payload.get("agent"))
+        return None
+
+    try:
+        for _raw, event in wb.log.iter_all():
+            client = hook_of(event)
+            if client in since and when(event) >= since[client] - 1:
+                heard.add(client)
+            elif client is None and event.get("actor") == "agent":
+                for name, mtime in since.items():
+                    if when(event) >= mtime - 1:
+                        acted[name] = acted.get(name, 0) + 1
+    except WorkbenchError:
+        return  # a damaged log is reported above
+    spool = wb.git.git_dir / "wb" / "spool.jsonl"
+    try:
+        for line in spool.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                client = hook_of(json.loads(line))
+            except ValueError:
+                continue
+            if client:
+                heard.add(client)
+    except OSError:
+        pass
+    for client, count in acted.items():
+        if client not in heard:
+            add(Finding("agent_hooks_silent",
+                        f"{wired[client]} wires {client} to wb, yet {count} event(s) by an agent since then came "
+                        f"with no hook event of {client}: its tool calls were neither recorded nor guarded. "
+                        + _TRUST_STEP[client], False))

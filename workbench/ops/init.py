@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from workbench.errors import Refused
 from workbench.git.repo import find_worktree
@@ -44,6 +45,8 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
 
     root = find_worktree(start)
     wb = Workbench(root)
+    if ref:
+        wb.git.refuse_checked_out(ref)  # before anything is written: state never goes onto a branch in use
     p = wb.paths
     complete = all(f.exists() for f in (p.config, p.state, p.board, p.events, p.calls, p.wb / ".gitignore",
                                         p.artifacts / ".gitkeep"))
@@ -72,3 +75,230 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
     if registered and not created:
         last.warnings.append("registered wb's git diff and merge drivers: " + ", ".join(registered))
     return wb, created or bool(registered and not complete), last
+
+
+# --- the agent's own settings (`wb init --claude-code`, `wb init --codex`) ----------------------------------------
+#
+# Files outside .workbench/, written only when the user asks with the flag, merged into what is there (the user's
+# other settings and hooks stay), never committed (the user reviews and commits them). Every hook names wb by an
+# absolute path, so a shell without wb on PATH still runs it, and wraps it so that a wb that cannot run at all
+# (a removed virtual environment: exit 126, 127, a Python that fails to start) blocks rather than lets the
+# agent go on unrecorded and unguarded: the clients read only exit 2 as "block" (Claude Code's hooks reference,
+# Codex's hooks docs); any other code is a failed hook the agent goes past.
+
+CLAUDE_CODE_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+                      "Notification", "Stop", "SubagentStop", "PreCompact", "SessionEnd")
+CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Stop")
+TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})  # the ones a matcher selects
+# where exit 2 would mean "do not stop" (the agent would go on and on) or does nothing: a failed hook, shown
+NOT_BLOCKING = frozenset({"Stop", "SubagentStop", "PreCompact", "SessionEnd", "Notification"})
+CLAUDE_SETTINGS = ".claude/settings.json"
+CLAUDE_MCP = ".mcp.json"
+CODEX_HOOKS = ".codex/hooks.json"
+CODEX_CONFIG = ".codex/config.toml"
+HOOK_TIMEOUT = 30
+
+
+def wb_executable() -> str:
+    """wb's absolute path: the `wb` script beside this Python, else the one on PATH, else this Python running
+    the module (`python -m workbench.cli.main`)."""
+    import os
+    import shlex
+    import shutil
+    import sys
+
+    beside = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "wb")
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return shlex.quote(beside)
+    found = shutil.which("wb")
+    if found:
+        return shlex.quote(os.path.realpath(found))
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -m workbench.cli.main"
+
+
+def hook_command(wb: str, client: str, event: str) -> str:
+    """The portable sh command a client runs for `event`: wb's own exit code when wb ran (2: wb blocked the
+    call), and when wb could not run, one line on stderr and exit 2 (exit 1 where 2 would keep the agent going)."""
+    import shlex
+
+    what = {"PreToolUse": "this tool call is blocked", "UserPromptSubmit": "this prompt is blocked"}.get(
+        event, "nothing was recorded")
+    code = 1 if event in NOT_BLOCKING else 2
+    exe = shlex.quote(shlex.split(wb)[0])
+    return (f'if [ -x {exe} ]; then {wb} hook {client}; else (exit 127); fi; c=$?; '
+            f'[ "$c" -eq 0 ] || [ "$c" -eq 2 ] || {{ echo "wb is not runnable (exit $c): {what}; reinstall wb, '
+            f'or run wb init --{client} again" >&2; exit {code}; }}; exit "$c"')
+
+
+def _is_wb_hook(entry: object, client: str) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("command"), str) and \
+        f" hook {client}" in entry["command"]
+
+
+def merge_hooks(settings: dict, client: str, events: tuple[str, ...], wb: str, *, matcher: str | None) -> dict:
+    """`settings` with wb's hook for each event: an entry of wb's already there is brought up to date in place,
+    else a matcher group is added; every other hook and setting is left as it was."""
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise Refused(f"its \"hooks\" is {type(hooks).__name__}, not an object: fix it by hand first")
+    for event in events:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise Refused(f"its hooks.{event} is not a list: fix it by hand first")
+        ours: dict = {"type": "command", "command": hook_command(wb, client, event), "timeout": HOOK_TIMEOUT}
+        found = False
+        for group in groups:
+            for entry in group.get("hooks", []) if isinstance(group, dict) else []:
+                if _is_wb_hook(entry, client):
+                    if not found:
+                        entry.update(ours)
+                    found = True
+        if not found:
+            group = {"matcher": matcher, "hooks": [ours]} if matcher and event in TOOL_EVENTS else {"hooks": [ours]}
+            groups.append(group)
+    return settings
+
+
+def _read_json(path: Path) -> dict:
+    import json
+
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (ValueError, UnicodeDecodeError) as err:
+        raise Refused(f"{path.name} is not JSON ({err}): fix it by hand, then run this again; nothing "
+                      "written") from None
+    if not isinstance(data, dict):
+        raise Refused(f"{path.name} holds {type(data).__name__}, not an object: nothing written")
+    return data
+
+
+def _write_if_changed(path: Path, text: str) -> str:
+    """'created', 'updated' or 'unchanged'."""
+    from workbench.store.atomic import atomic_write
+
+    old = path.read_bytes() if path.exists() else None
+    if old == text.encode():
+        return "unchanged"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, text.encode())
+    return "created" if old is None else "updated"
+
+
+def _json_text(data: dict) -> str:
+    import json
+
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _json_file(root: Path, rel: str, change: Any) -> str:
+    path = root / rel
+    try:
+        data = _read_json(path)
+        before = _json_text(data) if data else None
+        data = change(data)
+    except Refused as err:
+        raise Refused(f"{rel}: {err}") from None
+    text = _json_text(data)
+    if before == text and path.exists():
+        return "unchanged"  # the same settings, maybe written by hand in another layout: left as they are
+    return _write_if_changed(path, text)
+
+
+def _mcp_server(servers_key: str, wb: str) -> Any:
+    import shlex
+
+    argv = shlex.split(wb)
+
+    def change(data: dict) -> dict:
+        servers = data.setdefault(servers_key, {})
+        if not isinstance(servers, dict):
+            raise Refused(f"its \"{servers_key}\" is not an object: fix it by hand first")
+        entry = servers.setdefault("wb", {})
+        if not isinstance(entry, dict):
+            raise Refused(f"its {servers_key}.wb is not an object: fix it by hand first")
+        entry.update({"command": argv[0], "args": [*argv[1:], "mcp"]})
+        return data
+    return change
+
+
+def wire_claude_code(root: Path, wb: str | None = None) -> dict[str, str]:
+    """Claude Code's hooks in `.claude/settings.json` and wb's MCP server in `.mcp.json`, merged.
+    Returns {file: created|updated|unchanged}."""
+    wb = wb or wb_executable()
+    return {
+        CLAUDE_SETTINGS: _json_file(root, CLAUDE_SETTINGS,
+                                    lambda d: merge_hooks(d, "claude-code", CLAUDE_CODE_EVENTS, wb, matcher="*")),
+        CLAUDE_MCP: _json_file(root, CLAUDE_MCP, _mcp_server("mcpServers", wb)),
+    }
+
+
+def wire_codex(root: Path, wb: str | None = None) -> dict[str, str]:
+    """Codex's hooks in `.codex/hooks.json` and wb's MCP server in `.codex/config.toml` (`[mcp_servers.wb]`,
+    appended when missing: the rest of the file is left byte for byte). Returns {file: what happened}."""
+    import shlex
+    import tomllib
+
+    wb = wb or wb_executable()
+    done = {CODEX_HOOKS: _json_file(root, CODEX_HOOKS,
+                                    lambda d: merge_hooks(d, "codex", CODEX_EVENTS, wb, matcher=None))}
+    path = root / CODEX_CONFIG
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        config = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise Refused(f"{CODEX_CONFIG} is not TOML ({err}): fix it by hand, then run this again") from None
+    servers = config.get("mcp_servers")
+    if isinstance(servers, dict) and "wb" in servers:
+        done[CODEX_CONFIG] = "unchanged"  # the user's own entry for wb: theirs to change
+        return done
+    argv = shlex.split(wb)
+    args = ", ".join(_toml_string(a) for a in [*argv[1:], "mcp"])
+    section = f"[mcp_servers.wb]\ncommand = {_toml_string(argv[0])}\nargs = [{args}]\n"
+    sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+    done[CODEX_CONFIG] = _write_if_changed(path, text + sep + section)
+    return done
+
+
+def _toml_string(value: str) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)  # a TOML basic string is a JSON string for what we write
+
+
+def wired_clients(root: Path, *, mcp: bool = False) -> dict[str, str]:
+    """{client: the file} for each client whose project settings name wb's hooks (with `mcp`, or wb's MCP
+    server): for `wb doctor`."""
+    found: dict[str, str] = {}
+    for client, rels in (("claude-code", (CLAUDE_SETTINGS, ".claude/settings.local.json", CLAUDE_MCP)),
+                         ("codex", (CODEX_HOOKS, CODEX_CONFIG))):
+        for rel in rels:
+            try:
+                text = (root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if f"hook {client}" in text or (mcp and '"mcp"' in text and "wb" in text):
+                found[client] = rel
+                break
+    return found
+
+
+def other_wiring(root: Path, client: str) -> list[str]:
+    """The other settings files that also run wb's hooks for `client` (yours, or your home's): with both,
+    each event would run wb twice and be recorded twice."""
+    import os
+
+    home = Path(os.path.expanduser("~"))
+    codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
+    files = {"claude-code": [root / ".claude" / "settings.local.json", home / ".claude" / "settings.json"],
+             "codex": [codex_home / "hooks.json", codex_home / "config.toml"]}[client]
+    found = []
+    for path in files:
+        try:
+            if path.resolve() != (root / (CLAUDE_SETTINGS if client == "claude-code" else CODEX_HOOKS)).resolve() \
+                    and f"hook {client}" in path.read_text(encoding="utf-8", errors="replace"):
+                found.append(str(path))
+        except OSError:
+            continue
+    return found

@@ -427,7 +427,6 @@ def _materialize(wb: Workbench, files: dict[str, tuple[str, bytes]]) -> None:
             pass
         write_workbench_file(p.wb, rel, data)
         faults.point("sync_mid_write")
-    p.cache.mkdir(exist_ok=True)
     if "board.json" in files:
         caches.write_board_cache(p, files["board.json"][1])
     if "state.md" in files:
@@ -499,6 +498,7 @@ def join(wb: Workbench, ref_name: str, remote: str | None = None) -> bool:
     this clone) or the remote's — instead of starting an empty one. False when neither exists."""
     ref = ref_name if ref_name.startswith("refs/") else "refs/heads/" + ref_name
     branch = ref.removeprefix("refs/heads/")
+    wb.git.refuse_checked_out(ref)  # before anything is fetched or written
     found = wb.git.ref_sha(ref)
     if found is None:
         remotes = wb.git.remotes()
@@ -536,6 +536,7 @@ def move_to_ref(wb: Workbench, ref_name: str) -> list[str] | None:
         return None
     ref = ref_name if ref_name.startswith("refs/") else "refs/heads/" + ref_name
     branch = ref.removeprefix("refs/heads/")
+    wb.git.refuse_checked_out(ref)
     if wb.git.ref_sha(ref) is not None:
         raise UsageError(f"{branch} already exists: state can move only to a new branch (or, in a fresh clone or "
                          "worktree without .workbench/, `wb init --ref` takes it up)")

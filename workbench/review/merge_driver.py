@@ -8,6 +8,23 @@ from pathlib import Path
 from typing import Any
 
 KINDS = ("board", "events", "state")
+MERGED_PATHS = {"board": ".workbench/board.json", "events": ".workbench/events.jsonl", "state": ".workbench/state.md"}
+
+
+def acts_on(kind: str, path: str) -> bool:
+    """Is `path` (git's %P) the workbench file this driver merges? A root .gitattributes can route any file to
+    wb's driver (`*.py merge=wb-board`): such a file is not wb's to merge by id, and no cache is touched."""
+    return MERGED_PATHS.get(kind) == path
+
+
+def plain_merge(root: Path, base: Path, ours: Path, theirs: Path, path: str) -> int:
+    """What git does for a file with no merge driver: a line merge into `ours`, conflict markers where the
+    sides disagree (`git merge-file`). 0 when clean, 1 when conflicted (git then reports the conflict)."""
+    from workbench.git.repo import run_git
+
+    proc = run_git(root, "merge-file", "-L", f"ours:{path}", "-L", f"base:{path}", "-L", f"theirs:{path}",
+                   str(ours), str(base), str(theirs), check=False)
+    return 0 if proc.returncode == 0 else 1
 
 
 def _events(raw: bytes) -> list[dict[str, Any]]:

@@ -11,6 +11,26 @@ import json
 from typing import Any
 
 KINDS = ("board", "events", "state", "calls")
+FILE_NAMES = {"board": "board.json", "events": "events.jsonl", "state": "state.md", "calls": "calls.jsonl"}
+
+
+def is_workbench_file(kind: str, file: str) -> bool:
+    """Is `file`, as git passes it to a textconv, a version of the workbench file KIND renders? git passes the
+    work-tree file by its path from the top (`.workbench/board.json`) and any other version as a temporary
+    copy named after it (`$TMPDIR/git-blob-XXXXXX/board.json`; older gits: `XXXXXX_board.json`). Anything else
+    — a root .gitattributes routing `*.py` to wb's driver — is not wb's to render: it is shown as it is, so a
+    view can never hide what a commit adds."""
+    import os
+
+    name = FILE_NAMES.get(kind)
+    if name is None:
+        return False
+    parent, base = os.path.split(file)
+    folder = os.path.basename(parent)
+    if os.path.isabs(file):
+        return (base == name and (folder.startswith("git-blob-") or folder == ".workbench")) or (
+            len(base) == len(name) + 7 and base.endswith("_" + name))
+    return base == name and parent.replace(os.sep, "/") == ".workbench"
 
 
 def convert(kind: str, raw: bytes) -> list[str]:
@@ -82,12 +102,12 @@ def _jsonl(raw: bytes, one: Any) -> list[str]:
         if not line.strip():
             continue
         record = loads_record(line)
-        lines.append(one(record) if record is not None
-                     else f"(line {number}: damaged: {line[:80].decode('utf-8', errors='replace')})")
+        lines.append(one(record) if record is not None  # a damaged line whole: a cut one could hide its end
+                     else f"(line {number}: damaged: {line.decode('utf-8', errors='replace')})")
     if torn.strip():  # no newline after it: a crash mid-append, ignored by wb
         record = loads_record(torn)
         lines.append(one(record) + "  (torn: no newline)" if record is not None
-                     else f"(torn last line (ignored by wb): {torn[:80].decode('utf-8', errors='replace')})")
+                     else f"(torn last line (ignored by wb): {torn.decode('utf-8', errors='replace')})")
     return lines
 
 

@@ -54,6 +54,7 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: boo
     """
     import tempfile  # here, not at the top: a reader (wb status) writes nothing
 
+    refuse_links_under_workbench(path)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + path.name, dir=path.parent)
     try:
         os.fchmod(fd, _FILE_MODE)  # mkstemp makes 0600; a workbench file is as readable as any other
@@ -79,6 +80,7 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: boo
 def append_lines(path: Path, lines: list[str]) -> None:
     """Append whole lines in one write and fsync them; a torn last line left by a crash is dropped first."""
     blob = "".join(line + "\n" for line in lines).encode("utf-8")
+    refuse_links_under_workbench(path)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         size = os.fstat(fd).st_size
@@ -101,6 +103,7 @@ def append_lines(path: Path, lines: list[str]) -> None:
 def truncate_torn_line(path: Path) -> int:
     """Cut a torn last line (no newline: an interrupted append, never acknowledged) off a JSON Lines file and
     fsync it. Returns the bytes removed."""
+    refuse_links_under_workbench(path)
     fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
     try:
         size = os.fstat(fd).st_size
@@ -150,8 +153,10 @@ def write_workbench_file(wb_dir: Path, rel: str, data: bytes, *, durable: bool =
 
 
 def remove_workbench_file(wb_dir: Path, rel: str) -> bool:
-    """Remove a file of `.workbench/` durably (the directory is fsynced). Returns whether it was there."""
+    """Remove a file of `.workbench/` durably (the directory is fsynced). Returns whether it was there.
+    Never through a symbolic link (a linked folder would have it delete a file elsewhere)."""
     target = _inside(wb_dir, rel)
+    _no_link(wb_dir, target)
     try:
         target.unlink()
     except FileNotFoundError:
@@ -160,9 +165,24 @@ def remove_workbench_file(wb_dir: Path, rel: str) -> bool:
     return True
 
 
+def remove_workbench_dir(wb_dir: Path, rel: str) -> bool:
+    """Remove a folder of `.workbench/` and everything in it (a link inside is removed, never followed; the
+    folder itself, or one on its way, being a link is refused). Returns whether it was there."""
+    import shutil
+
+    target = _inside(wb_dir, rel)
+    _no_link(wb_dir, target)
+    if not target.is_dir():
+        return False
+    shutil.rmtree(target)  # fd-based on Linux: never follows a link, even one swapped in meanwhile
+    fsync_dir(target.parent)
+    return True
+
+
 def remove_temp_files(wb_dir: Path) -> int:
     """Remove the temp files interrupted atomic writes left in `.workbench/` (the caller holds the lock, so
     none is in flight). Returns how many there were."""
+    _no_link(wb_dir, wb_dir)  # a linked .workbench: its files are elsewhere (subfolders: rglob never follows)
     temps = [path for path in wb_dir.rglob(".tmp-*") if path.is_file() and not path.is_symlink()]
     for path in temps:
         path.unlink(missing_ok=True)
@@ -185,3 +205,18 @@ def _no_link(wb_dir: Path, target: Path) -> None:
             raise Refused(f"{node.relative_to(wb_dir.parent).as_posix()} is a symbolic link: wb writes only "
                           "inside .workbench/ (replace the link with the real file or directory)")
         node = node.parent
+
+
+def refuse_links_under_workbench(path: Path) -> None:
+    """Refuse a write or a delete of `path` when it lies under a `.workbench/` and it, or any folder between it
+    and that `.workbench` (included), is a symbolic link: a clone or an agent can commit one, and wb would
+    write through it to anywhere. Paths elsewhere (the git directory, a temp file) are not looked at."""
+    from workbench.model.layout import WB_DIR
+
+    parts = path.parts
+    if WB_DIR not in parts:
+        return
+    top = len(parts) - 1 - parts[::-1].index(WB_DIR)
+    if ".git" in parts[top + 1:]:  # the git directory of a repository that sits in some `.workbench/` folder
+        return
+    _no_link(Path(*parts[:top + 1]), path)

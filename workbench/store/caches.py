@@ -1,4 +1,4 @@
-"""The snapshot caches in `.workbench/.cache/`: what wb itself last wrote, kept beside the files.
+"""The caches of what wb itself last wrote, kept in the work tree's own git directory (`<git dir>/wb/cache/`).
 
 They let a reader tell a person's edit from wb's own write by a stat (as git does for its index) and skip
 the YAML parser when nothing changed: `state.json` (state.md's hash, stat and frontmatter), `state.body`
@@ -6,6 +6,11 @@ the YAML parser when nothing changed: `state.json` (state.md's hash, stat and fr
 commit gate last found it valid), `config.json` (config.yaml merged over the
 defaults, keyed by its hash) and `guard.json` (when a file was last edited by hand). A cache is never the
 truth: a missing or broken one is read as absent.
+
+They live in the git directory, not in `.workbench/`: nothing a clone, a merge or an agent's edit of the work
+tree writes reaches them, so the config wb runs is always config.yaml as read (a committed or agent-written
+`.workbench/.cache/` is never read: `wb doctor` reports it). Linked worktrees each have their own git
+directory, so each has its own caches.
 """
 
 from __future__ import annotations
@@ -22,6 +27,14 @@ def sha(raw: bytes) -> str:
     import hashlib
 
     return hashlib.sha256(raw).hexdigest()
+
+
+def _ready(p: Paths) -> bool:
+    """Make the cache directory; False when there is no git directory to keep it in (never creates `.git`)."""
+    if not p.git_dir.is_dir():
+        return False
+    p.cache.mkdir(parents=True, exist_ok=True)
+    return True
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -41,7 +54,8 @@ def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str, *,
     frontmatter (so `wb status` needs no YAML parser) and, in a file of its own, its decision log.
     `stat=False` when state.md is not on disk yet (the merge driver: git writes the file after it returns);
     freshness is then decided by the hash."""
-    p.cache.mkdir(exist_ok=True)
+    if not _ready(p):
+        return
     body_raw = body.encode("utf-8")
     atomic_write(p.cache / "state.body", body_raw, durable=False)
     info: dict[str, Any] = {}
@@ -99,7 +113,8 @@ def read_board_cache(p: Paths) -> bytes | None:
 
 def write_board_cache(p: Paths, raw: bytes) -> None:
     """Remember board.json as wb wrote it (a transaction, `wb init`, `wb migrate`, the merge driver)."""
-    p.cache.mkdir(exist_ok=True)
+    if not _ready(p):
+        return
     atomic_write(p.board_cache, raw, durable=False)
 
 
@@ -111,7 +126,8 @@ def read_calls_checked(p: Paths) -> dict[str, Any]:
 
 def write_calls_checked(p: Paths, size: int, mtime_ns: int) -> None:
     try:
-        p.cache.mkdir(exist_ok=True)
+        if not _ready(p):
+            return
         atomic_write(p.cache / "calls.json", json.dumps({"size": size, "mtime_ns": mtime_ns}).encode(),
                      durable=False)
     except OSError:
@@ -119,8 +135,14 @@ def write_calls_checked(p: Paths, size: int, mtime_ns: int) -> None:
 
 
 # -- config.yaml ---------------------------------------------------------------------------------------
+# Keyed by the hash of config.yaml's bytes and kept in the git directory: only wb writes it, so the config wb
+# runs is config.yaml as read, never a merged copy someone else wrote.
+def _config_paths(config_path: Path) -> Paths:
+    return Paths(config_path.parent.parent)
+
+
 def _config_cache(config_path: Path) -> Path:
-    return config_path.parent / ".cache" / "config.json"
+    return _config_paths(config_path).cache / "config.json"
 
 
 def read_config_cache(config_path: Path, digest: str) -> dict[str, Any] | None:
@@ -134,10 +156,9 @@ def read_config_cache(config_path: Path, digest: str) -> dict[str, Any] | None:
 
 def write_config_cache(config_path: Path, digest: str, config: dict[str, Any]) -> None:
     cache = _config_cache(config_path)
-    if not cache.parent.parent.is_dir():
-        return
     try:
-        cache.parent.mkdir(exist_ok=True)
+        if not config_path.parent.is_dir() or not _ready(_config_paths(config_path)):
+            return
         atomic_write(cache, json.dumps({"sha": digest, "config": config}).encode(), durable=False)
     except OSError:
         pass  # a read-only workbench still reads its config
@@ -151,7 +172,8 @@ def read_guard(p: Paths) -> dict[str, Any]:
 
 def write_guard(p: Paths, guard: dict[str, Any]) -> None:
     try:
-        p.cache.mkdir(exist_ok=True)
+        if not _ready(p):
+            return
         atomic_write(p.cache / "guard.json", json.dumps(guard).encode(), durable=False)
     except OSError:
         pass

@@ -1,6 +1,7 @@
 """config.yaml: the defaults, and the file validated and merged over them.
 
-Parsing YAML costs ~30 ms, so the merged result is kept in .cache/config.json keyed by the file's hash.
+Parsing YAML costs ~30 ms, so the merged result is kept in the git directory's wb cache (never in the work
+tree), keyed by the hash of the file's bytes: the config wb runs is always config.yaml as read.
 """
 
 from __future__ import annotations

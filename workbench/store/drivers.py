@@ -3,8 +3,10 @@
 `.workbench/.gitattributes` names them (committed with the workbench) and keeps git from converting line
 endings in `.workbench/` (`* -text`: a `core.autocrlf=true` checkout would otherwise break the hash chain).
 The repository's own git config says which command runs them: a small launcher wb keeps in the repository's
-common git directory (`wb/driver`), which starts the `wb` on PATH, else the interpreter that registered it,
-so a reinstalled or removed virtual environment never makes `git diff` or `git log -p` fail.
+common git directory (`wb/driver`), which starts the interpreter that registered it by its absolute path in
+isolated mode (`python -I`: nothing imported from the work tree, whatever a clone ships), and shows the file
+as it is when that interpreter is gone, so a removed virtual environment never makes `git diff` or
+`git log -p` fail (`wb doctor --fix` registers the wb that runs it).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from workbench.git.repo import run_git
 from workbench.model.layout import WB_DIR
-from workbench.store.atomic import atomic_write
+from workbench.store.atomic import atomic_write, refuse_links_under_workbench
 
 ATTRIBUTES = (
     "# wb: readable diffs and safe merges of the workbench (written by `wb init`)\n"
@@ -30,12 +32,17 @@ ATTRIBUTES = (
 LAUNCHER = """\
 #!/bin/sh
 # Written by wb (`wb init`, `wb doctor --fix`): starts wb for git's diff and merge drivers.
-# The wb on PATH first, else the interpreter that registered the drivers; when neither is there, the
-# textconv shows the file as it is and a merge stops as a conflict, so git itself never fails.
-if command -v wb >/dev/null 2>&1; then exec wb "$@"; fi
+# Only the interpreter that registered the drivers, by its absolute path and isolated (-I: neither the
+# work tree nor PYTHON* variables reach sys.path), so a clone that ships a `workbench/` package of its own
+# never runs it on `git log -p`, `git diff` or `git merge`. Nothing else is tried (not a `wb` found on PATH).
+# When that interpreter cannot start wb, the textconv shows the file as it is and a merge stops as a
+# conflict, so git itself never fails.
 py={python}
-if [ -x "$py" ] && "$py" -c 'import workbench' 2>/dev/null; then exec "$py" -m workbench.cli.main "$@"; fi
-if [ "$1" = textconv ]; then exec cat "$3"; fi
+if [ "$1" = textconv ]; then
+  if [ -x "$py" ] && "$py" -I -m workbench.cli.main "$@" 2>/dev/null; then exit 0; fi
+  exec cat -- "$3"
+fi
+if [ -x "$py" ]; then exec "$py" -I -m workbench.cli.main "$@"; fi
 echo "wb is not installed here: the wb merge driver cannot run (install wb, then \\`wb doctor --fix\\`)" >&2
 exit 1
 """
@@ -73,6 +80,7 @@ def register_drivers(worktree: Path, common_dir: Path | None = None, *, attribut
         common_dir = GitRepo(worktree).common_dir
     changed: list[str] = []
     attributes = worktree / WB_DIR / ".gitattributes"
+    refuse_links_under_workbench(attributes)  # before the glob below: a linked .workbench is somewhere else
     for stale in attributes.parent.glob(".tmp-*-.gitattributes"):  # an init killed mid-write (we hold the lock)
         stale.unlink(missing_ok=True)
     current = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
@@ -115,6 +123,8 @@ def drivers_problems(worktree: Path, common_dir: Path) -> list[str]:
     launcher = launcher_path(common_dir)
     if not launcher.exists():
         problems.append(f"{launcher} is missing")
+    elif not launcher_isolated(common_dir):
+        problems.append(f"{launcher} is an older wb's, which can import a `workbench/` folder of the work tree")
     else:
         import subprocess
 
@@ -124,7 +134,24 @@ def drivers_problems(worktree: Path, common_dir: Path) -> list[str]:
     return problems
 
 
+ISOLATED = b'"$py" -I -m workbench.cli.main'  # what an older launcher lacks: it could import the work tree
+
+
+def launcher_isolated(common_dir: Path) -> bool:
+    """Whether the launcher runs wb isolated (an older wb's fell back to `python -c 'import workbench'` in the
+    work tree, which imports a clone's own `workbench/` package). A missing launcher counts as isolated."""
+    try:
+        return ISOLATED in launcher_path(common_dir).read_bytes()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
 def needs_registration(worktree: Path, common_dir: Path) -> bool:
     """A fresh clone carries .workbench/.gitattributes but not the launcher or the config (neither is
-    cloned): its first wb command registers them. One stat on the usual path."""
-    return not launcher_path(common_dir).exists() and (worktree / WB_DIR / ".gitattributes").exists()
+    cloned): its first wb command registers them. So does a launcher an older wb wrote, which was not
+    isolated from the work tree. One small read on the usual path."""
+    if not launcher_path(common_dir).exists():
+        return (worktree / WB_DIR / ".gitattributes").exists()
+    return not launcher_isolated(common_dir)
