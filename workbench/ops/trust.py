@@ -59,10 +59,11 @@ def untrust(wb: Workbench, names: list[str], everything: bool = False) -> int:
 
 def listing(wb: Workbench) -> dict[str, Any]:
     """`wb trust --list --json`: what is trusted, and what is pending (in use here and not trusted)."""
-    records = store_of(wb).records()
-    waiting = [c for c in commands(wb) if c.digest not in records]
+    store = store_of(wb)
+    records = store.records()
+    waiting = store.untrusted(commands(wb))
     return {
-        "store": str(store_of(wb).path),
+        "store": str(store.path),
         "env": env_trusts(),  # WB_TRUST_REPO_COMMANDS=1: every command runs, trusted or not
         "trusted": [{"digest": d, **{k: v for k, v in r.items() if k != "digest"}} for d, r in sorted(records.items())],
         "pending": [{**c.record(), "label": c.label, "how": c.how} for c in waiting],

@@ -61,11 +61,14 @@ class Command:
         return out
 
     @property
-    def digest(self) -> str:
-        import hashlib  # here: `wb status` with nothing to digest does not load OpenSSL
+    def canonical(self) -> str:
+        return canonical(self.key())
 
-        canonical = json.dumps(self.key(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+    @property
+    def digest(self) -> str:
+        import hashlib  # here: `wb status` compares canonical keys and never loads OpenSSL
+
+        return hashlib.sha256(self.canonical.encode()).hexdigest()
 
     @property
     def label(self) -> str:
@@ -98,6 +101,21 @@ class Command:
 
     def record(self) -> dict[str, Any]:
         return {**self.key(), "digest": self.digest, "where": list(self.where)}
+
+
+KEY_FIELDS = ("kind", "name", "source", "run", "cwd", "mode")  # what Command.key holds, as a record keeps it
+
+
+def canonical(key: dict[str, Any]) -> str:
+    """The canonical JSON a digest is the sha256 of: sorted keys, no spaces, UTF-8 as it is."""
+    return json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def record_key(record: Any) -> str | None:
+    """The canonical key of a trust record (the fields its digest was made from), or None when it is no record."""
+    if not isinstance(record, dict):
+        return None
+    return canonical({k: record[k] for k in KEY_FIELDS if k in record})
 
 
 def config_commands(config: dict[str, Any]) -> list[Command]:
@@ -194,14 +212,18 @@ class TrustStore:
         commands = data.get("commands") if isinstance(data, dict) else None
         return dict(commands) if isinstance(commands, dict) else {}
 
-    def trusted(self, cmd: Command, records: dict[str, dict[str, Any]] | None = None) -> bool:
-        return cmd.digest in (self.records() if records is None else records)
+    def trusted(self, cmd: Command) -> bool:
+        return not self.untrusted([cmd])
 
     def untrusted(self, cmds: Iterable[Command]) -> list[Command]:
+        """The commands of `cmds` this clone does not trust. Compared by canonical key (what each digest was
+        made from), so the check hashes nothing: a record whose fields no longer make its digest was edited
+        outside wb, and the store is the user's own file."""
         records = self.records()
         if not records:
-            return list(cmds)  # nothing trusted yet: no digest to compute
-        return [c for c in cmds if c.digest not in records]
+            return list(cmds)
+        keys = {record_key(r) for r in records.values()}
+        return [c for c in cmds if c.canonical not in keys]
 
     def add(self, cmds: Iterable[Command], by: str) -> int:
         """Trust `cmds` (by "person" through `wb trust`, or "wb" for what this clone's wb wrote). Returns how
