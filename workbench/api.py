@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import NotFound, Refused, UsageError, WorkbenchError
+from workbench.errors import NotFound, PersonRequired, Refused, UsageError, WorkbenchError
 from workbench.model import ids, provenance, reducer
 from workbench.model.ids import TASK_ID
 from workbench.model.redaction import redact, secret_values
@@ -49,7 +49,7 @@ __all__ = ["Bench", "LastWrite", "ReplayReport", "diff", "init", "replay", "run_
 
 EVENT_TYPE = re.compile(r"^[a-z]+(\.[a-z_]+)+$")  # as schemas/event.schema.json
 SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews", "scope")
-# -- scope contract & proof of done (issue 16): what only a person (or a recorded override) changes once started
+# -- scope contract & proof of done (issue 16): what only a proven person changes once a task has started
 GOALPOSTS = ("acceptance", "scope")
 SETTABLE_STATE_KEYS = ("status", "next_action", "active_task_id", "touched_files", "assumptions", "blockers")
 KEPT_STATE_KEYS = ("schema_version", "updated_at", "last_event", "counters", "session")
@@ -195,12 +195,14 @@ class Bench:
         if task is None:
             raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
         _require_open(task, "finish")
+        if force:  # issue 19: forcing done is a person's, proven at a terminal, before anything runs
+            actor = person_only(f"forcing {task_id} done", f"wb task done {task_id} --force")
         verdict = scope_verdict(self.root, task)
         blocked = scope_blocking(verdict)
-        if blocked and not (force and actor == "human"):
-            raise Refused(f"{task_id}: changes outside its scope: {'; '.join(blocked)}; undo them, or a person "
-                          f"changes the scope (`wb task set {task_id} scope=JSON --actor human`) or forces it "
-                          f"(`wb task done {task_id} --force --actor human`, recorded)")
+        if blocked and not force:
+            raise Refused(f"{task_id}: changes outside its scope: {'; '.join(blocked)}; undo them, or ask a person "
+                          f"to change the scope (`wb task set {task_id} scope=JSON`) or to force it "
+                          f"(`wb task done {task_id} --force`, recorded)")
         trust.require(self.root, [trust.acceptance_command(c, [task_id]) for c in task.get("acceptance", [])])
         limit = timeout or float(self.wb.config["acceptance_timeout"])
         results = run_all(task.get("acceptance", []), self.wb.root, limit, report)
@@ -210,7 +212,7 @@ class Bench:
             self._record_refused_done(task_id, failed)
             raise Refused(f"{task_id}: acceptance failed: `{first['cmd']}` {first['outcome']}"
                           + (f" ({last_line(first['output_tail'])})" if last_line(first["output_tail"]) else "")
-                          + f"; fix it, or `wb task done {task_id} --force` to override (the override is recorded)")
+                          + f"; fix it, or ask a person to run `wb task done {task_id} --force` (recorded)")
         with self._tx(actor) as tx:
             current = self._task(tx, task_id)
             _require_open(current, "finish")
@@ -252,14 +254,20 @@ class Bench:
     def set_task(self, task_id: str, changes: dict[str, Any], actor: str = "agent", *,
                  override: str | None = None) -> dict[str, Any]:
         """Change fields of a task. Once it has started, its acceptance commands and scope change only by a
-        person (`actor="human"`) or with `override` (the reason, recorded in the task.set event and on the
-        task's proof): an agent's attempt is Refused with the command a person would use (issue 16)."""
+        person proven at a terminal (issue 19: ops/person.require_person), whatever `actor` says; `override`
+        is the person's reason, recorded in the task.set event. An agent's attempt is PersonRequired (exit 5),
+        naming the command a person runs (issue 16)."""
         bad = [k for k in changes if k not in SETTABLE_TASK_KEYS]
         if bad:
             raise UsageError(f"cannot set {', '.join(bad)} on a task; settable: {', '.join(SETTABLE_TASK_KEYS)}")
         if changes.get("status") == "done":
             raise Refused(f"{task_id}: a task is done when its acceptance passes: `wb task done {task_id}` runs it "
-                          f"(`--force` records an override)")
+                          f"(a person's `--force` records an override)")
+        seen = reducer.find_task(self.wb.load(detect_human=False).docs.board, task_id)
+        moving = goalposts_moved(seen, changes) if seen is not None else []
+        if moving:  # asked outside the lock: a person may take a while to type
+            actor = person_only(f"changing the {' and '.join(moving)} of started task {task_id}",
+                                set_command(task_id, changes, moving))
         with self._tx(actor) as tx:
             task = self._task(tx, task_id)
             task_problem({"kind": task.get("kind"), **changes})
@@ -271,7 +279,10 @@ class Bench:
             real = {k: v for k, v in changes.items() if task.get(k) != v}
             if not real:
                 return dict(task)
-            moved = goalposts_moved(task, real, actor, override)
+            moved = goalposts_moved(task, real)
+            if moved and not provenance.current().proven_person:  # it started while we read it
+                raise PersonRequired(f"changing the {' and '.join(moved)} of started task {task_id}",
+                                     set_command(task_id, real, moved), "the task has started")
             tx.summary = f"wb: {task_id} set {', '.join(sorted(real))}"
             set_payload: dict[str, Any] = {"id": task_id, "changes": real}
             if moved and override:
@@ -422,20 +433,38 @@ class Bench:
         ends denied and the session goes on). `extend` raises budgets: `{"turns": N, "tool_calls": N,
         "seconds": N}` (or the CLI's `["turns=N"]`). `yield_id` refuses unless it is the pending yield.
         `plan`/`planner` are needed again when the session must replan. `retry`/`skip` answer a failed step's
-        pause (`step_failed:<id>`). `approved_by` is who approves: "human" only when a person at a terminal
-        does (config.yaml `approvals: human` refuses the others). Returns as `run`."""
+        pause (`step_failed:<id>`). Approving or denying a confirm_once/mutating call is a person's under
+        config.yaml `approvals: human` (the default): asked on /dev/tty, PersonRequired (exit 5) off a terminal
+        and always over MCP; `approved_by="human"` is a claim proven the same way. Returns as `run`."""
         from workbench.harness import bound
 
         if approve and deny:
             raise UsageError("approve or deny, not both")
         if result is not None and error is not None:
             raise UsageError("give a result or an error, not both")
+        if approve or deny:
+            approved_by = self._approver_of(approve, approved_by)
         grow = bound.parse_extend(_extend_items(extend))
         return bound.resume(self.wb, payload=result, error=error,
                             approve=True if approve else (False if deny else None), extend=grow,
                             yield_id=yield_id, plan=Path(plan) if plan is not None else None, planner=planner,
                             approver=approver, retry=retry, skip=skip, approved_by=approved_by,
                             on_complete=self._session_ends)
+
+    def _approver_of(self, approve: bool, claimed: str) -> str:
+        """Who answers the pending approval (issue 19): a proven person under `approvals: human` or when one is
+        claimed; under `approvals: any`, whoever runs this (an agent unless a person is at the terminal)."""
+        from workbench.harness.bound import approvals_of
+
+        pending = (self.wb.load(detect_human=False).docs.state.get("session") or {}).get("pending") or {}
+        if pending.get("kind") != "approval":
+            return claimed
+        if approvals_of(self.wb.config) == "human" or claimed == "human":
+            request = pending.get("payload") or {}
+            verb, flag = ("approving", "--approve") if approve else ("denying", "--deny")
+            return person_only(f"{verb} `{request.get('tool', '?')}` ({request.get('mode', 'mutating')})",
+                               f"wb resume {flag}")
+        return "human" if provenance.current().proven_person else "agent"
 
     def _session_ends(self) -> None:
         """The end of a `wb run` session (issue 16): the handoff packet is written into the commit that ends
@@ -448,13 +477,18 @@ class Bench:
         except (WorkbenchError, OSError) as err:
             self.last = LastWrite(warnings=[f"the handoff packet was not written: {err}"])
 
-    def abort(self, reason: str) -> Result:
+    def abort(self, reason: str | None = None) -> Result:
         """`wb abort --reason TEXT`: end the live session (paused or waiting); its events stay in the log and
-        `reason` is recorded on the abort. Returns the `Result` (its `.steps` with their final status);
-        `Refused` when no session is live."""
+        `reason` is recorded on the abort (default: who aborted, from how this process was started). The
+        abort's actor is this process's (model/provenance.py). Returns the `Result` (its `.steps` with their
+        final status); `Refused` when no session is live."""
         from workbench.harness import bound
 
-        return bound.abort(self.wb, reason, on_complete=self._session_ends)
+        who = provenance.current()
+        if not reason:
+            reason = ("aborted by a person at a terminal" if who.actor == "human"
+                      else f"aborted by an agent (via {who.via})")
+        return bound.abort(self.wb, reason, on_complete=self._session_ends, by=who.actor)
 
     # -- repair, review, upgrade: `wb doctor`, `wb diff`, `wb migrate` -------------------------------------
     def doctor(self, fix: bool = False, progress: Callable[[int, int], None] | None = None) -> DoctorReport:
@@ -667,20 +701,33 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-def goalposts_moved(task: dict[str, Any], changes: dict[str, Any], actor: str, override: str | None) -> list[str]:
-    """The goalposts (acceptance, scope) `changes` moves on a started task. Refused for an agent without a
-    recorded override, naming the command a person would use (issue 16)."""
-    moved = sorted(k for k in changes if k in GOALPOSTS)
+def goalposts_moved(task: dict[str, Any], changes: dict[str, Any]) -> list[str]:
+    """The goalposts (acceptance, scope) `changes` moves on a started task: a person's to move (issue 16, 19)."""
     started = task.get("status") != "todo" or bool(task.get("start_head"))
-    if not moved or not started or actor == "human":
-        return moved
-    if override is not None and override.strip():
-        return moved
+    if not started:
+        return []
+    return sorted(k for k in changes if k in GOALPOSTS and task.get(k) != changes[k])
+
+
+def set_command(task_id: str, changes: dict[str, Any], keys: list[str]) -> str:
+    """The `wb task set` a person runs to make these changes."""
     import shlex
 
-    shown = " ".join(shlex.quote(f"{k}={json.dumps(changes[k], ensure_ascii=False)}") for k in moved)
-    raise Refused(f"{task['id']} has started: its {' and '.join(moved)} change only by a person: "
-                  f"`wb task set {task['id']} {shown} --actor human` (or with a recorded reason: --override TEXT)")
+    shown = " ".join(shlex.quote(f"{k}={json.dumps(changes[k], ensure_ascii=False)}") for k in keys)
+    return f"wb task set {task_id} {shown}"
+
+
+# -- person-only actions (issue 19): a person proven at a terminal; never a flag, MCP or a recorded reason ------
+def person_only(action: str, command: str) -> str:
+    """The actor of a person-only action: "human", once a person confirmed on /dev/tty (ops/person.py; asked
+    at most once a process). MCP is an agent's door whatever its terminal: refused there without asking.
+    PersonRequired (exit 5) names `command`, what the person runs."""
+    from workbench.ops.person import require_person
+
+    if provenance.current().via == "mcp":
+        raise PersonRequired(action, command, "MCP is an agent's door; a person runs it at a terminal")
+    require_person(action, command)
+    return "human"
 
 
 def _head(root: Path) -> str | None:

@@ -62,13 +62,26 @@ def test_a_task_through_its_life(bench, repo):
     assert bench.replay().mismatches == []
 
 
-def test_done_with_failing_acceptance(bench, repo, commits):
+def test_done_with_failing_acceptance(bench, repo, commits, monkeypatch):
+    from workbench.errors import PersonRequired
+    from workbench.model import provenance
+    from workbench.model.provenance import Who
+
     bench.add_task("Parser", acceptance=["exit 7"])
     count = commits(repo)
     with pytest.raises(Refused, match=r"acceptance failed: `exit 7` exited 7"):
         bench.done_task("T-001")
     assert commits(repo) == count
-    bench.done_task("T-001", force=True)
+    monkeypatch.setenv("CI", "1")  # no person can be asked here, whatever runs the tests
+    with pytest.raises(PersonRequired, match=r"ask a person to run: wb task done T-001 --force"):
+        bench.done_task("T-001", force=True)  # forcing is a person's (issue 19)
+    assert commits(repo) == count
+    # a person proven at a terminal earlier in this process (ops/person.require_person) may force it
+    before = provenance.establish(Who("human", "terminal", True, "tty-code"))
+    try:
+        bench.done_task("T-001", force=True)
+    finally:
+        provenance.establish(before)
     event = bench.log(type="task.done")[-1]
     assert event["payload"]["forced"] is True
     assert event["payload"]["acceptance"][0]["cmd"] == "exit 7"

@@ -31,7 +31,11 @@ def configure(repo: Path, text: str) -> None:
 
 
 def with_greet(repo: Path) -> None:
+    """A mutating tool, and `approvals: any`: a script drives these sessions (a person's: test_person_only.py)."""
     configure(repo, "tools:\n  greet: {argv: [python3, -c, \"print('hi')\"], mode: mutating}")
+    config = repo / ".workbench" / "config.yaml"
+    config.write_text(config.read_text().replace("approvals: human", "approvals: any"))
+    run_git(repo, "commit", "-q", "-am", "approvals: any")
 
 
 def wb_json(repo: Path, *args: str, code: int = 0) -> dict:

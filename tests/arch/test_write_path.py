@@ -23,6 +23,7 @@ OUTSIDE_THE_STORE = {
     "api.py": ({"write_text"}, "an inline plan (Bench.run(steps=...)), in a temporary directory outside the repo"),
     "cli/merge_driver.py": ({"write_bytes"}, "the merge result into the file git names (%A), outside .workbench/"),
     "ops/person.py": ({"os.open:w", "os.write"}, "the question to a person, on /dev/tty (a terminal, not a file)"),
+    "cli/harness_view.py": ({"os.open:w", "os.write"}, "the inline Allow? [y/N], on /dev/tty (a terminal, not a file)"),
     "faults.py": ({"write_text"}, "a test-only marker outside the repository, when WB_PAUSE holds wb at a fault point"),
     "ops/demo.py": ({"write_text", "shutil.copy"},
                     "the demo's throwaway repository: its project file, and config.yaml copied in as a person "

@@ -35,10 +35,17 @@ def test_done_refuses_when_acceptance_fails_and_force_records_it(bench, repo, wb
     assert git(repo, "rev-parse", "HEAD").strip() == head
     assert board(repo)["tasks"][0]["status"] == "todo"
 
-    r = wb(repo, "task", "done", "T-001", "--force")
-    assert r.returncode == 0, r.stderr
+    r = wb(repo, "task", "done", "T-001", "--force")  # forcing is a person's (issue 19): not a script's
+    assert r.returncode == 5 and "ask a person to run: wb task done T-001 --force" in r.stderr, r.stderr
+    assert wb_hashes(repo) == files
+
+    from tests.person import as_person
+
+    term = as_person(repo, "task", "done", "T-001", "--force")
+    assert term.returncode == 0, term.output
     # each command said before it ran, then the outcome
-    assert r.stdout.splitlines() == ["$ true", "$ echo broken >&2; exit 3", "T-001 todo → done (forced)"]
+    shown = term.output
+    assert shown.index("$ true") < shown.index("$ echo broken >&2; exit 3") < shown.index("T-001 todo → done (forced)")
     task = board(repo)["tasks"][0]
     assert task["status"] == "done" and task["forced_done"] is True
     assert git(repo, "log", "-1", "--format=%s").strip() == "wb: T-001 todo → done (forced)"

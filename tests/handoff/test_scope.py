@@ -71,7 +71,7 @@ def test_agent_touching_a_forbidden_file_is_refused_at_done(bench, repo, wb, git
     line = error_line(r.stderr)
     assert "migrations/001.sql (forbidden: migrations/**)" in line
     assert "migrations/002.sql (forbidden: migrations/**)" in line
-    assert "--actor human" in line
+    assert "ask a person" in line and "wb task done T-001 --force" in line and "--actor" not in line
     assert wb_hashes(repo) == files  # a refusal changes nothing
     assert board(repo)["tasks"][0]["status"] == "in_progress"
     # an agent's --force does not pass the scope
@@ -119,17 +119,19 @@ def test_agent_editing_acceptance_after_start_is_refused(bench, repo, wb, error_
     r = wb(repo, "task", "set", "T-001", "acceptance=true", "--actor", "agent")
     assert r.returncode == 5
     line = error_line(r.stderr)
-    assert "only by a person" in line and "wb task set T-001 'acceptance=[\"true\"]' --actor human" in line
+    assert "needs a person" in line and "ask a person to run: wb task set T-001 'acceptance=[\"true\"]'" in line
     r = wb(repo, "task", "set", "T-001", 'scope={"forbidden": []}', "--actor", "agent")
     assert r.returncode == 5 and "scope" in r.stderr
-    with pytest.raises(Exception, match="only by a person"):
+    with pytest.raises(Exception, match="needs a person"):
         bench.set_task("T-001", {"acceptance": []}, actor="agent")
     assert board(repo)["tasks"][0]["acceptance"] == ["pytest -q tests"]
-    # the person's command works; so does an agent's recorded override
+    # the person's command works; an agent's "recorded reason" is no way around it (issue 19)
     assert as_person(repo, "task", "set", "T-001", "acceptance=true").returncode == 0
     r = wb(repo, "task", "set", "T-001", "--forbid", "docs/**", "--override", "the person asked in chat",
            "--actor", "agent")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 5 and "ask a person" in r.stderr, r.stderr
+    r = as_person(repo, "task", "set", "T-001", "--forbid", "docs/**", "--override", "the person asked in chat")
+    assert r.returncode == 0, r.output
     assert board(repo)["tasks"][0]["scope"]["forbidden"] == ["vendor/**", "docs/**"]
     last = events(repo)[-1]
     assert last["type"] == "task.set" and last["payload"]["override"] == "the person asked in chat"

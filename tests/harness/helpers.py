@@ -63,7 +63,10 @@ class WbRepo:
     def configure(self, *, tools: dict[str, Any] | None = None, hooks: dict[str, Any] | None = None,
                   planner: dict[str, Any] | None = None, budget: dict[str, Any] | None = None,
                   **settings: Any) -> None:
-        """Write config.yaml (JSON is YAML) and commit it, so the workbench starts clean."""
+        """Write config.yaml (JSON is YAML) and commit it, so the workbench starts clean. `approvals: any` unless
+        the test says otherwise: these sessions run unattended, as a pipeline's (a person's approvals:
+        tests/security/test_person_only.py)."""
+        settings.setdefault("approvals", "any")
         lines = ["schema_version: 1", f"tools: {json.dumps(tools or {})}", f"hooks: {json.dumps(hooks or {})}"]
         lines += [f"{name}: {json.dumps(value)}" for name, value in settings.items()]
         if planner is not None:
@@ -177,6 +180,19 @@ class Terminal:
 
     def type(self, text: str) -> None:
         os.write(self.master, text.encode())
+
+    def confirm(self) -> None:
+        """Type back the code wb shows to prove a person (ops/person.require_person), as a person does."""
+        import re
+        import time
+
+        deadline = time.monotonic() + self.timeout
+        while not re.search(rb"confirms by typing (\d{4}): ", self.out):
+            assert time.monotonic() < deadline, f"wb never asked for a code; the terminal shows: {self.text}"
+            if not self._read(0.2):
+                raise AssertionError(f"wb ended before it asked for a code; the terminal shows: {self.text}")
+        code = re.findall(rb"confirms by typing (\d{4}): ", self.out)[-1]
+        self.type(code.decode() + "\n")
 
     def ctrl_c(self) -> None:
         self.type("\x03")

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from .helpers import Terminal, WbRepo, py_tool
+from .helpers import WbRepo, py_tool
 
 WRITE = {"argv": py_tool("import pathlib; pathlib.Path('out.txt').write_text('written')"), "mode": "mutating"}
 ONCE = {"argv": py_tool("print('lint')"), "mode": "confirm_once"}
@@ -69,31 +69,29 @@ def test_approvals_human_refuses_an_agent(wbrepo: WbRepo) -> None:
     wbrepo.wb_json(3, "run", "g", "--plan", wbrepo.plan([{"description": "w", "tool": "write"}]))
     refused = wbrepo.wb_expect(5, "resume", "--approve")
     line = refused.stderr.strip()
-    assert len(line.splitlines()) == 1 and "approvals: human" in line and "person" in line, line
+    assert len(line.splitlines()) == 1 and "ask a person to run: wb resume --approve" in line, line
     assert not (wbrepo.path / "out.txt").exists()
     assert wbrepo.status()["pending"]["kind"] == "approval", "the approval still waits for a person"
-    wbrepo.wb_json(0, "resume", "--deny")  # saying no needs no person
-    assert not wbrepo.events("approval.granted")
+    wbrepo.wb_expect(5, "resume", "--deny")  # saying no is a person's too (issue 19)
+    assert not wbrepo.events("approval.granted") and not wbrepo.events("approval.denied")
     wbrepo.assert_consistent()
 
 
 def test_a_person_at_the_terminal_approves_as_human(wbrepo: WbRepo) -> None:
+    from tests.person import as_person
+
     wbrepo.configure(tools={"write": WRITE}, approvals="human")
     plan = wbrepo.plan([{"description": "w", "tool": "write"}, {"description": "w again", "tool": "write"}])
-    term = Terminal(wbrepo.path, "run", "g", "--plan", plan)
-    term.expect("Allow? [y/N]")
-    term.type("y\n")
-    term.expect("Allow? [y/N]")
-    term.type("n\n")
-    assert term.finish() == 0, term.text
+    term = as_person(wbrepo.path, "run", "g", "--plan", plan, lines=["y", "n"])
+    assert term.returncode == 1, term.output  # the second write was denied: the session is incomplete
+    assert term.asked == 1, "the person proves themselves once a process"
     assert [e["payload"]["by"] for e in wbrepo.events("approval.granted")] == ["human"]
     assert [e["payload"]["by"] for e in wbrepo.events("approval.denied")] == ["human"]
-    # `wb resume --approve` typed at a terminal is a person's too
+    assert {e["proof"] for e in wbrepo.events("approval.granted") + wbrepo.events("approval.denied")} == {"tty-code"}
+    # `wb resume --approve` typed at a terminal is a person's too, once they type the code
     wbrepo.wb_json(3, "run", "g2", "--plan", plan)
-    term = Terminal(wbrepo.path, "resume", "--approve")
-    term.expect("Allow? [y/N]")  # the second write asks at the terminal: the person is there
-    term.type("y\n")
-    assert term.finish() == 0, term.text
+    term = as_person(wbrepo.path, "resume", "--approve", lines=["y"])
+    assert term.returncode == 0, term.output  # the second write asks at the terminal: the person is there
     assert [e["payload"]["by"] for e in wbrepo.events("approval.granted")] == ["human"] * 3
     wbrepo.assert_consistent()
 

@@ -31,7 +31,11 @@ def test_done_prints_each_command_and_the_tail_of_a_failure(wbrepo: WbRepo) -> N
     assert len(failed.stderr.strip().splitlines()) == 1 and "the-reason-it-failed" in failed.stderr, failed.stderr
     assert json.loads((wbrepo.path / ".workbench" / "board.json").read_text())["tasks"][0]["status"] != "done"
     assert wbrepo.workbench_dirty() == ""
-    wbrepo.wb_expect(0, "task", "done", tid, "--force")
+    wbrepo.wb_expect(5, "task", "done", tid, "--force")  # forcing is a person's (issue 19)
+    assert wbrepo.events("task.done") == []
+    term = Terminal(wbrepo.path, "task", "done", tid, "--force")
+    term.confirm()
+    assert term.finish() == 0, term.text
     done = wbrepo.events("task.done")[-1]["payload"]
     assert done["forced"] is True and "the-reason-it-failed" in done["acceptance"][-1]["output_tail"], done
     wbrepo.assert_consistent()

@@ -102,8 +102,8 @@ def test_deny_ends_the_step_denied_and_continues(wbrepo: WbRepo) -> None:
     wbrepo.configure(tools={"write": WRITE})
     plan = wbrepo.plan([{"description": "write", "tool": "write"}, {"description": "after"}])
     wbrepo.wb_expect(3, "run", "g", "--plan", plan)
-    done = wbrepo.wb_json(0, "resume", "--deny")
-    assert done["done"] is True and done["reason"] == "goal_met"
+    done = wbrepo.wb_json(1, "resume", "--deny")  # a denied step: the session did not do its work (issue 19)
+    assert done["done"] is True and done["reason"] == "incomplete"
     assert [s["status"] for s in done["steps"]] == ["denied", "done"]
     assert not (wbrepo.path / "out.txt").exists(), "a denied tool ran"
     assert len(wbrepo.events("approval.denied")) == 1

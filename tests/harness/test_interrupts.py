@@ -54,6 +54,7 @@ def test_ctrl_c_at_the_approval_prompt(wbrepo: WbRepo) -> None:
     again = Terminal(wbrepo.path, "resume")  # at a terminal, a plain `wb resume` asks again
     again.expect("Allow? [y/N]")
     again.type("y\n")
+    again.confirm()  # a person's yes: proven by the code wb shows on the terminal
     assert again.finish() == 0, again.text
     assert (wbrepo.path / "out.txt").read_text() == "written"
     assert wbrepo.status()["session"] is None

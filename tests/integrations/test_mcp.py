@@ -119,7 +119,8 @@ def test_run_and_resume_drive_a_harness_session(bench, repo: Path) -> None:
         await session.call_tool("status", {})
         # declared while the server runs: each call reads the workbench afresh, config.yaml included
         config.write_text(config.read_text().replace(
-            "tools: {}", "tools:\n  greet: {argv: [python3, -c, \"print('hi')\"], mode: mutating}"))
+            "tools: {}", "tools:\n  greet: {argv: [python3, -c, \"print('hi')\"], mode: mutating}").replace(
+            "approvals: human", "approvals: any"))  # a pipeline's opt-in: MCP never approves as a person
         neither = await session.call_tool("run", {"goal": "Ship it"})
         missing = await session.call_tool("run", {"goal": "Ship it", "plan": "missing.yaml"})
         assert neither.is_error and text_of(neither) == "run needs one of plan (a plan file) or steps (an inline plan)"

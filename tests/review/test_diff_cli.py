@@ -228,7 +228,8 @@ def test_approvals_and_tool_calls_are_listed(bench, repo, wb, git):
 
     config = repo / ".workbench" / "config.yaml"
     tool = json.dumps({"argv": [sys.executable, "-c", "print('hi')"], "mode": "mutating"})
-    config.write_text(config.read_text().replace("tools: {}", f"tools: {{hi: {tool}}}"))
+    config.write_text(config.read_text().replace("tools: {}", f"tools: {{hi: {tool}}}").replace(
+        "approvals: human", "approvals: any"))  # unattended: the script approves
     git(repo, "commit", "-qam", "declare a tool")
     before = head(repo)
     (repo / "plan.json").write_text(json.dumps({"steps": [{"description": "Say hi", "tool": "hi"}]}))
@@ -237,6 +238,7 @@ def test_approvals_and_tool_calls_are_listed(bench, repo, wb, git):
     ev = diff_json(wb, repo, before, "HEAD")["events"]
     assert [(a["decision"], a["tool"]) for a in ev["approvals"]] == [("requested", "hi"), ("granted", "hi")]
     assert [(c["tool"], c["dispatch"], c["status"]) for c in ev["tool_calls"]] == [("hi", "wb", "done")]
+    assert [(a["what"], a["who"], a["proof"]) for a in ev["person_only"]] == [("approved `hi`", "agent (script)", None)]
     text = wb(repo, "diff", before, "HEAD").stdout
     assert "    approval requested: hi (step 1)" in text
     assert "    tool hi (step 1): done — exit 0" in text

@@ -132,7 +132,8 @@ def test_the_approval_prompt_shows_what_the_step_would_run(repo: Path) -> None:
     term = Terminal(repo, "run", "g", "--plan", plan(repo, steps))
     term.expect("Allow? [y/N]")
     term.type("n\n")
-    assert term.finish() == 0, term.text
+    term.confirm()  # a person's answer is proven by the code wb shows (issue 19)
+    assert term.finish() == 1, term.text  # the step was denied: the session ends incomplete
     prompt = next(line for line in term.text.splitlines() if "Allow?" in line)
     _clean(prompt)
     assert "touch owned" in prompt and "hidden" not in prompt.split("Allow?")[1]

@@ -162,6 +162,7 @@ def render_text(d: dict[str, Any]) -> list[Line]:
         if ev["by_type"]:
             out.append(("", f"  {counts_text(ev['by_type'])}"))
         out += _harness_text(ev)
+        out += person_text(ev)
     c = d["calls"]
     if c["added"] or c["removed"]:
         extra = f", {c['removed']} removed" + (" (rewritten)" if c["rewritten"] else "") if c["removed"] else ""
@@ -207,6 +208,13 @@ def _harness_text(ev: dict[str, Any]) -> list[Line]:
             out.append(("", f"    approval {a['decision']}: {a['tool']} (step {_ordinal(a['index'])})"
                             + (f" — {a['reason']}" if a["reason"] else "")))
     return out
+
+
+# -- issue 19: the person-only actions, with who did them and how a person was proven ------------------------
+def person_text(ev: dict[str, Any]) -> list[Line]:
+    return [("yellow" if not a["proof"] else "",
+             f"  person-only #{a['seq']}: {escape(a['what'])} — by {escape(a['who'])}")
+            for a in ev.get("person_only") or []]
 
 
 ACCEPTANCE_CHANGED = "acceptance changed: `wb task done` runs other commands"
@@ -343,7 +351,7 @@ def render_markdown(d: dict[str, Any]) -> str:
             out += ["| type | count |", "|---|---:|"]
             out += [f"| `{t}` | {n} |" for t, n in ev["by_type"].items()]
             out.append("")
-        out += [_md_line(text) for _style, text in _harness_text(ev)]
+        out += [_md_line(text) for _style, text in _harness_text(ev) + person_text(ev)]
         if ev["sessions"]:
             out.append("")
     c = d["calls"]

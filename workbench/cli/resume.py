@@ -16,8 +16,11 @@ def resume_command(
     result: str = typer.Option(None, "--result", metavar="JSON", help="The awaited tool's result, as JSON."),
     result_file: Path = typer.Option(None, "--result-file", metavar="F", help="The result, from a JSON file."),
     error: str = typer.Option(None, "--error", metavar="MSG", help="The awaited tool failed: why."),
-    approve: bool = typer.Option(False, "--approve", help="Allow the tool call that waits for approval."),
-    deny: bool = typer.Option(False, "--deny", help="Refuse it: the step ends denied, the session goes on."),
+    approve: bool = typer.Option(False, "--approve", help="Allow the tool call that waits for approval "
+                                                          "(a person's, asked for a code on the terminal, unless "
+                                                          "config.yaml says approvals: any)."),
+    deny: bool = typer.Option(False, "--deny", help="Refuse it: the step ends denied, the session goes on "
+                                                    "and ends incomplete (exit 1). A person's, as --approve."),
     retry: bool = typer.Option(False, "--retry", help="Run the failed step again (a session paused on step_failed)."),
     skip: bool = typer.Option(False, "--skip", help="Go on without the failed step; it stays shown as failed."),
     extend: list[str] = typer.Option(None, "--extend", metavar="LIMIT=N",
@@ -29,7 +32,7 @@ def resume_command(
 ) -> int:
     """Continue the live session. Exit codes as `wb run`."""
     from workbench.api import Bench
-    from workbench.cli.harness_view import approval_source, outcome_exit, tty_approver
+    from workbench.cli.harness_view import outcome_exit, tty_approver
 
     if approve and deny:
         raise UsageError("--approve or --deny, not both")
@@ -51,9 +54,8 @@ def resume_command(
         for line in since_lines(bench.since_yield()):
             output.say(line)
     outcome = bench.resume(result=payload, error=error, approve=approve, deny=deny,
-                                             extend=extend or [], yield_id=yield_id, plan=plan, planner=planner,
-                                             approver=tty_approver(), retry=retry, skip=skip,
-                                             approved_by=approval_source())
+                           extend=extend or [], yield_id=yield_id, plan=plan, planner=planner,
+                           approver=tty_approver(), retry=retry, skip=skip)
     return outcome_exit(outcome, json_)
 
 

@@ -93,6 +93,10 @@ def render(data: dict[str, Any]) -> None:
         n = untrusted["count"]
         lines.append(("trust", f"{n} command{'' if n == 1 else 's'} came through git and {'is' if n == 1 else 'are'}"
                                f" not trusted: {untrusted['command']}"))
+    if data.get("approvals") == "any":  # issue 19: the opt-in is said; the default (a person's) goes unsaid
+        lines.append(("approvals", "any — an agent may approve confirm_once and mutating tool calls "
+                                   "(config.yaml; the default, human, asks a person at a terminal)"))
+        styles["approvals"] = "yellow"
     width = max(len(k) for k, _ in lines)
     if output.color_enabled():
         from rich.console import Console

@@ -132,8 +132,8 @@ def start(task_id: str = typer.Argument(..., metavar="ID"), actor: str = ACTOR) 
 def done(
     task_id: str = typer.Argument(..., metavar="ID"),
     force: bool = typer.Option(False, "--force", help="Mark done even if an acceptance command fails "
-                                                      "(the override and the failures are recorded); with "
-                                                      "--actor human, also past a refusing scope."),
+                                                      "or the scope refuses (recorded). Person-only: asks "
+                                                      "for a code on the terminal."),
     actor: str = ACTOR,
 ) -> int:
     """Check what the task changed against its scope, run its acceptance commands; mark it done only if the
@@ -161,8 +161,8 @@ def set_(
     allow: list[str] = ALLOW,
     forbid: list[str] = FORBID,
     override: str = typer.Option(None, "--override", metavar="REASON",
-                                 help="Change a started task's acceptance or scope as an agent, with the "
-                                      "reason recorded."),
+                                 help="Why a person changes a started task's acceptance or scope (recorded; "
+                                      "the change itself needs a person at a terminal)."),
     actor: str = ACTOR,
     json_: bool = JSON,
 ) -> int:

@@ -51,7 +51,8 @@ class WorkbenchSink:
             if journal is not None:
                 tx.journal(journal)
             self._where(event)
-            logged = tx.emit(event["type"], event["payload"], ts=event["ts"], session=event["session"])
+            logged = tx.emit(event["type"], event["payload"], ts=event["ts"], session=event["session"],
+                             actor=event.get("actor") or "agent")
         event["seq"] = logged["seq"]
         state = tx.docs.state
         return {"status": state["status"], "session": copy.deepcopy(state["session"]),
@@ -117,6 +118,12 @@ def _context(wb: Workbench) -> Callable[[], dict[str, Any]]:
     return context
 
 
+def approvals_of(config: dict[str, Any]) -> str:
+    """Who may approve a confirm_once or mutating call: "human" (the default: a person proven at a terminal)
+    unless config.yaml opts in to "any" (an unattended pipeline, whose approvals are an agent's)."""
+    return "any" if config.get("approvals") == "any" else "human"
+
+
 def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
                approver: Callable[[dict[str, Any]], bool] | None = None,
                on_complete: Callable[[], None] | None = None) -> HarnessLoop:
@@ -132,7 +139,7 @@ def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
     sink.on_complete = on_complete
     loop = HarnessLoop(planner=planner, budget=budget, hooks=hooks, tools=tools, sink=sink,
                        approver=approver, state=doc, planner_name=getattr(planner, "__qualname__", "") or "",
-                       approvals=str(config.get("approvals") or "any"), pull_reason="tool_result_required:{tool}")
+                       approvals=approvals_of(config), pull_reason="tool_result_required:{tool}")
     if isinstance(planner, CommandPlanner):
         loop.reflect = planner.reflect
         planner.events = lambda: loop.events
@@ -187,8 +194,9 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
            planner: str | None = None, approver: Callable[[dict[str, Any]], bool] | None = None,
            retry: bool = False, skip: bool = False, approved_by: str = "agent",
            on_complete: Callable[[], None] | None = None) -> Pending | Result:
-    """Continue the live session. `approved_by` says who answers: "human" only for a person (at a terminal),
-    "agent" for everything else (an MCP client, a script); config.yaml's `approvals: human` refuses the latter."""
+    """Continue the live session. `approved_by` says who answers: "human" only for a person proven at a
+    terminal (the caller proves it: api.Bench.resume), "agent" for everything else; under `approvals: human`
+    (the default) an agent's approval or denial is refused."""
     session = wb.load(detect_human=False).docs.state.get("session")
     if not session:
         raise Refused("no session to resume (start one with `wb run GOAL --plan FILE`)")
@@ -197,10 +205,13 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
         waits = (f"the session waits on yield {pending['yield_id']} ({pending.get('reason', '')})" if pending
                  else "the session waits on no yield")
         raise Refused(f"yield {yield_id} is not the pending one: {waits}")
-    if approve and pending.get("kind") == "approval" and approved_by != "human" and \
-            wb.config.get("approvals") == "human":
-        raise Refused(f"config.yaml has approvals: human, and this approval does not come from a person: ask one "
-                      f"to run `wb resume --approve` at a terminal ({pending.get('reason', '')})")
+    if approve is not None and pending.get("kind") == "approval" and approved_by != "human" and \
+            approvals_of(wb.config) == "human":
+        from workbench.errors import PersonRequired
+
+        word = "--approve" if approve else "--deny"
+        raise PersonRequired(f"{word[2:]} {pending.get('reason', '').split(':')[-1]} (approvals: human)",
+                             f"wb resume {word}", "not a person")
     kind = pending.get("kind")
     if kind == "approval" and approve is None and approver is None:
         raise UsageError(f"the session waits for approval of {pending.get('reason', '').split(':')[-1]}: "
@@ -250,8 +261,8 @@ def record_changes(loop: HarnessLoop, wb: Workbench, pending: dict[str, Any]) ->
         sink.changed_since_yield = found
 
 
-def abort(wb: Workbench, reason: str, on_complete: Callable[[], None] | None = None) -> Result:
+def abort(wb: Workbench, reason: str, on_complete: Callable[[], None] | None = None, by: str = "agent") -> Result:
     session = wb.load(detect_human=False).docs.state.get("session")
     if not session:
         raise Refused("no live session to abort")
-    return build_loop(wb, on_complete=on_complete).abort(reason)
+    return build_loop(wb, on_complete=on_complete).abort(reason, by=by)

@@ -124,20 +124,26 @@ class HarnessLoop:
         if kind == "approval":
             asker = str(getattr(self.approver, "by", "agent"))
             if approve is None and self.approver is not None and (self.approvals != "human" or asker == "human"):
-                approve, by = bool(self.approver(dict(pending.get("payload") or {}))), asker  # ask again, inline
+                answer = self.approver(dict(pending.get("payload") or {}))  # ask again, inline
+                if answer is None:  # nobody answered (a person did not confirm): it still waits
+                    return self._pending_now()
+                approve, by = bool(answer), asker
             if approve is None:
                 raise ValueError("the session waits for an approval: resume with approve=True or approve=False")
             if approve and self.approvals == "human" and by != "human":
                 raise PermissionError(f"approvals: human — {pending['reason']} needs a person's approval")
             step = session["plan"][index]
-            self._answer(pending, {"yield_id": pending["yield_id"], "action": "approve" if approve else "deny"})
+            who = _actor(by)
+            self._answer(pending, {"yield_id": pending["yield_id"], "action": "approve" if approve else "deny"},
+                         actor=who)
             if approve:
                 scope = "session" if self._mode(step) == "confirm_once" else "once"
                 self._emit("approval.granted", {"index": index, "tool": step["tool"],
-                                                "attempt": step.get("attempt", 0) + 1, "scope": scope, "by": by})
+                                                "attempt": step.get("attempt", 0) + 1, "scope": scope, "by": by},
+                           actor=who)
             else:
                 self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": f"denied by {by}",
-                                               "by": by})
+                                               "by": by}, actor=who)
                 held = self._finish_step(index, "denied")
                 if held:
                     return held
@@ -175,11 +181,12 @@ class HarnessLoop:
             self._transition(State(back), "resume")
         return self._drive()
 
-    def abort(self, reason: str = "aborted") -> Result:
+    def abort(self, reason: str = "aborted", by: str = "agent") -> Result:
+        """End the live session; `by` ("agent" or "human") is who ended it, the actor of `session.abort`."""
         if self.session is None:
             raise RuntimeError("no session to abort")
         steps = copy.deepcopy(self.session["plan"])
-        self._emit("session.abort", {"reason": reason})
+        self._emit("session.abort", {"reason": reason}, actor=_actor(by))
         self.sink.checkpoint(f"wb: session aborted: {reason}", None)
         self._final = Result(State.DONE, reason, steps, list(self.events))
         return self._final
@@ -207,7 +214,7 @@ class HarnessLoop:
         if prior is not None and not shared.here(prior):
             raise self._stale(pending, prior)
 
-    def _answer(self, pending: dict[str, Any], payload: dict[str, Any]) -> None:
+    def _answer(self, pending: dict[str, Any], payload: dict[str, Any], actor: str = "agent") -> None:
         """Answer a yield: claimed in the shared journal first (an answer given on another branch or in another
         worktree, even a moment ago, makes this one stale), then recorded as `session.resume`."""
         shared = self._shared()
@@ -218,13 +225,13 @@ class HarnessLoop:
                                          "ts": ids.utc_now()})
             if prior is not None:
                 raise self._stale(pending, prior)
-        self._emit("session.resume", payload)
+        self._emit("session.resume", payload, actor=actor)
 
     # -- events and transitions --------------------------------------------------------------------
     def _emit(self, type_: str, payload: dict[str, Any], *, journal: dict[str, Any] | None = None,
-              session_id: str | None = None) -> Event:
+              session_id: str | None = None, actor: str = "agent") -> Event:
         sid = session_id or (self.session["id"] if self.session else None)
-        event = {"schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": type_, "actor": "agent",
+        event = {"schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": type_, "actor": actor,
                  "session": sid, "payload": payload}
         authoritative = self.sink.emit(event, journal)
         if authoritative is not None:  # bound: the store folded it into state.md; take its word
@@ -512,15 +519,20 @@ class HarnessLoop:
                     return self._hold()
                 self.sink.checkpoint(f"wb: session asks: {reason}", session["id"])
                 assert self.approver is not None
-                granted = bool(self.approver(request))
-                self._answer(asked, {"yield_id": asked["yield_id"], "action": "approve" if granted else "deny"})
+                answer = self.approver(request)
+                if answer is None:  # nobody answered (a person did not confirm): the yield stands
+                    return self._pending_now()
+                granted = bool(answer)
+                who = _actor(by)
+                self._answer(asked, {"yield_id": asked["yield_id"], "action": "approve" if granted else "deny"},
+                             actor=who)
                 if not granted:
                     self._emit("approval.denied", {"index": index, "tool": step["tool"], "reason": f"denied by {by}",
-                                                   "by": by})
+                                                   "by": by}, actor=who)
                     return self._end_step(index, "denied")
                 self._emit("approval.granted", {"index": index, "tool": step["tool"], "attempt": attempt,
                                                 "scope": "session" if mode == "confirm_once" else "once",
-                                                "by": by})
+                                                "by": by}, actor=who)
         limit = self._limit("max_tool_calls")
         if limit is not None and session["budget"]["used"]["tool_calls"] >= limit:
             return self._pause("budget_exceeded:tool_calls", limit="max_tool_calls")
@@ -720,6 +732,8 @@ class HarnessLoop:
         steps = copy.deepcopy(session["plan"])
         if reason == "goal_met" and any(failed(s) for s in steps):
             reason = "completed_with_failures"
+        elif reason == "goal_met" and any(s.get("status") in ("denied", "skipped") for s in steps):
+            reason = "incomplete"  # a step did not run (denied, or skipped): the goal is not met
         if self.state is not State.DONE:
             self._transition(State.DONE, reason)
         self._emit("session.complete", {"reason": reason, "steps": len(steps),
@@ -728,6 +742,11 @@ class HarnessLoop:
         self.sink.checkpoint(f"wb: session complete: {reason}", None)
         self._final = Result(State.DONE, reason, steps, list(self.events))
         return self._final
+
+
+def _actor(by: str) -> str:
+    """The event actor of an answer given `by` someone: a person's is "human", anything else an agent's."""
+    return "human" if by == "human" else "agent"
 
 
 def failed(step: dict[str, Any]) -> bool:

@@ -16,6 +16,7 @@ from workbench.model.redaction import redact_text, secret_values
 
 INLINE_LIMIT = 4096  # bytes of output kept in the event; more goes to artifacts/
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024  # per stream, unless a tool declares max_output_bytes; the rest is discarded
+REDACT_MARGIN = 64 * 1024  # bytes read past max_output_bytes, so a secret the cap cuts is redacted whole first
 DRAIN_SECONDS = 0.5  # after the tool exits, how long wb reads what a background child still writes to its pipes
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL to a timed-out tool's process group
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -149,13 +150,47 @@ def stderr_tail(text: str) -> str:
     return tail[-TAIL_CHARS:]
 
 
+_ERROR_LINE = re.compile(
+    r"(?i)\b(?:error|errors|failed|failure|fatal|unrecognized|unrecognised|invalid|not found|no such|denied|"
+    r"cannot|can't|could not|panic|exception|abort(?:ed)?)\b|^E  |^[A-Za-z_][\w.]*(?:Error|Exception|Exit|"
+    r"Interrupt|Warning): ")
+ERROR_LINES, ERROR_CHARS = 3, 300
+
+
+def error_lines(stderr: str, stdout: str = "") -> list[str]:
+    """The lines of a failed tool's output that carry its error, what its summary shows (not pytest's
+    `rootdir:` line after `unrecognized arguments`): the last line of a traceback, then the lines that say
+    error, failed, unrecognized…, of stderr first, then of stdout; the last few, each clipped."""
+    found: list[str] = []
+    for text in (stderr, stdout):
+        lines = text.splitlines()
+        if len(lines) > 20000:  # the end of a long output is where its error is
+            lines = lines[-20000:]
+        picked = []
+        for i, line in enumerate(lines):
+            if line.startswith("Traceback (most recent call last)"):
+                end = next((j for j in range(i + 1, len(lines)) if lines[j] and not lines[j][0].isspace()), None)
+                if end is not None:
+                    picked.append(end)
+            elif _ERROR_LINE.search(line) and line.strip():
+                picked.append(i)
+        for i in sorted(set(picked))[-ERROR_LINES:]:
+            line = lines[i].strip()
+            if line not in found:
+                found.append(line[:ERROR_CHARS])
+        if found:
+            break
+    return found[-ERROR_LINES:]
+
+
 def failure(name: str, result: dict[str, Any]) -> ToolError | None:
     """A result whose exit status is not 0 is a failure of its step: the error to record, or None."""
     code = result.get("exit_code")
     if not isinstance(code, int) or code == 0:
         return None
     tail = str(result.get("stderr_tail") or "")
-    last = tail.strip().splitlines()[-1] if tail.strip() else ""
+    errors = [str(line) for line in result.get("error_lines") or [] if isinstance(line, str)]
+    last = " | ".join(errors) if errors else (tail.strip().splitlines()[-1] if tail.strip() else "")
     status = f"{code}" if code >= 0 else f"{code} (killed by signal {-code})"
     return ToolError(f"tool {name}: exit {status}" + (f": {last}" if last else ""),
                      {"exit_code": code, "stderr_tail": tail, "result": result})
@@ -207,15 +242,21 @@ class ToolBox:
                 raise ToolError(f"tool {spec.name}: cwd {spec.cwd!r} leaves the repository")
         start = time.monotonic()
         try:
-            run = run_process(argv, cwd, spec.timeout, spec.max_output_bytes)
+            run = run_process(argv, cwd, spec.timeout, spec.max_output_bytes + REDACT_MARGIN)
         except OSError as err:
             raise ToolError(f"tool {spec.name} could not start: {err.strerror or err}") from None
         if run.timed_out:
             raise ToolError(f"tool {spec.name} timed out after {spec.timeout:g}s (its process group was killed)")
         result: dict[str, Any] = {"exit_code": run.returncode, "seconds": round(time.monotonic() - start, 3)}
         failed = run.returncode != 0
+        texts = {}
         for stream, captured in (("stdout", run.stdout), ("stderr", run.stderr)):
-            data = redact_text(bytes(captured.data).decode(errors="replace"), self.redact).encode()
+            # redacted before it is cut to max_output_bytes: a cut secret would leave its head behind
+            texts[stream] = redact_text(bytes(captured.data).decode(errors="replace"), self.redact)
+            data = texts[stream].encode()
+            if len(data) > spec.max_output_bytes:
+                captured.cut += len(data) - spec.max_output_bytes
+                data = data[:spec.max_output_bytes]
             if len(data) <= INLINE_LIMIT and not (failed and data) and not captured.cut:
                 result[stream] = data.decode()
             else:  # large, or the output of a failure: the whole of it (up to the cap) goes to artifacts/
@@ -225,8 +266,10 @@ class ToolBox:
                              f"{spec.max_output_bytes}]\n").encode()
                 result[f"{stream}_artifact"] = self._artifact(key, stream, data, captured.cut)
         if failed:
-            tail_text = redact_text(bytes(run.stderr.data).decode(errors="replace"), self.redact)
-            result["stderr_tail"] = stderr_tail(tail_text)
+            result["stderr_tail"] = stderr_tail(texts["stderr"])
+            errors = error_lines(texts["stderr"], texts["stdout"])
+            if errors:
+                result["error_lines"] = errors
         return result
 
     def _artifact(self, key: str, stream: str, data: bytes, cut: int = 0) -> dict[str, Any]:

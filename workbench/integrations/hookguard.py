@@ -215,7 +215,7 @@ def out_of_scope(root: str, hook: dict[str, Any]) -> str | None:
         glob = scopes.first_match([str(g) for g in task["scope"]["forbidden"]], rel)
         if glob is not None:
             return (f"{rel} is out of bounds for {task['id']}: its scope forbids {glob}. Work inside the task's "
-                    f"scope; a person may change it with `wb task set {task['id']} scope=JSON --actor human`")
+                    f"scope; to change it, ask a person to run: wb task set {task['id']} scope=JSON")
     return None
 
 

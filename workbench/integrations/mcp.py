@@ -362,7 +362,7 @@ class Tools:
                 raise UsageError("run needs one of plan (a plan file) or steps (an inline plan)")
             return _outcome(bench.run(goal, plan=inside(bench.root, plan) if plan is not None else None,
                                       steps=steps, max_turns=max_turns, max_tool_calls=max_tool_calls,
-                                      max_seconds=max_seconds))
+                                      max_seconds=max_seconds), bench)
 
         return self.call(start)
 
@@ -374,7 +374,7 @@ class Tools:
             return _outcome(bench.resume(result=result, error=error, approve=decision == "approve",
                                          deny=decision == "deny", extend=extend, yield_id=yield_id,
                                          retry=retry, skip=skip,
-                                         plan=inside(bench.root, plan) if plan else None))
+                                         plan=inside(bench.root, plan) if plan else None), bench)
 
         return self.call(go_on)
 
@@ -451,18 +451,27 @@ def _written(bench: Bench, **data: Any) -> dict[str, Any]:
     return {**data, "summary": last.summary, "commit": last.commit, "warnings": last.warnings}
 
 
-def _outcome(outcome: Any) -> dict[str, Any]:
+def _outcome(outcome: Any, bench: Bench | None = None) -> dict[str, Any]:
     from workbench.ops.yields import commands
 
     if outcome.done:
         return {"done": True, "state": outcome.state.value, "reason": outcome.reason, "steps": outcome.steps}
     return {"done": False, "state": outcome.state.value, "reason": outcome.reason, "kind": outcome.kind,
             "yield_id": outcome.yield_id, "payload": outcome.payload, "commands": commands(outcome),
-            "calls": calls(outcome)}
+            "calls": calls(outcome, _persons_approval(bench))}
 
 
-def calls(p: Any) -> list[str]:
-    """What answers a yield, as this server's tool calls (`commands` are the same as wb commands)."""
+def _persons_approval(bench: Bench | None) -> bool:
+    """issue 19: under `approvals: human` (the default) no MCP client approves or denies: a person does."""
+    return bench is None or bench.wb.config.get("approvals") != "any"
+
+
+def calls(p: Any, persons: bool = False) -> list[str]:
+    """What answers a yield, as this server's tool calls (`commands` are the same as wb commands); an approval
+    a person must give (`persons`) is asked of a person, at a terminal."""
+    if p.kind == "approval" and persons:
+        return ["ask a person to run at a terminal: wb resume --approve (or wb resume --deny)",
+                'abort {"reason": "..."}']
     if p.kind == "approval":
         return ['resume {"decision": "approve"}', 'resume {"decision": "deny"}', 'abort {"reason": "..."}']
     if p.kind in ("tool_result", "in_doubt"):
@@ -621,9 +630,18 @@ def _run(sdk: Any, tools: Tools, first: bytes, wire_in: Any, wire_out: Any,
 
     async def lines() -> Any:
         if first:
-            yield first.decode("utf-8", "replace")
+            line = first.decode("utf-8", "replace")
+            refused = screen(line)
+            if refused is None:
+                yield line
+            else:
+                await out.send(refused)
         async for line in rest:
-            yield line
+            refused = screen(line)
+            if refused is None:
+                yield line
+            else:
+                await out.send(refused)
 
     class Lines:  # what the SDK's transport iterates: the line read before it was loaded, then the rest
         def __aiter__(self) -> Any:
@@ -636,12 +654,65 @@ def _run(sdk: Any, tools: Tools, first: bytes, wire_in: Any, wire_out: Any,
     anyio.run(main)
 
 
+MAX_REQUEST_DEPTH = 64  # levels of objects and arrays in one request; no wb tool takes deeper arguments
+
+
+def screen(line: str) -> bytes | None:
+    """None for a request the SDK can read (and answers itself); else the JSON-RPC error wb answers in its
+    place: the SDK answers nothing at all to a line that is not JSON, to arguments nested ~200 deep (its
+    validator's recursion limit) or to a string holding a lone surrogate (`\\ud800`), and the client waits for
+    ever. Every request gets an answer."""
+    if not line.strip():
+        return None
+    try:
+        msg = json.loads(line)
+    except (ValueError, RecursionError) as err:
+        return _rpc_error(None, -32700, f"parse error: {str(err)[:200]}")
+    rid = msg.get("id") if isinstance(msg, dict) else None
+    rid = rid if isinstance(rid, int | str) and not isinstance(rid, bool) else None
+    if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or not isinstance(msg.get("method", ""), str):
+        if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
+            return None  # a client's answer to a server request: not a request, nothing to answer
+        return _rpc_error(rid, -32600, "invalid request: a JSON-RPC 2.0 object with a method is expected")
+    if "id" in msg and rid is None and msg["id"] is not None:
+        return _rpc_error(None, -32600, "invalid request: its id must be a string or a number")
+    if "params" in msg and not isinstance(msg["params"], dict):
+        return _rpc_error(rid, -32602, "invalid params: an object is expected")
+    stack: list[tuple[Any, int]] = [(msg, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_REQUEST_DEPTH:
+            return _rpc_error(rid, -32600, f"invalid request: nested more than {MAX_REQUEST_DEPTH} levels deep")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in [*value.keys(), *value.values()])
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    try:
+        json.dumps(msg, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return _rpc_error(rid, -32600, "invalid request: a \\u escape that encodes no character (a lone "
+                                       "surrogate)")
+    return None
+
+
+def _rpc_error(rid: Any, code: int, message: str) -> bytes:
+    answer = {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+    return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
 class _Out:
-    """The SDK's stdout, less its own answer to the `initialize` wb already answered."""
+    """The SDK's stdout, less its own answer to the `initialize` wb already answered; and wb's own answers to
+    the requests the SDK cannot read (`screen`)."""
 
     def __init__(self, file: Any, early: tuple[Any, dict[str, Any], bytes] | None) -> None:
         self.file = file
         self.early = early
+
+    async def send(self, line: bytes) -> None:
+        """wb's own answer (a notification that the SDK cannot read is still answered: the client may be
+        waiting on what it thought was a request)."""
+        await self.file.write(line.decode())
+        await self.file.flush()
 
     async def write(self, text: str) -> None:
         if self.early is not None:

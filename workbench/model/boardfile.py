@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import Refused, SchemaRefused
 from workbench.model import schemas
-from workbench.model.jsonl import check_unicode
+from workbench.model.jsonl import DuplicateKey, check_unicode, loads_unique
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 if TYPE_CHECKING:
     from workbench.model.reducer import Docs
@@ -40,11 +44,37 @@ class NotABoard(Refused):
     """board.json holds JSON, but not an object."""
 
 
+MAX_BOARD_BYTES = 64 * 1024 * 1024  # a board of 100,000 tasks is well under it
+
+
+def too_big(size: int) -> Refused:
+    return Refused(f"board.json: {size} bytes, over the cap of {MAX_BOARD_BYTES}: not a board wb wrote "
+                   "(restore it with git)")
+
+
+def read_board_bytes(path: Path) -> bytes:
+    """board.json's bytes, refused by its size before it is read (a 1 GB file is not read whole)."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > MAX_BOARD_BYTES:
+            raise too_big(size)
+        data = fh.read(MAX_BOARD_BYTES + 1)
+    if len(data) > MAX_BOARD_BYTES:  # grew meanwhile
+        raise too_big(len(data))
+    return data
+
+
 def parse_board(raw: bytes) -> dict[str, Any]:
-    """The one reader of board.json's bytes: a JSON object, or Refused naming the line (BrokenJSON), the
-    nesting or the lone surrogate, or NotABoard. Its shape is `has_task_list`'s and the schema's to check."""
+    """The one reader of board.json's bytes: a JSON object, or Refused naming the size cap, the line
+    (BrokenJSON), a repeated key (two `acceptance` in a task: which would run is a reader's guess), the nesting
+    or the lone surrogate, or NotABoard. Its shape is `has_task_list`'s and the schema's to check."""
+    if len(raw) > MAX_BOARD_BYTES:
+        raise too_big(len(raw))
     try:
-        data = json.loads(raw)
+        data = loads_unique(raw)
+    except DuplicateKey as err:
+        raise Refused(f"board.json: {err.msg} in one object: refused, since which value counts would be a "
+                      "guess (fix the file, or restore it with git)") from None
     except RecursionError:
         raise Refused("board.json: nested too deeply to read (fix the file, or restore it with git)") from None
     except ValueError as err:

@@ -17,6 +17,40 @@ from workbench.errors import Refused
 
 FIELDS = ("schema_version", "seq", "id", "ts", "type", "actor", "via", "tty", "proof", "session", "payload", "prev",
           "more")
+MAX_LINE_BYTES = 4 * 1024 * 1024  # one event or call record; wb clips its payloads far below (model/clip.py)
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names a key twice: which value counts would be the reader's guess (the last, for Python;
+    the first, for some other tool), so wb refuses it."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {key[:80]!r}")
+        self.msg = f"duplicate key {key[:80]!r}"
+        self.key = key
+
+
+def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object_pairs_hook: the object, or DuplicateKey when a key repeats."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+def loads_unique(data: bytes | str) -> Any:
+    """json.loads refusing an object that repeats a key (DuplicateKey, a ValueError)."""
+    return json.loads(data, object_pairs_hook=unique_pairs)
+
+
+def too_long(line: bytes, file: str, where: str) -> Refused:
+    return Refused(f"{file}: {where}: a line of {len(line)} bytes, over the cap of {MAX_LINE_BYTES}: not wb's; "
+                   "run `wb doctor`")
+
 
 def encode(event: dict[str, Any]) -> bytes:
     ordered = {k: event[k] for k in FIELDS if k in event}
@@ -51,8 +85,10 @@ def split_lines(raw: bytes) -> tuple[list[bytes], bytes]:
 
 def loads_record(line: bytes) -> dict[str, Any] | None:
     """One line as a JSON object; None when it is damaged (not JSON, nested too deeply, not an object)."""
+    if len(line) > MAX_LINE_BYTES:
+        return None
     try:
-        record = json.loads(line)
+        record = loads_unique(line)
     except (ValueError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
@@ -60,8 +96,12 @@ def loads_record(line: bytes) -> dict[str, Any] | None:
 
 def read_line(line: bytes, file: str, where: str) -> dict[str, Any]:
     """One line as a JSON object, or Refused naming the file and the line (`where`: "line 3")."""
+    if len(line) > MAX_LINE_BYTES:
+        raise too_long(line, file, where)
     try:
-        record = json.loads(line)
+        record = loads_unique(line)
+    except DuplicateKey as err:
+        raise Refused(f"{file}: {where}: damaged line ({err.msg}); run `wb doctor`") from None
     except (ValueError, RecursionError):
         raise Refused(f"{file}: {where}: damaged line (not JSON); run `wb doctor`") from None
     if not isinstance(record, dict):
@@ -72,15 +112,17 @@ def read_line(line: bytes, file: str, where: str) -> dict[str, Any]:
 
 def records(lines: list[bytes], first: int = 1) -> tuple[list[dict[str, Any]], list[tuple[int, bytes]]]:
     """(the objects, the damaged lines as (number, bytes)) of complete lines numbered from `first`; blank
-    lines are skipped. One parse of them all first: several times faster than one per line."""
+    lines are skipped; a line over MAX_LINE_BYTES or with a repeated key is damaged. One parse of them all
+    first: several times faster than one per line."""
     numbered = [(n, line) for n, line in enumerate(lines, start=first) if line.strip()]
     if not numbered:
         return [], []
     try:
-        batch = json.loads(b"[" + b",".join(line for _n, line in numbered) + b"]")
+        batch = loads_unique(b"[" + b",".join(line for _n, line in numbered) + b"]")
     except (ValueError, RecursionError):
         batch = None
-    if isinstance(batch, list) and len(batch) == len(numbered) and all(isinstance(r, dict) for r in batch):
+    if (isinstance(batch, list) and len(batch) == len(numbered) and all(isinstance(r, dict) for r in batch)
+            and all(len(line) <= MAX_LINE_BYTES for _n, line in numbered)):
         return batch, []
     out: list[dict[str, Any]] = []
     damaged: list[tuple[int, bytes]] = []

@@ -45,7 +45,17 @@ def split(text: str, file: str = "state.md") -> tuple[str, str]:
     return yaml_text, body
 
 
+MAX_STATE_BYTES = 16 * 1024 * 1024  # state.md's cap: wb keeps its notes short (model/clip.py)
+
+
+def check_size(raw: bytes, file: str) -> None:
+    if len(raw) > MAX_STATE_BYTES:
+        raise Refused(f"{file}: {len(raw)} bytes, over the cap of {MAX_STATE_BYTES}: not a state.md wb wrote "
+                      "(restore it with git)")
+
+
 def parse(raw: bytes, file: str = "state.md") -> StateFile:
+    check_size(raw, file)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -65,6 +75,7 @@ def read_plain(raw: bytes, file: str = "state.md") -> tuple[dict[str, Any], str]
     when the file is not UTF-8, lacks its `---` lines or its frontmatter is not a mapping."""
     from workbench.model.frontmatter import fast_frontmatter
 
+    check_size(raw, file)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

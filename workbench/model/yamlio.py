@@ -45,9 +45,70 @@ def _problem(err: YAMLError, file: str, line_offset: int) -> Refused:
     return Refused(f"{file}: broken YAML: {str(err).splitlines()[0]} (fix the file, or restore it with git)")
 
 
+def _load(yaml: YAML, text: str, file: str, line_offset: int) -> Any:
+    """ruamel's `load`, with the node graph checked between composing and constructing: duplicate keys and
+    more than MAX_VALUES nodes counted through aliases are refused before anything is built (ruamel's own
+    duplicate-key error expands every alias: an 885-byte alias chain took minutes and gigabytes)."""
+    constructor, parser = yaml.get_constructor_parser(text)
+    try:
+        node = constructor.composer.get_single_node()
+        if node is None:
+            return None
+        check_nodes(node, file, line_offset)
+        return constructor.construct_document(node)
+    finally:
+        parser.dispose()
+        for comp in ("reader", "scanner"):
+            try:
+                getattr(getattr(yaml, "_" + comp), f"reset_{comp}")()
+            except AttributeError:
+                pass
+
+
+def check_nodes(root: Any, file: str, line_offset: int = 0) -> None:
+    """Refuse a composed YAML document whose values, counted through its aliases, exceed MAX_VALUES, which
+    nests deeper than MAX_DEPTH, or where a mapping repeats a key. Linear in the document's nodes: the
+    expanded size of a node shared by aliases is computed once."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, int, bool]] = [(root, 0, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        if id(node) in sizes and not done:
+            continue
+        if depth > MAX_DEPTH:
+            raise Refused(f"{file}: nested more than {MAX_DEPTH} levels deep (or a YAML alias contains itself)")
+        if isinstance(node, ScalarNode):
+            sizes[id(node)] = 1
+            continue
+        children = ([c for pair in node.value for c in pair] if isinstance(node, MappingNode)
+                    else list(node.value) if isinstance(node, SequenceNode) else [])
+        if done:
+            total = 1 + sum(sizes.get(id(c), 1) for c in children)
+            if total > MAX_VALUES:
+                raise Refused(f"{file}: more than {MAX_VALUES} values once YAML aliases are expanded; refused")
+            sizes[id(node)] = total
+            continue
+        if isinstance(node, MappingNode):
+            seen: set[Any] = set()
+            for key, _value in node.value:
+                if isinstance(key, ScalarNode):
+                    if key.value in seen and getattr(key.tag, "value", key.tag) != "tag:yaml.org,2002:merge":
+                        line = key.start_mark.line + 1 + line_offset
+                        raise Refused(f"{file}:{line}: duplicate key {str(key.value)[:80]!r} "
+                                      "(fix the file, or restore it with git)")
+                    seen.add(key.value)
+        sizes[id(node)] = 0  # in progress: an alias that contains itself counts as a leaf here, and the
+        stack.append((node, depth, True))  # depth check refuses it on the way down
+        for child in children:
+            if id(child) not in sizes:
+                stack.append((child, depth + 1, False))
+
+
 def load_round_trip(text: str, file: str, line_offset: int = 0) -> Any:
     try:
-        return check_plain(_RT.load(_flow_depth_ok(text, file)), file)
+        return check_plain(_load(_RT, _flow_depth_ok(text, file), file, line_offset), file)
     except YAMLError as err:
         raise _problem(err, file, line_offset) from None
     except (ValueError, TypeError, RecursionError) as err:  # hostile input (deep nesting) breaks ruamel itself
@@ -62,7 +123,7 @@ def dump_round_trip(data: Any) -> str:
 
 def load_safe(text: str, file: str) -> Any:
     try:
-        return check_plain(_SAFE.load(_flow_depth_ok(text, file)), file)
+        return check_plain(_load(_SAFE, _flow_depth_ok(text, file), file, 0), file)
     except YAMLError as err:
         raise _problem(err, file, 0) from None
     except (ValueError, TypeError, RecursionError) as err:  # ruamel raises these on some hostile input

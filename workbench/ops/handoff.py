@@ -239,7 +239,15 @@ def packet(root: Path, config: dict[str, Any], docs: Docs, events: list[dict[str
                   "open": [{"id": t["id"], "status": t["status"], "title": t.get("title", "")}
                            for t in docs.board["tasks"] if t.get("status") in ("todo", "in_progress", "blocked")]},
         "proof": proofs,
+        "person_only": _person_only(window),
     }
+
+
+# -- issue 19: the person-only actions of the window, and how each person was proven ---------------------------
+def _person_only(window: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from workbench.review.story import person_only
+
+    return [{k: a[k] for k in ("seq", "what", "who", "proof")} for a in person_only(window)]
 
 
 def encode(data: dict[str, Any]) -> bytes:
@@ -277,7 +285,12 @@ def render_markdown(p: dict[str, Any]) -> bytes:
                                     or ["- none"]) + [""]
     out += ["## Proof", ""] + ([f"- {x['task']}: task.done event #{x['seq']} at `{str(x['head'] or '-')[:12]}`"
                                 + (" — **FORCED**" if x["forced"] else "") for x in p["proof"]] or ["- none"])
-    return ("\n".join(out) + "\n").encode("utf-8")
+    people = p.get("person_only") or []  # issue 19: who did what only a person may, and how they were proven
+    out += ["", "## Person-only actions", ""] + ([f"- #{a['seq']} {a['what']} — by {a['who']}" for a in people]
+                                                 or ["- none"])
+    from workbench.model.display import escape  # each entry is one line: a value's ESC, \r, \n or bidi is shown
+
+    return ("\n".join(escape(line) for line in out) + "\n").encode("utf-8")
 
 
 # -- writing it ----------------------------------------------------------------------------------------------

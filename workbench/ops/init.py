@@ -22,6 +22,7 @@ lock_timeout: 10         # seconds to wait for another wb process before giving 
 human_guard_seconds: 5   # after a hand edit of a workbench file, agent writes to it are refused this long
 acceptance_timeout: 600  # seconds each acceptance command of `wb task done` may run
 budget: {max_turns: 20, max_tool_calls: 50, max_wall_seconds: 1800}
+approvals: human         # human: a person at a terminal approves confirm_once/mutating tools | any: anyone (CI)
 tools: {}
 hooks: {}
 redact: []               # names of environment variables whose values never reach events or commits

@@ -52,5 +52,5 @@ def forbidden_for_active_task(wb: Workbench, path: str | os.PathLike[str]) -> st
     glob = scopes.first_match(forbidden, rel)
     if glob is None:
         return None
-    return (f"{rel} is forbidden by the scope of {task['id']} ({glob}); a person may change the scope: "
-            f"`wb task set {task['id']} scope=JSON --actor human`")
+    return (f"{rel} is forbidden by the scope of {task['id']} ({glob}); to change the scope, ask a person to "
+            f"run: wb task set {task['id']} scope=JSON")

@@ -193,6 +193,11 @@ def latest_handoff(wb: Workbench) -> dict[str, Any] | None:
         return None
 
 
+# -- who may approve (issue 19): `approvals: any` is an opt-in for unattended pipelines, so it is said ----------
+def _approvals(view: View) -> dict[str, Any]:
+    return {"approvals": "any" if view.wb.config.get("approvals") == "any" else "human"}
+
+
 # -- issue 19: commands that came through git and wait for `wb trust` (read, never run) ----------------------
 def _trust(view: View) -> dict[str, Any]:
     from workbench.ops.trust import status_line
@@ -200,7 +205,8 @@ def _trust(view: View) -> dict[str, Any]:
     return {"untrusted": status_line(view.wb, view.loaded.docs.board)}
 
 
-SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync, _handoff, _trust]
+SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync, _handoff,
+                                                    _approvals, _trust]
 
 
 def status_of(wb: Workbench) -> dict[str, Any]:

@@ -43,10 +43,10 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
         problems.append("state.md: missing (restore it with `git checkout -- .workbench/state.md`)")
     board = None
     if p.board.exists():
-        from workbench.model.boardfile import duplicate_ids
+        from workbench.model.boardfile import duplicate_ids, read_board_bytes
         from workbench.model.boardfile import parse_board as _parse_board
 
-        board = attempt(lambda: _parse_board(p.board.read_bytes()))
+        board = attempt(lambda: _parse_board(read_board_bytes(p.board)))
         if board is not None:
             problems.extend(str(e) for e in schemas.iter_errors("board", board, "board.json"))
             problems.extend(f"board.json: tasks[{i}].id: duplicate id {tid}"

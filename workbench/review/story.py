@@ -76,7 +76,7 @@ def harness_summary(events: list[dict[str, Any]], log: bytes) -> dict[str, Any]:
         record["step"] = record["step"] or item.get("id")
         record["tool"] = record["tool"] or item.get("tool")
     return {"sessions": list(sessions.values()), "steps": list(steps.values()), "tool_calls": calls,
-            "approvals": approvals}
+            "approvals": approvals, "person_only": person_only(events)}
 
 
 def _note_plan(plans: dict[str, dict[int, dict[str, Any]]], sid: str, payload: dict[str, Any]) -> None:
@@ -120,3 +120,45 @@ def _short_json(value: Any, width: int = 80) -> str | None:
         return None
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# -- who acted, as a reader sees it (issue 19): a person-only action says how the person was proven ------------
+PROOFS = {"tty-code": "proven at a terminal"}
+
+
+def who_shown(event: dict[str, Any]) -> str:
+    """`human (proven at a terminal)`, `agent (mcp)`, `human (terminal)`: the actor and how wb knows; an event
+    from before provenance was recorded (no `via`) shows its actor alone, and wb's own bookkeeping is `wb`."""
+    actor = str(event.get("actor", "?"))
+    proof = event.get("proof")
+    if proof:
+        return f"{actor} ({PROOFS.get(str(proof), str(proof))})"
+    via = event.get("via")
+    if not via or via == "wb" or actor == "wb":
+        return actor
+    return f"{actor} ({via})"
+
+
+def person_only(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The person-only actions among `events` (issue 19): a forced done, a started task's acceptance or scope
+    moved, an approval or denial a person gave — each with who did it and how they were proven (`proof` is
+    None for one recorded before proofs were, or under `approvals: any`)."""
+    out: list[dict[str, Any]] = []
+    for e in events:
+        kind, p = e.get("type"), e.get("payload")
+        if not isinstance(p, dict):
+            continue
+        what = None
+        if kind == "task.done" and p.get("forced"):
+            what = f"forced {p.get('id')} done"
+        elif kind == "task.set" and isinstance(p.get("changes"), dict) and (
+                e.get("proof") or p.get("override")) and {"acceptance", "scope"} & set(p["changes"]):
+            what = f"changed the {' and '.join(sorted({'acceptance', 'scope'} & set(p['changes'])))} of {p.get('id')}"
+        elif kind in ("approval.granted", "approval.denied"):
+            what = f"{'approved' if kind == 'approval.granted' else 'denied'} `{p.get('tool')}`"
+        elif e.get("proof"):
+            what = str(kind)
+        if what is not None:
+            out.append({"seq": e.get("seq"), "type": kind, "what": what, "actor": e.get("actor"),
+                        "via": e.get("via"), "proof": e.get("proof"), "who": who_shown(e)})
+    return out

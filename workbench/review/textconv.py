@@ -34,16 +34,28 @@ def is_workbench_file(kind: str, file: str) -> bool:
 
 
 def convert(kind: str, raw: bytes) -> list[str]:
-    """The lines of the readable view; never raises for any bytes."""
+    """The lines of the readable view, every control, escape and bidi character in them shown as its escape
+    (`git diff`, `git log -p` and `git show` print them to a terminal: model/display.py); never raises."""
+    from workbench.model.display import escape
+
     try:
-        return {"board": board_lines, "events": events_lines, "state": state_lines, "calls": calls_lines}[kind](raw)
+        lines = {"board": board_lines, "events": events_lines, "state": state_lines, "calls": calls_lines}[kind](raw)
     except Exception as err:  # git calls this on any revision: show the raw file rather than fail the diff
-        return [f"(wb textconv: unreadable {kind} file: {type(err).__name__}: {err}; raw text follows)",
-                *raw.decode("utf-8", errors="replace").splitlines()]
+        lines = [f"(wb textconv: unreadable {kind} file: {type(err).__name__}: {err}; raw text follows)",
+                 *_text_lines(raw)]
+    return [escape(line, layout=True) for line in lines]
+
+
+def _text_lines(raw: bytes | str) -> list[str]:
+    """The lines of raw bytes split at newlines only: a \\r, a form feed or a U+2028 stays in its line, where
+    it is escaped, rather than breaking it."""
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    return [line[:-1] if line.endswith("\r") else line for line in lines]  # CRLF endings are no attack
 
 
 def _raw_after(note: str, raw: bytes) -> list[str]:
-    return [f"(wb textconv: {note}; raw text follows)", *raw.decode("utf-8", errors="replace").splitlines()]
+    return [f"(wb textconv: {note}; raw text follows)", *_text_lines(raw)]
 
 
 def task_line(task: dict[str, Any]) -> str:
@@ -153,4 +165,4 @@ def state_lines(raw: bytes) -> list[str]:
             lines += [f"{key}.{k}: {json.dumps(x, ensure_ascii=False)}" for k, x in v.items()]
         else:
             lines.append(f"{key}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}")
-    return [*lines, "", *body.lstrip("\n").splitlines()]
+    return [*lines, "", *_text_lines(body.lstrip("\n"))]

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 from workbench.errors import GitError, NotFound, Refused, SchemaRefused, WorkbenchError
 from workbench.git.repo import CommitOutcome
 from workbench.model import reducer, schemas
-from workbench.model.boardfile import check_board_shape, duplicate_ids, parse_board
+from workbench.model.boardfile import check_board_shape, duplicate_ids, parse_board, read_board_bytes
+from workbench.model.display import escape
 from workbench.model.jsonl import split_lines
 from workbench.model.layout import Paths
 from workbench.model.redaction import redact, secret_values
@@ -66,6 +67,7 @@ def commit(wb: Workbench, summary: str, *, seq: int | None = None, session: str 
     trailers = [f"Wb-Event: {tail.seq if seq is None else seq}"] + ([f"Wb-Session: {session}"] if session else [])
     message = f"{summary.strip()}\n\n" + "\n".join(trailers) + "\n"
     message = redact(message, secret_values(wb.config) if secrets is None else secrets)
+    message = escape(message, layout=True)  # `git log` prints it raw: an ESC or a bidi override is shown, not obeyed
     try:
         return wb.git.commit_workbench(message, git_cfg.get("ref"))
     except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
@@ -110,7 +112,7 @@ def _check_snapshots(p: Paths, tail: Tail) -> None:
     from workbench.model import statefile
 
     try:
-        board_raw = p.board.read_bytes()
+        board_raw = read_board_bytes(p.board)
         state_cached = caches.read_state_cache(p)
     except FileNotFoundError as err:
         raise NotFound(f"{p.wb.name}/{err.filename and err.filename.rsplit('/', 1)[-1]} is missing: restore it "

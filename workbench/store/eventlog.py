@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import Refused
-from workbench.model.jsonl import encode, line_hash, read_line, split_lines
+from workbench.model.jsonl import MAX_LINE_BYTES, encode, line_hash, read_line, split_lines
 
 _BLOCK = 1 << 16
 
@@ -46,47 +46,51 @@ class LogMoved(Exception):
     """events.jsonl is not the file a transaction loaded: something replaced it between the load and the append."""
 
 
+def _too_long(at: int) -> Refused:
+    return Refused(f"events.jsonl: the line at byte {at} is longer than the cap of {MAX_LINE_BYTES} bytes: not "
+                   "wb's; run `wb doctor`")
+
+
 class EventLog:
     def __init__(self, path: Path) -> None:
         self.path = path
 
     # -- reading ------------------------------------------------------------------------------
     def _lines_backwards(self) -> Iterator[tuple[int, bytes]]:
-        """(offset, line) of each complete line from the end, newest first; a torn fragment is skipped."""
+        """(offset, line) of each complete line from the end, newest first; a torn fragment is skipped. Linear
+        in the bytes read (a line's blocks are joined once, not re-copied per block), and a line longer than
+        MAX_LINE_BYTES is refused as soon as that many bytes of it are read."""
         if not self.path.exists():
             return
         with open(self.path, "rb") as fh:
-            end = fh.seek(0, os.SEEK_END)
-            pos = end
-            buf = b""
-            first = True
+            pos = fh.seek(0, os.SEEK_END)
+            parts: list[bytes] = []  # the blocks of the line being read, rightmost first
+            size = 0
+            seen_newline = False  # before the last newline: the torn tail, dropped
             while pos > 0:
                 step = min(_BLOCK, pos)
                 pos -= step
                 fh.seek(pos)
-                buf = fh.read(step) + buf
-                if first:
-                    cut = buf.rfind(b"\n")
-                    if cut == -1 and pos > 0:
-                        continue
-                    buf = buf[: cut + 1]  # drop a torn last line
-                    first = False
-                lines = buf.split(b"\n")
-                # lines[-1] is '' (buffer ends at a newline); lines[0] may be partial unless pos == 0
-                start = 0 if pos == 0 else 1
-                offset = pos + sum(len(x) + 1 for x in lines[:start])
-                complete = lines[start:-1]
-                offsets = []
-                for line in complete:
-                    offsets.append(offset)
-                    offset += len(line) + 1
-                for off, line in zip(reversed(offsets), reversed(complete), strict=True):
-                    yield off, line
-                buf = lines[0] + b"\n" if start == 1 else b""
-                if start == 0:
-                    return
-            if buf.strip():
-                yield 0, buf[:-1]
+                block = fh.read(step)
+                hi = len(block)
+                nl = block.rfind(b"\n", 0, hi)
+                while nl != -1:
+                    if seen_newline:
+                        piece = block[nl + 1:hi]
+                        if size + len(piece) > MAX_LINE_BYTES:
+                            raise _too_long(pos + nl + 1)
+                        yield pos + nl + 1, piece + b"".join(reversed(parts)) if parts else piece
+                    seen_newline = True
+                    parts, size = [], 0
+                    hi = nl
+                    nl = block.rfind(b"\n", 0, hi)
+                if seen_newline:
+                    parts.append(block[:hi])
+                    size += hi
+                    if size > MAX_LINE_BYTES:
+                        raise _too_long(pos)
+            if seen_newline:
+                yield 0, b"".join(reversed(parts))
 
     def _parse(self, line: bytes, where: str) -> dict[str, Any]:
         event = read_line(line, "events.jsonl", where)

@@ -27,7 +27,7 @@ class HumanGuard(Busy):
         self.file = file
         self.seconds_left = seconds_left
         super().__init__(f"{file} was edited by hand moments ago; agent writes to it wait "
-                         f"{seconds_left:.1f}s more (human_guard_seconds): retry then, or write with --actor human")
+                         f"{seconds_left:.1f}s more (human_guard_seconds): retry then")
 
 
 def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.errors import GitError, NotFound, Refused
 from workbench.git.repo import CommitOutcome, GitRepo, find_worktree
 from workbench.model import reducer, schemas
-from workbench.model.boardfile import check_board_shape, parse_board
+from workbench.model.boardfile import check_board_shape, parse_board, read_board_bytes
 from workbench.model.jsonl import loads_record, split_lines
 from workbench.model.layout import WB_DIR, Paths, check_no_links
 from workbench.model.reducer import Docs
@@ -205,7 +205,7 @@ class Workbench:
                         need_body: bool) -> tuple[bytes, dict[str, Any] | None, bytes]:
         """(board.json's bytes, the state cache, state.md's bytes — b"" when the cache stands in for it)."""
         p = self.paths
-        board_raw = rebuilt.get("board.json") or p.board.read_bytes()
+        board_raw = rebuilt.get("board.json") or read_board_bytes(p.board)
         state_cached = None if "state.md" in rebuilt else caches.read_state_cache(p)
         state_raw = rebuilt.get("state.md") or (
             b"" if (state_cached and state_cached["fresh"] and not need_body) else p.state.read_bytes())
