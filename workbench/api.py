@@ -35,6 +35,7 @@ from workbench.ops.acceptance import dependency_problem, last_line, run_acceptan
 from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import STATUSES, next_task, status_of
 from workbench.ops.validate import validate_workbench
+from workbench.store import trust
 from workbench.store.transaction import LastWrite, Transaction
 from workbench.store.workbench import Workbench
 
@@ -137,6 +138,7 @@ class Bench:
             added = tx.emit("task.add", {"task": task}, ts=now)["payload"]["task"]
             tx.summary = f"wb: add {task['id']} {_short(added['title'])}"  # redacted before it is cut short
         self._done(tx)
+        trust.remember(self.root, [trust.acceptance_command(c, [task["id"]]) for c in added.get("acceptance", [])])
         return task
 
     def _task(self, tx: Transaction, task_id: str) -> dict[str, Any]:
@@ -201,6 +203,7 @@ class Bench:
             raise Refused(f"{task_id}: changes outside its scope: {'; '.join(blocked)}; undo them, or ask a person "
                           f"to change the scope (`wb task set {task_id} scope=JSON`) or to force it "
                           f"(`wb task done {task_id} --force`, recorded)")
+        trust.require(self.root, [trust.acceptance_command(c, [task_id]) for c in task.get("acceptance", [])])
         limit = timeout or float(self.wb.config["acceptance_timeout"])
         results = run_all(task.get("acceptance", []), self.wb.root, limit, report)
         failed = [r for r in results if r["exit"] != 0]
@@ -286,6 +289,7 @@ class Bench:
                 set_payload["override"] = override.strip()
             tx.emit("task.set", set_payload)
         self._done(tx)
+        trust.remember(self.root, [trust.acceptance_command(c, [task_id]) for c in real.get("acceptance") or []])
         return dict(task)
 
     def list_tasks(self, status: str | None = None) -> list[dict[str, Any]]:

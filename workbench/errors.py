@@ -53,6 +53,22 @@ class GitError(WorkbenchError):
     exit_code = 1
 
 
+class Untrusted(WorkbenchError):
+    """A command the workbench would run (a config.yaml tool, hook or planner, a task's acceptance, a plan file
+    git tracks) is not trusted on this clone: it came through git, or by a hand edit. Refused before anything
+    runs (exit 5); the message names `wb trust`, which a person runs to review and trust it."""
+
+    exit_code = 5
+
+    def __init__(self, label: str, count: int = 1, plan: str | None = None) -> None:
+        self.label = label
+        self.count = count
+        more = f"; {count - 1} more command(s) are not trusted either" if count > 1 else ""
+        how = f"`wb trust --plan {plan}`" if plan else "`wb trust`"
+        super().__init__(f"{label} is not trusted on this clone (it came through git, or by a hand edit{more}): "
+                         f"review and trust it with {how}")
+
+
 class PersonRequired(Refused):
     """A person-only action asked for by someone wb cannot prove is a person (exit 5). The message tells the
     agent to ask a person and names the command the person runs; it never names a way around the proof."""

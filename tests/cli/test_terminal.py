@@ -44,7 +44,7 @@ LONG_WORK = {  # command → (what its bar says, the last words it prints when t
 # -- running wb on a terminal and through pipes --------------------------------------------------------------
 def terminal_env(**extra: str) -> dict[str, str]:
     """The test environment (conftest's isolation) as a terminal user has it: TERM=xterm, no CI, colours on."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WB_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WB_") or k == "WB_TRUST_REPO_COMMANDS"}
     for name in ("CI", "NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "LINES"):
         env.pop(name, None)
     env.update(TERM="xterm", COLUMNS="100")

@@ -19,7 +19,7 @@ STEP_COMMIT = "wb: step "
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WB_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WB_") or k == "WB_TRUST_REPO_COMMANDS"}
     env.update(CI="1", NO_COLOR="1", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
                GIT_AUTHOR_NAME="Harness Test", GIT_AUTHOR_EMAIL="harness@example.invalid",
                GIT_COMMITTER_NAME="Harness Test", GIT_COMMITTER_EMAIL="harness@example.invalid",

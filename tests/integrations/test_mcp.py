@@ -27,7 +27,7 @@ TOOLS_LIST_LIMIT = 6144  # bytes of the tools/list answer: what every agent sess
 
 def server_env() -> dict[str, str]:
     keep = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_NOSYSTEM",
-            "HOME", "NO_COLOR", "PYTHONPATH")
+            "HOME", "NO_COLOR", "PYTHONPATH", "WB_TRUST_REPO_COMMANDS")  # the suite trusts the commands it writes
     return {k: v for k, v in os.environ.items() if k in keep or k.startswith("COVERAGE_")}  # tools/coverage.sh
 
 

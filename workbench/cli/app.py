@@ -73,6 +73,8 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("hook", "hook", "app", False),
     ("handoff", "handoff", "handoff_command", False),  # issue 16
     ("sync", "sync", "sync_command", False),  # issue 15
+    ("trust", "trust", "trust_command", False),  # issue 19
+    ("untrust", "trust", "untrust_command", False),  # issue 19
 )
 # Commands a module adds to another's group (issue 15: `wb task claim` lives in cli/claims.py): imported when
 # the group is registered.

@@ -32,7 +32,7 @@ def render(data: dict[str, Any]) -> None:
     active = data["active_task"]
     counts = data["board"]["by_status"]
     styles = {"status": STATUS_STYLE.get(str(data["status"]), ""), "blockers": "red" if data["blockers"] else "",
-              "waiting for": "yellow", "hand edit": "yellow", "ready": "green"}
+              "waiting for": "yellow", "hand edit": "yellow", "ready": "green", "trust": "yellow"}
     lines = [
         ("status", data["status"]),
         ("active task", f"{active['id']} {active['title']} ({active['status']})" if active else "none"),
@@ -88,6 +88,11 @@ def render(data: dict[str, Any]) -> None:
         lines.append(("not committed", f"{waiting['events']} recorded event(s) wait in the git directory ({why}the "
                                        "next wb write after that writes and commits them)"))
     lines += sync_lines(data.get("sync"))
+    untrusted = data.get("untrusted")  # issue 19: commands from git that wait for a person's review
+    if untrusted:
+        n = untrusted["count"]
+        lines.append(("trust", f"{n} command{'' if n == 1 else 's'} came through git and {'is' if n == 1 else 'are'}"
+                               f" not trusted: {untrusted['command']}"))
     if data.get("approvals") == "any":  # issue 19: the opt-in is said; the default (a person's) goes unsaid
         lines.append(("approvals", "any — an agent may approve confirm_once and mutating tool calls "
                                    "(config.yaml; the default, human, asks a person at a terminal)"))

@@ -16,6 +16,7 @@ from workbench.harness.loop import Budget, HarnessLoop, Pending, Result
 from workbench.harness.planners import CommandPlanner, FilePlanner, callable_planner, load_plan_file
 from workbench.harness.tools import ToolBox, loosened
 from workbench.harness.types import StaleYield
+from workbench.store import trust
 from workbench.store.humanedit import HumanGuard
 from workbench.store.workbench import Workbench
 
@@ -90,15 +91,18 @@ def resolve_planner(wb: Workbench, plan: Path | None, planner: str | None) -> An
     if plan is not None and planner is not None:
         raise UsageError("give --plan FILE or --planner CMD, not both")
     if plan is not None:
+        found = trust.plan_command(wb.root, plan)  # a plan file git tracks can come through git
+        trust.require(wb.root, [found] if found else [])
         return FilePlanner(load_plan_file(plan), plan.name)
     context = _context(wb)
-    if planner is not None:
+    if planner is not None:  # given on the command line: the user's own
         argv = shlex.split(planner)
         if not argv:
             raise UsageError("--planner needs a command")
         return CommandPlanner(argv, wb.root, context)
     configured = wb.config.get("planner")
     if configured:
+        trust.require(wb.root, [c for c in trust.config_commands(wb.config) if c.kind == "planner"])
         if "run" in configured:
             return CommandPlanner(list(configured["run"]), wb.root, context, float(configured.get("timeout", 120)))
         return callable_planner(configured["python"], str(wb.root))
@@ -151,6 +155,8 @@ def run(wb: Workbench, goal: str, *, plan: Path | None = None, planner: str | No
         waiting = (live.get("pending") or {}).get("reason", "live")
         raise Busy(f"session {live['id']} is {live['harness_state']} ({waiting}): "
                    "`wb resume` continues it, `wb abort` ends it")
+    # every command config.yaml declares, before the session records a thing: it came through git, or not
+    trust.require(wb.root, trust.config_commands(wb.config))
     chosen = resolve_planner(wb, plan, planner)
     if chosen is None:
         raise UsageError("no planner: give --plan FILE or --planner CMD (or set planner: in .workbench/config.yaml)")
@@ -223,6 +229,7 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
         why = (pending.get("payload") or {}).get("error", "")
         raise UsageError(f"step {pending['reason'].split(':', 1)[1]} failed ({why}): `wb resume --retry` runs it "
                          "again, `wb resume --skip` goes on without it, `wb abort` ends the session")
+    trust.require(wb.root, trust.config_commands(wb.config))  # a session can arrive through git with its config
     chosen = resolve_planner(wb, plan, planner)
     if chosen is None and session["harness_state"] == "PLANNING" or (
             session.get("paused_from") == "PLANNING" and chosen is None):

@@ -198,6 +198,11 @@ def python_hook(spec: str, root: str | None = None) -> Subscriber:
 
 def registry_from_config(hooks: dict[str, list[dict[str, Any]]], cwd: str, env: dict[str, str] | None = None
                          ) -> HookRegistry:
+    from pathlib import Path
+
+    from workbench.store import trust  # before a module is imported or a command kept: trusted on this clone?
+
+    trust.require(Path(cwd), trust.config_commands({"hooks": hooks}))
     registry = HookRegistry()
     for topic, entries in (hooks or {}).items():
         for entry in entries:

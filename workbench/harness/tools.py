@@ -230,6 +230,10 @@ class ToolBox:
         return self._specs.get(name)
 
     def run(self, spec: ToolSpec, args: dict[str, Any], key: str) -> dict[str, Any]:
+        from workbench.store import trust  # a tool that came through git runs only once trusted on this clone
+
+        trust.require(self.root, [trust.Command("tool", spec.name, trust.CONFIG, list(spec.argv), spec.cwd,
+                                                mode=spec.mode)])
         argv = fill(spec.argv, args)
         cwd = self.root
         if spec.cwd:

@@ -210,10 +210,10 @@ def sync_at_session_start(root: str | Path) -> list[str]:
     try:
         from workbench.api import Bench
 
-        Bench(wb).sync()
+        report = Bench(wb).sync()
     except WorkbenchError as err:
         return [f"sync at session start failed, starting from the local state: {err}"]
-    return []
+    return [w for w in report["warnings"] if "not trusted" in w]  # issue 19: commands that came with it
 
 
 CONTEXT_VALUE = 300  # characters of one repository-provided value in the SessionStart context

@@ -40,7 +40,11 @@ def run_acceptance(cmd: str, cwd: Path, timeout: float) -> dict[str, Any]:
 def run_all(cmds: list[str], cwd: Path, timeout: float,
             report: Callable[[str, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     """Run each command in turn (no lock held: other writers and `wb status` go on meanwhile), telling
-    `report` before ("start", {"cmd"}) and after ("end", result) each one."""
+    `report` before ("start", {"cmd"}) and after ("end", result) each one. Refused (Untrusted) before any runs
+    when one came through git and is not trusted on this clone (store/trust.py)."""
+    from workbench.store import trust
+
+    trust.require(cwd, [trust.acceptance_command(cmd) for cmd in cmds])
     results = []
     for cmd in cmds:
         if report is not None:

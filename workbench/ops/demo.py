@@ -50,6 +50,7 @@ def run_demo(directory: Path | None, say: Callable[[str], None]) -> Path:
     sh("wb", "init")
     shutil.copy(DATA / "config.yaml", root / ".workbench" / "config.yaml")
     shutil.copy(DATA / "plan.yaml", root / "plan.yaml")
+    _trust_demo_config(root)
     say("\n# .workbench/config.yaml declares two tools: `tests` (safe_readonly) and `write-notes` (mutating).")
     say("# plan.yaml has four steps; step 4 uses `deploy`, which wb does not know: a human runs it.")
     say("# It also says `approvals: any`: this demo is a script, and it approves on the person's behalf. With the")
@@ -78,3 +79,12 @@ def run_demo(directory: Path | None, say: Callable[[str], None]) -> Path:
     sh("wb", "replay", "--verify")
     say(f"\nThe demo repository stays at {root}: `cd` there and try `wb status`, `wb log`, `git log -p`.")
     return root
+
+
+def _trust_demo_config(root: Path) -> None:
+    """The demo's config.yaml is written by this wb, on this clone: its tools are trusted (store/trust.py)."""
+    from workbench.store import trust
+    from workbench.store.config import parse_config
+
+    config = parse_config((root / ".workbench" / "config.yaml").read_bytes())
+    trust.remember(root, trust.config_commands(config))

@@ -198,8 +198,15 @@ def _approvals(view: View) -> dict[str, Any]:
     return {"approvals": "any" if view.wb.config.get("approvals") == "any" else "human"}
 
 
+# -- issue 19: commands that came through git and wait for `wb trust` (read, never run) ----------------------
+def _trust(view: View) -> dict[str, Any]:
+    from workbench.ops.trust import status_line
+
+    return {"untrusted": status_line(view.wb, view.loaded.docs.board)}
+
+
 SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync, _handoff,
-                                                    _approvals]
+                                                    _approvals, _trust]
 
 
 def status_of(wb: Workbench) -> dict[str, Any]:

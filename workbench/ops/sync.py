@@ -101,7 +101,19 @@ def agent_name(given: str | None = None) -> str:
 
 # -- the sync -------------------------------------------------------------------------------------------
 def sync(wb: Workbench, remote: str | None = None, *, push_branch: bool = False) -> SyncReport:
-    """Fetch, merge by wb's rules, commit, push; retried while the remote moves first. Idempotent."""
+    """Fetch, merge by wb's rules, commit, push; retried while the remote moves first. Idempotent. Runs none
+    of the commands it brings: a line among the warnings says how many wait for `wb trust` (issue 19)."""
+    from workbench.ops import trust
+
+    before = trust.digests(wb)
+    report = _sync(wb, remote, push_branch=push_branch)
+    notice = trust.sync_notice(wb, before)
+    if notice:
+        report.warnings.append(notice)
+    return report
+
+
+def _sync(wb: Workbench, remote: str | None = None, *, push_branch: bool = False) -> SyncReport:
     found = state_ref(wb)
     if found is None:
         return _branch_sync(wb, remote, push_branch)
