@@ -133,6 +133,9 @@ def base_env(home: Path) -> dict[str, str]:
         GIT_COMMITTER_NAME="Fault Run", GIT_COMMITTER_EMAIL="faultrun@example.invalid",
         GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0",
         WB_LOCK_TIMEOUT="30",  # a lock left held would show up as exit 6, not as a hang
+        # CI's opt-in: a kill between a task's commit and the note that this clone wrote its acceptance leaves
+        # that command untrusted (the safe side); the fault run checks durability, not the trust step
+        WB_TRUST_REPO_COMMANDS="1",
     )
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # recompiling wb on every call would triple its start-up time
     return env

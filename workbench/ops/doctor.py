@@ -246,8 +246,11 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
             finding = Finding("uncommitted", f"{count} workbench file(s) changed since the last commit", True)
             if fix:
                 # a load first: a hand edit among the changes (config.yaml's too) is recorded, in this commit
-                with wb.transaction(actor="wb", commit=False):
-                    pass
+                try:
+                    with wb.transaction(actor="wb", commit=False):
+                        pass
+                except WorkbenchError:
+                    pass  # a file that does not load: the commit gate below says why, and commits nothing
                 outcome = wb.checkpoint("wb: doctor: commit pending workbench changes")
                 # no new commit when a crash came after the ref moved: only the index was behind, and
                 # the checkpoint synced it — fixed if .workbench/ is clean now
