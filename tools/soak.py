@@ -120,7 +120,9 @@ class Soak:
         if init.rc != 0:
             raise RuntimeError(f"wb init failed: {init.stderr}")
         config = self.repo / ".workbench" / "config.yaml"
-        config.write_text(config.read_text().replace("tools: {}\n", tools_yaml()))
+        # an unattended pipeline: its `wb resume --approve/--deny` answer as the agent (approvals: any, CI's opt-in)
+        text = config.read_text().replace("approvals: human", "approvals: any", 1)
+        config.write_text(text.replace("tools: {}\n", tools_yaml()))
         git(self.repo, self.env, "add", ".workbench")
         git(self.repo, self.env, "commit", "-q", "-m", "declare the bump tools")
         add_user_changes(self.repo, self.env)
