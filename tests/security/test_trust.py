@@ -426,3 +426,17 @@ def test_the_session_start_sync_says_what_it_brought(tmp_path: Path) -> None:
     assert "1 command(s) came with the sync and are not trusted: review them with `wb trust`" in started.stderr
     assert "deploy" in config.read_text() and "on_session_start" in config.read_text()
     assert not (victim / "PWNED").exists() and not (attacker / "PWNED").exists()
+
+
+def test_a_pulled_approvals_any_needs_a_persons_trust(tmp_path: Path) -> None:
+    """Who may approve is a person's decision: a pull that turns `approvals` to `any` (so an agent approves its
+    own mutating calls) holds every run and resume until a person trusts it; the default `human` needs nothing."""
+    _, victim, attacker = _setup(tmp_path)
+    own = _own_plan(tmp_path, [{"description": "think"}])
+    wb_ok(victim, "run", "before", "--plan", own)
+    _attacker_config(attacker, extra="approvals: any\n")
+    _pull(victim)
+    _refused(wb(victim, "run", "after", "--plan", own), "config.yaml setting `approvals: any`")
+    shown = _trust(victim)
+    assert "approvals: any" in shown and "an agent over MCP" in shown
+    wb_ok(victim, "run", "after", "--plan", own)

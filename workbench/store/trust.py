@@ -41,7 +41,7 @@ class Command:
 
     def __init__(self, kind: str, name: str, source: str, run: Any, cwd: str | None = None,
                  where: Iterable[str] = (), mode: str | None = None) -> None:
-        self.kind = kind  # tool | hook | planner | acceptance | plan
+        self.kind = kind  # tool | hook | planner | acceptance | plan | setting
         self.name = name  # the tool's name, the hook's topic, "planner", "" (acceptance: any task), the plan's path
         self.source = source  # the file it comes from, relative to the work tree
         self.run = run
@@ -79,6 +79,8 @@ class Command:
             return f"config.yaml hook {self.name}"
         if self.kind == "planner":
             return "config.yaml planner"
+        if self.kind == "setting":
+            return f"config.yaml setting `{self.run}`"
         if self.kind == "acceptance":
             tasks = ", ".join(self.where) or "a task"
             return f"{tasks}'s acceptance command" if len(self.where) <= 1 else \
@@ -93,6 +95,8 @@ class Command:
             return f"sh -c: {self.run}"
         if self.kind == "plan":
             return f"sha256: {self.run}"
+        if self.kind == "setting":
+            return f"{self.run}: anyone, an agent over MCP or a script too, approves confirm_once and mutating tools"
         if isinstance(self.run, str):
             return f"python: {self.run} (imported from the repository)"
         where = f" (in {self.cwd})" if self.cwd else ""
@@ -119,7 +123,8 @@ def record_key(record: Any) -> str | None:
 
 
 def config_commands(config: dict[str, Any]) -> list[Command]:
-    """Every command config.yaml declares: its tools, its hooks, its planner."""
+    """Every command config.yaml declares: its tools (with their modes), its hooks, its planner — and an
+    `approvals: any`, which lets anyone approve what the modes hold for a person."""
     out = []
     for name, tool in sorted((config.get("tools") or {}).items()):
         if isinstance(tool, dict) and isinstance(tool.get("argv"), list):
@@ -132,6 +137,8 @@ def config_commands(config: dict[str, Any]) -> list[Command]:
                 out.append(Command("hook", str(topic), CONFIG, [str(a) for a in entry["run"]]))
             elif isinstance(entry, dict) and "python" in entry:
                 out.append(Command("hook", str(topic), CONFIG, str(entry["python"])))
+    if config.get("approvals") == "any":  # who may approve is a person's decision (`approvals: human` by default)
+        out.append(Command("setting", "approvals", CONFIG, "approvals: any"))
     planner = config.get("planner")
     if isinstance(planner, dict) and "run" in planner:
         out.append(Command("planner", "planner", CONFIG, [str(a) for a in planner["run"]]))
