@@ -48,7 +48,7 @@ def tty_approver() -> Any:
 
     def ask(request: dict[str, Any]) -> bool | None:
         from workbench.errors import PersonRequired
-        from workbench.ops.person import require_person
+        from workbench.ops.person import read_line, require_person
 
         try:
             tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
@@ -59,7 +59,7 @@ def tty_approver() -> Any:
             os.write(tty, (output.shown(f"wb: step {request['step']} wants to run `{request['tool']}` "
                                         f"({request['mode']}) with {json.dumps(request['args'])}.")
                            + " Allow? [y/N] ").encode())
-            yes = _line(tty).strip().lower() in ("y", "yes")
+            yes = read_line(tty).strip().lower() in ("y", "yes")
         finally:
             os.close(tty)
         flag = "--approve" if yes else "--deny"
@@ -75,12 +75,3 @@ def tty_approver() -> Any:
     ask.by = "human"  # type: ignore[attr-defined]
     return ask
 
-
-def _line(fd: int, limit: int = 64) -> str:
-    out = b""
-    while len(out) < limit:
-        chunk = os.read(fd, 1)
-        if not chunk or chunk in (b"\n", b"\r"):
-            break
-        out += chunk
-    return out.decode("utf-8", "replace")

@@ -93,7 +93,7 @@ def require_person(action: str, command: str) -> Who:
         raise PersonRequired(action, command, "no terminal to confirm on") from None
     try:
         os.write(tty, f"wb: {action}. A person confirms by typing {code}: ".encode())
-        answer = _read_line(tty)
+        answer = read_line(tty)
     finally:
         os.close(tty)
     if answer.strip() != code:
@@ -103,7 +103,8 @@ def require_person(action: str, command: str) -> Who:
     return person
 
 
-def _read_line(fd: int, limit: int = 64) -> str:
+def read_line(fd: int, limit: int = 64) -> str:
+    """One line typed at the terminal `fd` (at most `limit` bytes), without its end."""
     out = b""
     while len(out) < limit:
         chunk = os.read(fd, 1)
