@@ -456,7 +456,16 @@ class Bench:
         claimed; under `approvals: any`, whoever runs this (an agent unless a person is at the terminal)."""
         from workbench.harness.bound import approvals_of
 
-        pending = (self.wb.load(detect_human=False).docs.state.get("session") or {}).get("pending") or {}
+        session = self.wb.load(detect_human=False).docs.state.get("session") or {}
+        pending = session.get("pending") or {}
+        if pending.get("kind") == "in_doubt" and approve:
+            # running a call in doubt again is approving it again: a person's, for a tool that asks one
+            request = pending.get("payload") or {}
+            mode = self._mode_of(session, request)
+            if mode in ("confirm_once", "mutating") and approvals_of(self.wb.config) == "human":
+                return person_only(f"running `{request.get('tool', '?')}` ({mode}) again, in doubt",
+                                   "wb resume --approve")
+            return claimed
         if pending.get("kind") != "approval":
             return claimed
         if approvals_of(self.wb.config) == "human" or claimed == "human":
@@ -465,6 +474,14 @@ class Bench:
             return person_only(f"{verb} `{request.get('tool', '?')}` ({request.get('mode', 'mutating')})",
                                f"wb resume {flag}")
         return "human" if provenance.current().proven_person else "agent"
+
+    def _mode_of(self, session: dict[str, Any], request: dict[str, Any]) -> str:
+        """The mode a pending call's step runs in: the step's own, else its tool's, else `mutating` (a tool wb
+        does not know)."""
+        plan = session.get("plan") or []
+        step = next((s for s in plan if isinstance(s, dict) and s.get("id") == request.get("step")), {})
+        tool = (self.wb.config.get("tools") or {}).get(request.get("tool")) or {}
+        return str(step.get("mode") or (tool.get("mode") if isinstance(tool, dict) else None) or "mutating")
 
     def _session_ends(self) -> None:
         """The end of a `wb run` session (issue 16): the handoff packet is written into the commit that ends

@@ -262,3 +262,21 @@ def test_abort_at_a_terminal_records_the_person(yielded: Path) -> None:
     aborted = _events(yielded)[-1]
     assert (aborted["type"], aborted["actor"], aborted["via"], aborted["tty"]) == (
         "session.abort", "human", "terminal", True)
+
+
+def test_running_a_mutating_call_in_doubt_again_needs_a_person(yielded: Path) -> None:
+    """A person approves the mutating call, and wb is killed while it runs: the call is in doubt. Running it again
+    (`wb resume --approve`) is approving it again — a person's, not the agent's."""
+    killed = as_person(yielded, "resume", "--approve", env={**person_env(), "WB_FAULT": "after_tool_run"})
+    assert killed.returncode == -9, killed.output
+    assert (yielded / "out.txt").exists()
+    doubt = spawn_wb(yielded, "resume", env=person_env())  # the next resume finds the call in doubt
+    assert doubt.returncode == 3, doubt.stdout + doubt.stderr
+    status = json.loads(spawn_wb(yielded, "status", "--json", env=person_env()).stdout)
+    assert (status.get("pending") or {}).get("kind") == "in_doubt", status
+    before = (yielded / "out.txt").read_text()
+    agent = spawn_wb(yielded, "resume", "--approve", env=person_env())
+    _refused(agent, "wb resume --approve")
+    assert (yielded / "out.txt").read_text() == before, "the agent ran the mutating call again"
+    again = as_person(yielded, "resume", "--approve")
+    assert again.returncode == 0 and again.asked == 1, again.output
