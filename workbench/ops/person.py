@@ -67,10 +67,10 @@ def why_not_person() -> str | None:
     marker = provenance.agent_marker()
     if marker:
         return f"wb runs in an agent's environment ({marker})"
-    if os.environ.get("CI"):
-        return "CI is set"
     if not _stdin_tty():
         return "not run at a terminal"
+    if os.environ.get("CI"):
+        return "CI is set"
     marker = provenance.ancestor_agent()
     if marker:
         return f"wb runs under an agent ({marker})"
