@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -84,3 +85,24 @@ def argv_recorder(out: Path) -> list[str]:
 
 __all__ = ["PY", "WB_ARGV", "argv_recorder", "config_yaml", "events", "hash_workbench", "init_workbench",
            "marker", "one_line", "plan", "run_git", "wb", "wb_ok"]
+
+
+def redact_configured(repo: Path, names: str, message: str) -> Path:
+    """config.yaml's `redact: []` replaced by `redact: NAMES` (YAML), committed and tagged `configured`: what
+    `fresh` goes back to before each hypothesis example."""
+    config = repo / ".workbench" / "config.yaml"
+    config.write_text(config.read_text().replace("redact: []", f"redact: {names}"))
+    run_git(repo, "commit", "-qam", message)
+    run_git(repo, "tag", "configured")
+    return repo
+
+
+def fresh(repo: Path) -> Path:
+    """The workbench as configured, before each example (what one wrote must not count against the next)."""
+    run_git(repo, "reset", "-q", "--hard", "configured")
+    run_git(repo, "clean", "-qfdx", ".workbench")
+    # wb's records in the git directory go too: the batch the last example committed, which the reset took
+    # back, is written again by the next write (as wb does for a commit the user's git took back), and it
+    # holds the last example's text, where the secrets of this one may stand in plain letters
+    shutil.rmtree(repo / ".git" / "wb", ignore_errors=True)
+    return repo

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import run_git
+from tests.security.helpers import fresh, redact_configured
 
 NAMES = ["WB_SECRET_A", "WB_SECRET_B", "WB_SECRET_C", "WB_SECRET_D"]
 GREEK = "αβγδεζ"
@@ -71,22 +71,7 @@ def assert_clean(secrets: list[str], **texts: str) -> None:
 
 @pytest.fixture
 def configured(bench: Any, repo: Path) -> Path:
-    config = repo / ".workbench" / "config.yaml"
-    config.write_text(config.read_text().replace("redact: []", f"redact: {json.dumps(NAMES)}"))
-    run_git(repo, "commit", "-qam", "redact four names")
-    run_git(repo, "tag", "configured")
-    return repo
-
-
-def fresh(repo: Path) -> Path:
-    """The workbench as configured, before each example (what one wrote must not count against the next)."""
-    run_git(repo, "reset", "-q", "--hard", "configured")
-    run_git(repo, "clean", "-qfdx", ".workbench")
-    # wb's records in the git directory go too: the batch the last example committed, which the reset took
-    # back, is written again by the next write (as wb does for a commit the user's git took back), and it
-    # holds the last example's text, where the secrets of this one may stand in plain letters
-    shutil.rmtree(repo / ".git" / "wb", ignore_errors=True)
-    return repo
+    return redact_configured(repo, json.dumps(NAMES), "redact four names")
 
 
 def recorded(repo: Path, commits: int) -> dict[str, str]:

@@ -15,7 +15,6 @@ import base64
 import json
 import os
 import random
-import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import call_wb, run_git
+from tests.security.helpers import fresh, redact_configured
 
 LISTED = "WB_TEST_DB_PASSWORD"
 FEW = settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
@@ -129,19 +129,7 @@ def listed_in_env(value: str) -> Iterator[None]:
 
 @pytest.fixture
 def configured(bench: Any, repo: Path) -> Path:
-    config = repo / ".workbench" / "config.yaml"
-    text = config.read_text().replace("redact: []", f"redact: [{LISTED}]")
-    config.write_text(text)
-    run_git(repo, "commit", "-qam", "redact the database password")
-    run_git(repo, "tag", "configured")
-    return repo
-
-
-def fresh(repo: Path) -> Path:
-    run_git(repo, "reset", "-q", "--hard", "configured")
-    run_git(repo, "clean", "-qfdx", ".workbench")
-    shutil.rmtree(repo / ".git" / "wb", ignore_errors=True)
-    return repo
+    return redact_configured(repo, f"[{LISTED}]", "redact the database password")
 
 
 def everything(repo: Path, **more: str) -> dict[str, str]:
