@@ -55,13 +55,6 @@ class Who:
     def __repr__(self) -> str:
         return f"Who({self.actor!r}, {self.via!r}, tty={self.tty}, proof={self.proof!r})"
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Who) and (self.actor, self.via, self.tty, self.proof) == (
-            other.actor, other.via, other.tty, other.proof)
-
-    def __hash__(self) -> int:
-        return hash((self.actor, self.via, self.tty, self.proof))
-
 
 API = Who("agent", "api")
 _current: list[Who] = [API]

@@ -13,7 +13,6 @@ that the record shows, instead of a flag it is taught (docs/security.md, the tru
 from __future__ import annotations
 
 import os
-import secrets
 
 from workbench.errors import PersonRequired
 from workbench.model import provenance
@@ -86,6 +85,8 @@ def require_person(action: str, command: str) -> Who:
     why = why_not_person()
     if why is not None:
         raise PersonRequired(action, command, why)
+    import secrets  # here, not at the top: 12 ms of imports every wb command would pay for a rare question
+
     code = f"{secrets.randbelow(9000) + 1000}"
     try:
         tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)

@@ -219,9 +219,6 @@ class TrustStore:
         commands = data.get("commands") if isinstance(data, dict) else None
         return dict(commands) if isinstance(commands, dict) else {}
 
-    def trusted(self, cmd: Command) -> bool:
-        return not self.untrusted([cmd])
-
     def untrusted(self, cmds: Iterable[Command]) -> list[Command]:
         """The commands of `cmds` this clone does not trust. Compared by canonical key (what each digest was
         made from), so the check hashes nothing: a record whose fields no longer make its digest was edited
@@ -279,7 +276,8 @@ class TrustStore:
 
 def require(root: Path, cmds: Iterable[Command]) -> None:
     """Refuse (Untrusted, exit 5) before anything runs when one of `cmds` is not trusted on this clone."""
-    if env_trusts():
+    cmds = list(cmds)
+    if not cmds or env_trusts():
         return
     store = TrustStore.for_root(root)
     if store is None:
@@ -291,6 +289,9 @@ def require(root: Path, cmds: Iterable[Command]) -> None:
 
 def remember(root: Path, cmds: Iterable[Command]) -> None:
     """What this clone's wb wrote itself is trusted (a task added with `--accept`, the demo's config)."""
+    cmds = list(cmds)
+    if not cmds:  # most writes carry no command: no store to open
+        return
     store = TrustStore.for_root(root)
     if store is not None:
         store.add(cmds, by="wb")
