@@ -45,7 +45,7 @@ def _events(repo: Path, type_: str) -> list[dict]:
     return [e for e in map(json.loads, lines) if e["type"] == type_]
 
 
-@pytest.mark.parametrize("point", ["before_event_append", "before_rename:state.md"])
+@pytest.mark.parametrize("point", ["after_state_stat", "before_event_append", "before_rename:state.md"])
 def test_a_save_of_state_md_during_a_note_is_kept_and_recorded(repo: Path, tmp_path: Path, point: str) -> None:
     _init(repo)
     assert run_wb(repo, "note", "before").returncode == 0
@@ -63,8 +63,29 @@ def test_a_save_of_state_md_during_a_note_is_kept_and_recorded(repo: Path, tmp_p
     assert run_wb(repo, "validate").returncode == 0
     replay = run_wb(repo, "replay", "--verify")
     assert replay.returncode == 0, replay.stdout + replay.stderr
-    if point == "before_event_append":  # saved before wb wrote anything: both the edit and the note stay
+    if point != "before_rename:state.md":  # saved before wb wrote anything: both the edit and the note stay
         assert "in flight" in text
+
+
+def test_a_same_size_save_in_the_same_clock_tick_as_wbs_write_is_not_taken_for_wbs(repo: Path) -> None:
+    """An editor's save right after wb's write can have the same size and, within one tick of the file system's
+    clock, the same mtime: wb must still see that the file is not the one it wrote (the inode differs)."""
+    _init(repo)
+    assert run_wb(repo, "note", "a line to change").returncode == 0
+    state = repo / ".workbench" / "state.md"
+    st = state.stat()
+    text = state.read_text()
+    assert "a line to change" in text
+    tmp = state.with_name(".state.md.swp")
+    tmp.write_text(text.replace("a line to change", "a line I changed"))  # the same size
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))  # the same tick
+    os.replace(tmp, state)
+    assert state.stat().st_size == st.st_size and state.stat().st_mtime_ns == st.st_mtime_ns
+    assert run_wb(repo, "note", "after").returncode == 0
+    text = state.read_text()
+    assert "a line I changed" in text and "after" in text, "the hand edit was overwritten"
+    edits = _events(repo, "human.edit")
+    assert edits and "a line I changed" in edits[-1]["payload"]["body"], "the hand edit is not recorded"
 
 
 def test_a_save_of_board_json_during_a_task_add_is_kept_and_recorded(repo: Path, tmp_path: Path) -> None:

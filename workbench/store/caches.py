@@ -48,7 +48,7 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 # -- state.md ------------------------------------------------------------------------------------------
 # One format, whoever writes it (a transaction, `wb init`, `wb migrate`, the merge driver): state.json holds
-# {"sha": of state.md's bytes, "size"/"mtime_ns": its stat when known, "body_sha": of the decision log,
+# {"sha": of state.md's bytes, "size"/"mtime_ns"/"ino": its stat when known, "body_sha": of the decision log,
 # "state": the frontmatter}; state.body holds the decision log. Anything else is read as absent.
 def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str, *, stat: bool = True,
                       written: os.stat_result | None = None) -> None:
@@ -63,25 +63,30 @@ def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str, *,
     atomic_write(p.cache / "state.body", body_raw, durable=False)
     info: dict[str, Any] = {}
     if written is not None:
-        info = {"size": written.st_size, "mtime_ns": written.st_mtime_ns}
+        info = {"size": written.st_size, "mtime_ns": written.st_mtime_ns, "ino": written.st_ino}
     elif stat:
         try:
             st = p.state.stat()
-            info = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+            info = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}
         except FileNotFoundError:
             pass
     blob = {"sha": sha(raw), **info, "body_sha": sha(body_raw), "state": state}
     atomic_write(p.state_cache, json.dumps(blob, ensure_ascii=False).encode("utf-8"), durable=False)
 
 
-def read_state_cache(p: Paths) -> dict[str, Any] | None:
+def read_state_cache(p: Paths, st: os.stat_result | None = None) -> dict[str, Any] | None:
     """The cache with `fresh`: does state.md hold what wb last wrote? Decided by stat (size and mtime, as git
-    does for its index); the caller compares the hash when the stat differs. The body is read separately."""
+    does for its index); the caller compares the hash when the stat differs. The body is read separately.
+    `st`: the stat of the open file whose bytes the caller read (so stat and bytes are of one file)."""
     cached = read_json(p.state_cache)
     if not cached or not isinstance(cached.get("state"), dict) or not isinstance(cached.get("body_sha"), str):
         return None
-    st = p.state.stat()  # FileNotFoundError: the caller says state.md is missing
-    cached["fresh"] = cached.get("size") == st.st_size and cached.get("mtime_ns") == st.st_mtime_ns
+    if st is None:
+        st = p.state.stat()  # FileNotFoundError: the caller says state.md is missing
+    # the inode too: an editor's save (a new file renamed over it) within the same clock tick and of the same
+    # size would otherwise pass for wb's own write (git's "racy" case); wb's rename keeps its temp file's inode
+    cached["fresh"] = (cached.get("size") == st.st_size and cached.get("mtime_ns") == st.st_mtime_ns
+                       and cached.get("ino") == st.st_ino)
     return cached
 
 

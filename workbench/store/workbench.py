@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench import faults
 from workbench.errors import GitError, NotFound, Refused
 from workbench.git.repo import CommitOutcome, GitRepo, find_worktree
 from workbench.model import reducer, schemas
@@ -209,10 +210,19 @@ class Workbench:
         """(board.json's bytes, the state cache, state.md's bytes — b"" when the cache stands in for it)."""
         p = self.paths
         board_raw = rebuilt.get("board.json") or read_board_bytes(p.board)
-        state_cached = None if "state.md" in rebuilt else caches.read_state_cache(p)
-        state_raw = rebuilt.get("state.md") or (
-            b"" if (state_cached and state_cached["fresh"] and not need_body) else p.state.read_bytes())
-        return board_raw, state_cached, state_raw
+        if "state.md" in rebuilt:
+            return board_raw, None, rebuilt["state.md"]
+        if not need_body:  # wb status: the stat alone says whether the cache stands in for the file
+            state_cached = caches.read_state_cache(p)
+            faults.point("after_state_stat")
+            return board_raw, state_cached, b"" if state_cached and state_cached["fresh"] else p.state.read_bytes()
+        # the stat and the bytes of one open file: a save landing between a stat and a later read would pair the
+        # person's bytes with wb's cached decision log, and the next write would drop their edit
+        with open(p.state, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            faults.point("after_state_stat")
+            state_raw = fh.read()
+        return board_raw, caches.read_state_cache(p, st), state_raw
 
     @property
     def pending(self) -> Pending:
