@@ -9,13 +9,14 @@ arguments (`additionalProperties: false`), an output schema, and the four annota
 Arguments are checked against the input schema here, before wb is called, and a bad one is one line naming
 the argument (and, for an unknown one, the allowed ones). Every result carries `structuredContent` and the
 same JSON as text, for clients that read only text. Every byte of `tools/list` is spent from the agent's
-context in each session, so descriptions are short and schemas carry no titles (a test keeps it ≤ 6 KB).
+context in each session, so descriptions are short and schemas carry no titles (a test keeps the answer
+within 6,144 bytes on both protocol versions).
 
-Start-up: importing the SDK costs 0.6–1.5 s on a small machine, and a client waits for the answer to
-`initialize` before anything else. So this module imports only the standard library; `serve` loads the SDK
-in a thread from the first instant, meanwhile answers `initialize` itself (the same answer the SDK gives,
-which it then computes again and wb drops), and hands the connection to the SDK once it is loaded.
-`WB_MCP_PREANSWER=0` leaves `initialize` to the SDK.
+Start-up: importing the SDK costs 0.6–2 s on a small machine, and a client waits for its first usable answer
+(`tools/list` after `initialize`, or `server/discover`) before anything else. So this module imports only the
+standard library; `serve` loads the SDK in a thread from the first instant, meanwhile answers `initialize`,
+`tools/list`, `server/discover` and `ping` itself (mcpfast.py: the same answers the SDK gives), and hands the
+connection to the SDK at the first message that needs it. `WB_MCP_PREANSWER=0` leaves every answer to the SDK.
 """
 
 from __future__ import annotations
