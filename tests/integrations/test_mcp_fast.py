@@ -9,6 +9,7 @@ bench/run.py's business (`--only mcp`), not this file's."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -50,9 +51,10 @@ def request(rid: Any, method: str, params: dict[str, Any] | None = None) -> dict
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
-def exchange(repo: Path, messages: list[dict[str, Any]], *, fast: bool = True) -> tuple[dict[Any, bytes], str]:
-    """Write `messages` to `wb mcp` in one burst, read an answer for each request, close: ({id: answer line},
-    stderr)."""
+def exchange(repo: Path, messages: list[dict[str, Any]], *, fast: bool = True,
+             then: list[dict[str, Any]] | None = None) -> tuple[dict[Any, bytes], str]:
+    """Write `messages` to `wb mcp` in one burst, read an answer for each request, then send each of `then`
+    and read its answer, and close: ({id: answer line}, stderr)."""
     env = dict(server_env(), WB_MCP_PREANSWER="1" if fast else "0")
     proc = subprocess.Popen([*WB_ARGV, "mcp"], cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env)
@@ -68,6 +70,11 @@ def exchange(repo: Path, messages: list[dict[str, Any]], *, fast: bool = True) -
             rid = json.loads(line)["id"]
             assert rid not in answers, f"{rid} answered twice"
             answers[rid] = line
+        for message in then or []:
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+            answers[json.loads(line)["id"]] = line
         proc.stdin.close()
         assert proc.wait(timeout=60) == 0
         assert proc.stdout.read() == b""  # nothing more: no answer to the requests given again to the SDK
@@ -164,23 +171,26 @@ def test_tools_list_fits_on_both_protocol_versions(bench, repo: Path, version: s
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_a_burst_across_the_hand_over_is_answered_once_each_in_order(bench, repo: Path, era: str) -> None:
+def test_a_burst_across_the_hand_over_is_answered_once_each(bench, repo: Path, era: str) -> None:
+    """Everything behind the message that hands over reaches the SDK, once. (Calls sent without waiting for
+    each other's answers run concurrently, as the SDK runs them; so the ones whose order is checked wait.)"""
     meta = envelope() if era == "modern" else {}
     opening = [request("d", "server/discover", envelope())] if era == "modern" else [
         initialize("i", HANDSHAKE_PROTOCOL_VERSIONS[-1]), INITIALIZED]
-    messages = [*opening, request(1, "tools/list", meta or None),
-                request(2, "tools/call", {"name": "note", "arguments": {"text": "first finding"}, **meta}),
-                request(3, "tools/list", meta or None),
-                request(4, "tools/call", {"name": "note", "arguments": {"text": "second finding"}, **meta}),
-                request(5, "tools/call", {"name": "log", "arguments": {"type": "note.add"}, **meta})]
-    answers = parsed(exchange(repo, messages)[0])
-    assert set(answers) == {m["id"] for m in messages if "id" in m}
+    burst = [*opening, request(1, "tools/list", meta or None),
+             request(2, "tools/call", {"name": "note", "arguments": {"text": "first finding"}, **meta}),
+             request(3, "tools/list", meta or None),
+             request(4, "server/discover", envelope()) if era == "modern" else request(4, "ping"),
+             request(5, "tools/call", {"name": "status", "arguments": {}, **meta})]
+    then = [request(6, "tools/call", {"name": "note", "arguments": {"text": "second finding"}, **meta}),
+            request(7, "tools/call", {"name": "log", "arguments": {"type": "note.add"}, **meta})]
+    answers = parsed(exchange(repo, burst, then=then)[0])
+    assert set(answers) == {m["id"] for m in [*burst, *then] if "id" in m}
     assert all("result" in a for a in answers.values()), answers
     assert {t["name"] for t in answers[3]["result"]["tools"]} == TOOLS
-    log = answers[5]["result"]["structuredContent"]["events"]
+    assert not answers[5]["result"]["isError"]
+    log = answers[7]["result"]["structuredContent"]["events"]
     assert [e["summary"] for e in log][-2:] == ["first finding", "second finding"]
-    body = (repo / ".workbench" / "state.md").read_text()
-    assert body.index("first finding") < body.index("second finding")
 
 
 def test_the_sdk_reads_the_connection_as_the_fast_path_left_it(bench, repo: Path) -> None:
@@ -243,3 +253,27 @@ def test_the_requests_that_set_the_state_are_given_again_under_a_private_id() ->
     assert private.startswith(mcpfast.REPLAY_ID) and handover.expected == {
         private: json.loads(results[0][0] or b"")["result"]}
     assert given[1:] == [json.loads(lines[1]), json.loads(lines[-1])]
+
+
+def test_a_blank_line_or_a_null_cursor_keeps_the_fast_path() -> None:
+    fast = mcpfast.FastPath(SERVER, VERSIONS)
+    init = json.dumps(initialize(1, HANDSHAKE_PROTOCOL_VERSIONS[-1])).encode() + b"\n"
+    assert fast.take(init)[1] is False and fast.take(b"\n") == (None, False)
+    answer, done = fast.take(json.dumps(request(2, "tools/list", {"cursor": None})).encode() + b"\n")
+    assert not done and json.loads(answer or b"")["result"] == {"tools": SERVER.tools}
+    assert b"\n" in fast.handover(None).lines  # given to the SDK as it came
+
+
+def test_an_sdk_that_cannot_load_still_answers_the_call_then_says_why(bench, repo: Path, tmp_path: Path) -> None:
+    fake = tmp_path / "nosdk" / "mcp"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ModuleNotFoundError('no mcp.server', name='mcp.server')\n")
+    env = dict(server_env(), PYTHONPATH=os.pathsep.join([str(fake.parent), str(Path(__file__).parents[2])]))
+    messages = [initialize(1, HANDSHAKE_PROTOCOL_VERSIONS[-1]), INITIALIZED, request(2, "tools/list"),
+                request(3, "tools/call", {"name": "status", "arguments": {}})]
+    proc = subprocess.run([*WB_ARGV, "mcp"], cwd=repo, env=env, timeout=60, capture_output=True,
+                          input=b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    answers = {a["id"]: a for a in map(json.loads, proc.stdout.splitlines())}
+    assert set(answers) == {1, 2, 3} and "tools" in answers[2]["result"]
+    assert answers[3]["error"]["code"] == -32603 and "pip install" in answers[3]["error"]["message"]
+    assert proc.returncode == 1 and "needs the MCP SDK" in proc.stderr.decode()

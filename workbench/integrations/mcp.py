@@ -549,11 +549,26 @@ def serve(start: Path | None = None) -> None:
                     handover = fast.handover(line)
                     break
         loader.join()
-        if "error" in loaded:
+        if "error" in loaded:  # the client still gets an answer to what it asked, then the process says why
+            _unanswered(handover, wire_out, loaded["error"])
             raise loaded["error"]
         _run(loaded["sdk"], Tools(start), handover, wire_in, wire_out)
     finally:
         restore()
+
+
+def _unanswered(handover: Any, wire_out: Any, err: BaseException) -> None:
+    """An error answer to each request the fast path left to an SDK that could not be loaded."""
+    for line in handover.lines:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and "method" in msg and msg.get("id") is not None and msg["id"] not in \
+                handover.expected:
+            wire_out.write(_rpc_error(msg["id"], -32603, f"wb mcp cannot load the MCP SDK ({type(err).__name__}: "
+                                                         f"{str(err)[:200]}): pip install 'mcp>=2,<3'"))
+    wire_out.flush()
 
 
 def _load_sdk() -> Any:

@@ -128,6 +128,9 @@ class FastPath:
         self.expected: dict[str, Any] = {}
 
     def take(self, line: bytes) -> tuple[bytes | None, bool]:
+        if not line.strip():
+            self.kept.append(line)  # not a message: the SDK reads it as it would have
+            return None, False
         try:
             msg = json.loads(line)
         except ValueError:
@@ -180,6 +183,8 @@ class FastPath:
                 return None
             self.era, self.negotiated = "legacy", result["protocolVersion"]
             return self._keep(msg, result)
+        if method == "tools/list" and params.get("cursor", "") is None:  # no cursor: the first (only) page
+            params = {k: v for k, v in params.items() if k != "cursor"}
         if method not in ("tools/list", "server/discover", "ping") or set(params) - {"_meta"}:
             return None
         if version is None:  # the handshake era's requests
