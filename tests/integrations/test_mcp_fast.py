@@ -277,3 +277,13 @@ def test_an_sdk_that_cannot_load_still_answers_the_call_then_says_why(bench, rep
     assert set(answers) == {1, 2, 3} and "tools" in answers[2]["result"]
     assert answers[3]["error"]["code"] == -32603 and "pip install" in answers[3]["error"]["message"]
     assert proc.returncode == 1 and "needs the MCP SDK" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_first_line_that_is_not_json_is_answered_with_or_without_the_fast_path(repo: Path, fast: bool) -> None:
+    env = dict(server_env(), WB_MCP_PREANSWER="1" if fast else "0")
+    proc = subprocess.run([*WB_ARGV, "mcp"], cwd=repo, env=env, timeout=60, capture_output=True,
+                          input=b'not json\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [None, 1] and answers[0]["error"]["code"] == -32700
+    assert answers[1]["result"] == {} and proc.returncode == 0

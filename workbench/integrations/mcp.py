@@ -665,15 +665,20 @@ def _run(sdk: Any, tools: Tools, handover: Any, wire_in: Any, wire_out: Any) -> 
     rest = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
     out = _Out(anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8")), handover.expected)
 
+    async def screened(line: str) -> Any:
+        refused = screen(line)
+        if refused is not None:
+            await out.send(refused)
+        return refused is None
+
     async def lines() -> Any:
-        for kept in handover.lines:  # what the fast path read (screened already), then the rest of the wire
-            yield kept.decode("utf-8", "replace")
-        async for line in rest:
-            refused = screen(line)
-            if refused is None:
+        for kept in handover.lines:  # what the fast path read, then the rest of the wire
+            line = kept.decode("utf-8", "replace")
+            if await screened(line):
                 yield line
-            else:
-                await out.send(refused)
+        async for line in rest:
+            if await screened(line):
+                yield line
 
     class Lines:  # what the SDK's transport iterates
         def __aiter__(self) -> Any:
