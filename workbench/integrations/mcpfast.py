@@ -138,7 +138,9 @@ class FastPath:
         if not isinstance(msg, dict) or "method" not in msg or "id" not in msg:
             self.kept.append(line)  # a notification or a client's answer: the SDK reads it in its place
             return None, False
-        if msg["method"] == "initialize" and self.era == "modern" and isinstance(msg.get("params"), dict):
+        rid = msg["id"]
+        if (msg["method"] == "initialize" and self.era == "modern" and isinstance(msg.get("params"), dict)
+                and isinstance(rid, int | str) and not isinstance(rid, bool)):
             return line_of({"jsonrpc": "2.0", "id": msg["id"], "error": self._no_handshake(msg["params"])}), False
         result = self._answer(msg)
         if result is None:
