@@ -287,3 +287,17 @@ def test_a_first_line_that_is_not_json_is_answered_with_or_without_the_fast_path
     answers = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [a["id"] for a in answers] == [None, 1] and answers[0]["error"]["code"] == -32700
     assert answers[1]["result"] == {} and proc.returncode == 0
+
+
+def test_the_fast_path_imports_neither_the_sdk_nor_wbs_api() -> None:
+    code = ("import json, sys\nfrom workbench.integrations import mcp, mcpfast\n"
+            "fast = mcpfast.FastPath(mcp.fast_server(), mcpfast.sdk_versions())\n"
+            "for m in [" + repr(initialize(1, HANDSHAKE_PROTOCOL_VERSIONS[-1])) + ", "
+            + repr(request(2, "tools/list")) + "]:\n"
+            "    answer, done = fast.take(json.dumps(m).encode())\n    assert answer and not done\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'pydantic', 'anyio')"
+            " or m.startswith(('workbench.api', 'workbench.store', 'workbench.harness')))\n"
+            "print(heavy)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
