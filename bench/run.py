@@ -25,7 +25,12 @@ Benches (for --only: a group name or a full result name):
                 git directory, vs python -c pass (≤ 2× each); the spool is folded by a Stop afterwards, untimed
   mcp           `wb mcp`: spawn to the answered `initialize` vs python -c pass (≤ 10×; issue 13 asks
                 ≤ 0.5 s, the median is printed beside it); `mcp.tools_list`, spawn to the answered
-                `tools/list` (the SDK loaded), for information. Skipped when the MCP SDK is not installed.
+                `tools/list`, for information; `mcp.first_answer_legacy|auto`, the official SDK client
+                (bench/mcp_client.py) in each mode, spawn to the first answer it can use (`tools/list`
+                after `initialize`, or `server/discover`) vs spawning python -c pass from that client
+                (≤ 10×; issue 20 asks ≤ 0.3 s, the median is printed beside it with its verdict), and
+                `mcp.first_call_*`, spawn to the first `tools/call` answered (the SDK loaded), for
+                information. Skipped when the MCP SDK is not installed.
   sync          wb sync with nothing to do, and with 100 events another clone pushed to merge with one of
                 ours, vs `git fetch && git push` of the same ref, to a bare remote on the same disk
                 (information, no bar)
@@ -536,7 +541,41 @@ def bench_mcp(ctx: Context) -> list[Result]:
     listed = listed[-len(m):]  # the warm-up rounds' are dropped, as side_by_side drops theirs
     info = ratio("mcp.tools_list", "tools/list", listed, "floor", f, info=True)
     info.detail += f", median {fmt_s(statistics.median(listed))}"
-    return [res, info]
+    return [res, info, *bench_mcp_clients(ctx, repo)]
+
+
+MCP_FIRST_ANSWER_S = 0.3  # issue 20: spawn → the first answer a client can use, both handshakes
+MCP_FIRST_ANSWER_X = 10.0  # the same bar as mcp.startup, as a ratio to the floor
+
+
+def bench_mcp_clients(ctx: Context, repo: Path) -> list[Result]:
+    """issue 20: the official SDK client (bench/mcp_client.py) in `legacy` and `auto` modes, spawn → the first
+    answer it can use (`tools/list` after `initialize`; the answered `server/discover`), against spawning
+    `python -c pass` from the same client; and spawn → the first `tools/call` answered (the SDK loaded in the
+    server), for information."""
+    s = ctx.settings
+    proc = subprocess.run([PY, str(HERE / "mcp_client.py"), str(s.n(12, 3)), str(s.n(2, 1)), ctx.wb], cwd=repo,
+                          env=ctx.runner.env, capture_output=True, timeout=900)
+    if proc.returncode != 0:
+        raise BenchError(f"bench/mcp_client.py exited {proc.returncode}: {proc.stderr.decode()[-600:]}")
+    samples = json.loads(proc.stdout.decode().splitlines()[-1])
+    out = []
+    for mode, first in (("legacy", "tools/list"), ("auto", "server/discover")):
+        res = ratio(f"mcp.first_answer_{mode}", f"{mode}: {first}", samples[mode], "floor", samples["floor"],
+                    bar=MCP_FIRST_ANSWER_X)
+        median = statistics.median(samples[mode])
+        verdict = "PASS" if median <= MCP_FIRST_ANSWER_S else "FAIL"
+        res.detail += (f", median {fmt_s(median)} ({verdict} issue 20: ≤ {fmt_s(MCP_FIRST_ANSWER_S)}; "
+                       f"tools listed {fmt_s(statistics.median(samples[mode + '_tools']))})")
+        res.extra["median_s"] = median
+        res.extra["absolute_ok"] = median <= MCP_FIRST_ANSWER_S
+        out.append(res)
+    for mode in ("legacy", "auto"):
+        call = ratio(f"mcp.first_call_{mode}", f"{mode}: tools/call", samples[mode + "_call"], "floor",
+                     samples["floor"], info=True)
+        call.detail += f", median {fmt_s(statistics.median(samples[mode + '_call']))}"
+        out.append(call)
+    return out
 
 
 def bench_sync(ctx: Context) -> list[Result]:

@@ -9,13 +9,14 @@ arguments (`additionalProperties: false`), an output schema, and the four annota
 Arguments are checked against the input schema here, before wb is called, and a bad one is one line naming
 the argument (and, for an unknown one, the allowed ones). Every result carries `structuredContent` and the
 same JSON as text, for clients that read only text. Every byte of `tools/list` is spent from the agent's
-context in each session, so descriptions are short and schemas carry no titles (a test keeps it ≤ 6 KB).
+context in each session, so descriptions are short and schemas carry no titles (a test keeps the answer
+within 6,144 bytes on both protocol versions).
 
-Start-up: importing the SDK costs 0.6–1.5 s on a small machine, and a client waits for the answer to
-`initialize` before anything else. So this module imports only the standard library; `serve` loads the SDK
-in a thread from the first instant, meanwhile answers `initialize` itself (the same answer the SDK gives,
-which it then computes again and wb drops), and hands the connection to the SDK once it is loaded.
-`WB_MCP_PREANSWER=0` leaves `initialize` to the SDK.
+Start-up: importing the SDK costs 0.6–2 s on a small machine, and a client waits for its first usable answer
+(`tools/list` after `initialize`, or `server/discover`) before anything else. So this module imports only the
+standard library; `serve` loads the SDK in a thread from the first instant, meanwhile answers `initialize`,
+`tools/list`, `server/discover` and `ping` itself (mcpfast.py: the same answers the SDK gives), and hands the
+connection to the SDK at the first message that needs it. `WB_MCP_PREANSWER=0` leaves every answer to the SDK.
 """
 
 from __future__ import annotations
@@ -66,7 +67,10 @@ def _in(props: dict[str, Any], *required: str) -> dict[str, Any]:
 
 
 def _out(*required: str) -> dict[str, Any]:
-    """An output schema: the keys every answer has (the rest is in docs/integrations.md and docs/json.md)."""
+    """An output schema: the keys that make the answer what it is (every answer has more: summary, commit and
+    warnings for a write, total for a page, reason for an outcome; docs/integrations.md and docs/json.md). A
+    client validates structuredContent against it and no model reads it, so it spends few of tools/list's
+    6,144 bytes, which the 2026-07-28 protocol's envelope shares."""
     return {"type": "object", "required": list(required)}
 
 
@@ -77,8 +81,8 @@ def _page(limit: int, most: int, fields: list[str]) -> dict[str, Any]:
 
 
 OBJ = {"type": "object"}
-WRITTEN = _out("summary", "commit", "warnings")
-OUTCOME = _out("done", "state", "reason")
+WRITTEN = _out("commit")
+OUTCOME = _out("done", "state")
 
 
 class Spec(NamedTuple):
@@ -103,40 +107,40 @@ def hints_of(spec: Spec) -> dict[str, bool]:
             "open_world_hint": open_world}
 SPECS: dict[str, Spec] = {
     "status": Spec("Start here: active/ready tasks, next action, blockers, session.",
-                   _in({}), _out("status", "active_task", "ready", "next_action", "blockers", "board"), READ),
+                   _in({}), _out("status", "next_action"), READ),
     "task_list": Spec("Tasks in board order, a page at a time.",
                       _in({"status": {"enum": STATUSES}, **_page(LIST_LIMIT, 500, TASK_FIELDS)}),
-                      _out("tasks", "total", "next_offset"), READ),
-    "task_add": Spec("Add a task; returns it with its new id.",
+                      _out("tasks", "next_offset"), READ),
+    "task_add": Spec("Add a task; returns it with its id.",
                      _in({"title": TEXT, "acceptance": {**STRS, "description": "must exit 0 for done"},
                           "kind": {"enum": ["build", "review"]}, "reviews": STR,
                           "owner": {"enum": ["builder", "reviewer", "human"]}, "depends_on": STRS,
                           "description": STR, "scope": OBJ}, "title"),
-                     _out("task", *WRITTEN["required"]), (False, False, False, False)),
+                     _out("task"), (False, False, False, False)),
     "task_update": Spec("start, done (runs acceptance; force: recorded), block (reason) or set (changes).",
                         _in({"id": TEXT, "action": {"enum": ["start", "done", "block", "set"]}, "reason": STR,
                              "changes": OBJ, "force": BOOL}, "id", "action"),
-                        _out("task", *WRITTEN["required"]), (False, True, False, True)),
+                        _out("task"), (False, True, False, True)),
     "note": Spec("Append a decision or finding to the log.", _in({"text": TEXT}, "text"), WRITTEN,
                  (False, False, False, False)),
     "set_state": Spec("Set next_action, status, active_task_id, blockers, assumptions or touched_files.",
                       _in({"changes": OBJ}, "changes"),
-                      _out("state", *WRITTEN["required"]), (False, True, True, False)),
-    "log": Spec("The event log, a page at a time: the newest (offset counts back), oldest first.",
+                      _out("state"), (False, True, True, False)),
+    "log": Spec("Events, a page at a time: the newest (offset counts back), oldest first.",
                 _in({"type": {"type": "string", "description": "e.g. task.done"},
                      **_page(LOG_LIMIT, 200, EVENT_FIELDS)}),
-                _out("events", "total", "next_offset"), READ),
-    "run": Spec("Run a harness session on goal (plan file or steps) to its end or a yield.",
+                _out("events", "next_offset"), READ),
+    "run": Spec("Run a harness session (plan file or steps) to its end or a yield.",
                 _in({"goal": TEXT, "plan": STR, "steps": {"type": "array", "items": OBJ,
                                                            "description": "[{description, tool?, args?, mode?}]"},
                      "max_turns": INT, "max_tool_calls": INT, "max_seconds": {"type": "number"}}, "goal"),
                 OUTCOME, (False, True, False, True)),
-    "resume": Spec("Continue the live session after a yield or a pause.",
+    "resume": Spec("Continue the live session after a yield or pause.",
                    _in({"decision": {"enum": ["approve", "deny"]}, "result": {}, "error": STR,
                         "extend": {"type": "object", "description": "{turns|tool_calls|seconds: N}"},
                         "retry": BOOL, "skip": BOOL, "yield_id": STR, "plan": STR}),
                    OUTCOME, (False, True, False, True)),
-    "abort": Spec("End the live harness session (its events stay).", _in({"reason": TEXT}, "reason"),
+    "abort": Spec("End the live session (its events stay).", _in({"reason": TEXT}, "reason"),
                   OUTCOME, (False, True, True, False)),
     "claim": Spec("Claim a task across clones (no id: first ready); lease e.g. 30m.",
                   _in({"id": STR, "agent": STR, "lease": STR}), OBJ, (False, False, False, True)),
@@ -484,10 +488,29 @@ def calls(p: Any, persons: bool = False) -> list[str]:
     return ["resume {}", 'abort {"reason": "..."}']
 
 
-# -- serving: the SDK, loaded while `initialize` is answered ----------------------------------------------
+# -- serving: the SDK, loaded while the fast path answers (mcpfast.py) ----------------------------------
+def listed_tools() -> list[dict[str, Any]]:
+    """The tools/list entries as they go on the wire (the fast path answers with these; the SDK is given the
+    same, and a test compares what each lists)."""
+    def camel(hint: str) -> str:
+        head, *rest = hint.split("_")
+        return head + "".join(word.title() for word in rest)
+
+    return [{"name": name, "description": spec.description, "inputSchema": spec.input, "outputSchema": spec.output,
+             "annotations": {camel(k): v for k, v in hints_of(spec).items()}} for name, spec in SPECS.items()]
+
+
+def fast_server() -> Any:
+    from workbench.integrations import mcpfast
+
+    return mcpfast.Server("wb", __version__, INSTRUCTIONS, listed_tools())
+
+
 def serve(start: Path | None = None) -> None:
     """Serve MCP on this process's stdin/stdout until the client closes stdin. Raises ImportError when the SDK
     cannot be loaded."""
+    from workbench.integrations import mcpfast
+
     loaded: dict[str, Any] = {}
 
     def load() -> None:
@@ -500,17 +523,52 @@ def serve(start: Path | None = None) -> None:
     loader.start()
     wire_in, wire_out, restore = _claim_stdio()
     try:
-        first = wire_in.readline()
-        early = early_initialize(first) if os.environ.get("WB_MCP_PREANSWER", "1") != "0" else None
-        if early is not None:
-            wire_out.write(early[2])
-            wire_out.flush()
+        versions = mcpfast.sdk_versions() if os.environ.get("WB_MCP_PREANSWER", "1") != "0" else None
+        if versions is None:  # the SDK answers everything
+            first = wire_in.readline()
+            handover = mcpfast.Handover([first] if first else [], {})
+        else:
+            fast = mcpfast.FastPath(fast_server(), versions)
+            while True:
+                line = wire_in.readline()
+                if not line:  # the client left before it needed the SDK
+                    loader.join()
+                    if "error" in loaded:
+                        raise loaded["error"]
+                    return
+                refused = screen(line.decode("utf-8", "replace"))
+                if refused is not None:
+                    wire_out.write(refused)
+                    wire_out.flush()
+                    continue
+                answer, done = fast.take(line)
+                if answer is not None:
+                    wire_out.write(answer)
+                    wire_out.flush()
+                if done:
+                    handover = fast.handover(line)
+                    break
         loader.join()
-        if "error" in loaded:
+        if "error" in loaded:  # the client still gets an answer to what it asked, then the process says why
+            _unanswered(handover, wire_out, loaded["error"])
             raise loaded["error"]
-        _run(loaded["sdk"], Tools(start), first, wire_in, wire_out, early)
+        _run(loaded["sdk"], Tools(start), handover, wire_in, wire_out)
     finally:
         restore()
+
+
+def _unanswered(handover: Any, wire_out: Any, err: BaseException) -> None:
+    """An error answer to each request the fast path left to an SDK that could not be loaded."""
+    for line in handover.lines:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and "method" in msg and msg.get("id") is not None and msg["id"] not in \
+                handover.expected:
+            wire_out.write(_rpc_error(msg["id"], -32603, f"wb mcp cannot load the MCP SDK ({type(err).__name__}: "
+                                                         f"{str(err)[:200]}): pip install 'mcp>=2,<3'"))
+    wire_out.flush()
 
 
 def _load_sdk() -> Any:
@@ -549,60 +607,39 @@ def _claim_stdio() -> tuple[Any, Any, Callable[[], None]]:
 
 
 def handshake_versions() -> tuple[str, ...] | None:
-    """The protocol versions the SDK negotiates in `initialize`, read from its own small `mcp_types/version.py`
-    without importing the SDK (None when the SDK is laid out otherwise: then the SDK answers itself)."""
-    import importlib.util
+    """The protocol versions the SDK negotiates in `initialize`, read without importing the SDK."""
+    from workbench.integrations import mcpfast
 
-    try:
-        spec = importlib.util.find_spec("mcp_types")
-        if spec is None or not spec.submodule_search_locations:
-            return None
-        where = Path(next(iter(spec.submodule_search_locations))) / "version.py"
-        loader_spec = importlib.util.spec_from_file_location("_wb_mcp_types_version", where)
-        if loader_spec is None or loader_spec.loader is None:
-            return None
-        module = importlib.util.module_from_spec(loader_spec)
-        loader_spec.loader.exec_module(module)
-        versions = tuple(module.HANDSHAKE_PROTOCOL_VERSIONS)
-    except Exception:
-        return None
-    return versions if versions and all(isinstance(v, str) for v in versions) else None
+    versions = mcpfast.sdk_versions()
+    return versions.handshake if versions else None
 
 
 def initialize_result(requested: str, versions: tuple[str, ...]) -> dict[str, Any]:
     """What the SDK answers to `initialize` for this server (a test compares the two)."""
-    return {"capabilities": {"tools": {"listChanged": False}}, "instructions": INSTRUCTIONS,
-            "protocolVersion": requested if requested in versions else versions[-1],
-            "serverInfo": {"name": "wb", "version": __version__}}
+    from workbench.integrations import mcpfast
+
+    return mcpfast.initialize_result(fast_server(), requested, versions)
 
 
 def early_initialize(line: bytes) -> tuple[Any, dict[str, Any], bytes] | None:
     """(id, result, the answer's line) for a well-formed `initialize` request; None for anything else, which
     the SDK then reads and answers itself."""
+    from workbench.integrations import mcpfast
+
     try:
         msg = json.loads(line)
     except ValueError:
         return None
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or msg.get("method") != "initialize":
         return None
-    rid, params = msg.get("id"), msg.get("params")
-    if isinstance(rid, bool) or not isinstance(rid, int | str) or not isinstance(params, dict):
-        return None
-    info = params.get("clientInfo")
-    if not (isinstance(params.get("protocolVersion"), str) and isinstance(params.get("capabilities"), dict)
-            and isinstance(info, dict) and isinstance(info.get("name"), str)
-            and isinstance(info.get("version"), str)):
-        return None
     versions = handshake_versions()
-    if versions is None:
+    if versions is None or not mcpfast.well_formed_initialize(msg):
         return None
-    result = initialize_result(params["protocolVersion"], versions)
-    answer = {"jsonrpc": "2.0", "id": rid, "result": result}
-    return rid, result, json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    result = initialize_result(msg["params"]["protocolVersion"], versions)
+    return msg["id"], result, mcpfast.line_of({"jsonrpc": "2.0", "id": msg["id"], "result": result})
 
 
-def _run(sdk: Any, tools: Tools, first: bytes, wire_in: Any, wire_out: Any,
-         early: tuple[Any, dict[str, Any], bytes] | None) -> None:
+def _run(sdk: Any, tools: Tools, handover: Any, wire_in: Any, wire_out: Any) -> None:
     import io
 
     anyio, types = sdk.anyio, sdk.types
@@ -626,24 +663,24 @@ def _run(sdk: Any, tools: Tools, first: bytes, wire_in: Any, wire_out: Any,
     server = sdk.Server("wb", version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools,
                         on_call_tool=call_tool)
     rest = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
-    out = _Out(anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8")), early)
+    out = _Out(anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8")), handover.expected)
+
+    async def screened(line: str) -> Any:
+        refused = screen(line)
+        if refused is not None:
+            await out.send(refused)
+        return refused is None
 
     async def lines() -> Any:
-        if first:
-            line = first.decode("utf-8", "replace")
-            refused = screen(line)
-            if refused is None:
+        for kept in handover.lines:  # what the fast path read, then the rest of the wire
+            line = kept.decode("utf-8", "replace")
+            if await screened(line):
                 yield line
-            else:
-                await out.send(refused)
         async for line in rest:
-            refused = screen(line)
-            if refused is None:
+            if await screened(line):
                 yield line
-            else:
-                await out.send(refused)
 
-    class Lines:  # what the SDK's transport iterates: the line read before it was loaded, then the rest
+    class Lines:  # what the SDK's transport iterates
         def __aiter__(self) -> Any:
             return lines()
 
@@ -701,12 +738,13 @@ def _rpc_error(rid: Any, code: int, message: str) -> bytes:
 
 
 class _Out:
-    """The SDK's stdout, less its own answer to the `initialize` wb already answered; and wb's own answers to
-    the requests the SDK cannot read (`screen`)."""
+    """The SDK's stdout, less its answers to the requests the fast path answered already and gave it again under
+    a private id (`expected`: id → the answer wb gave); and wb's own answers to the requests the SDK cannot read
+    (`screen`)."""
 
-    def __init__(self, file: Any, early: tuple[Any, dict[str, Any], bytes] | None) -> None:
+    def __init__(self, file: Any, expected: dict[str, Any]) -> None:
         self.file = file
-        self.early = early
+        self.expected = dict(expected)
 
     async def send(self, line: bytes) -> None:
         """wb's own answer (a notification that the SDK cannot read is still answered: the client may be
@@ -715,15 +753,15 @@ class _Out:
         await self.file.flush()
 
     async def write(self, text: str) -> None:
-        if self.early is not None:
+        if self.expected:
             try:
                 msg = json.loads(text)
             except ValueError:
                 msg = None
-            if isinstance(msg, dict) and "method" not in msg and msg.get("id") == self.early[0]:
-                expected, self.early = self.early[1], None
+            if isinstance(msg, dict) and "method" not in msg and msg.get("id") in self.expected:
+                expected = self.expected.pop(msg["id"])
                 if msg.get("result") != expected:  # a bug: say so where the client keeps server logs
-                    sys.stderr.write(f"wb mcp: the early answer to initialize differs from the SDK's: "
+                    sys.stderr.write(f"wb mcp: the fast path's answer differs from the SDK's: "
                                      f"{json.dumps(msg)[:300]}\n")
                 return
         await self.file.write(text)
