@@ -5,7 +5,7 @@ Two workbenches, built through wb's bulk paths (the build is part of the point: 
          by ONE `Bench.record_events` call until the log holds 50,000 events
   small  50 tasks (48 done) and 500 events, built the same way
 and each row of issue 20 beside its bar:
-  scale.import        the `wb task import` of the 5,000 tasks, seconds        (≤ 3 s; one sample: the build's)
+  scale.import        `wb task import` of the 5,000 tasks into a fresh workbench, seconds (≤ 3 s)
   scale.record_events the `Bench.record_events` call of the ~45,000 events     (information)
   scale.cli_mutation  `wb task add X` big vs small                             (≤ 1.25×)
   scale.api_add_task  `Bench.add_task` in a long-lived process, big vs small   (≤ 1.25×)
@@ -78,19 +78,20 @@ def build(ctx: R.Context, name: str, tasks: int, done: int, events: int) -> tupl
 
 
 def budgeted(ctx: R.Context, sides: list, rounds: int, warmup: int) -> list[list[float]]:
-    """As run.py's side_by_side, within a time budget per row (QUICK_BUDGET_S, FULL_BUDGET_S): a first round
-    probes what one costs, then as many rounds as fit (at most `rounds`, at least one). On a workbench whose
-    cost grows with history the slow rows get fewer samples (their detail says n=) instead of stretching the
-    quick bench past its 3 minutes; once they are fast, they get every round."""
+    """As run.py's side_by_side, within a time budget per row (QUICK_BUDGET_S, FULL_BUDGET_S): after the warm-up
+    rounds, the first measured round tells what one costs, then as many more as fit (at most `rounds` in all, at
+    least one). On a workbench whose cost grows with history the slow rows get fewer samples (their detail says
+    n=) instead of stretching the quick bench past its 3 minutes; once they are fast, they get every round."""
     budget = QUICK_BUDGET_S if ctx.settings.quick else FULL_BUDGET_S
+    for _ in range(warmup):
+        for side in sides:
+            side()
     start = time.perf_counter()
-    probe = [side() for side in sides]
+    first = [side() for side in sides]
     per_round = max(time.perf_counter() - start, 1e-6)
-    rounds = max(1, min(rounds, int(budget / per_round)))
-    if warmup:  # the probe was the first warm-up round
-        return R.side_by_side(sides, rounds, warmup - 1)
+    rounds = max(1, min(rounds, 1 + int(budget / per_round)))
     rest = R.side_by_side(sides, rounds - 1, 0) if rounds > 1 else [[] for _ in sides]
-    return [[first, *more] for first, more in zip(probe, rest, strict=True)]
+    return [[one, *more] for one, more in zip(first, rest, strict=True)]
 
 
 def limit(name: str, label: str, samples: list[float], small: list[float] | None = None) -> R.Result:
@@ -145,8 +146,15 @@ def bench_scale(ctx: R.Context) -> list[R.Result]:
     out: list[R.Result] = []
     big, imported, filled = build(ctx, "scale-big", BIG_TASKS, BIG_DONE, BIG_EVENTS)
     small, _, _ = build(ctx, "scale-small", SMALL_TASKS, SMALL_DONE, SMALL_EVENTS)
-    res = limit("scale.import", f"wb task import of {BIG_TASKS:,} tasks", [imported])
-    res.detail = f"one sample (the build's); {BIG_DONE:,} done, one commit"
+    imports = [imported]
+    for k in range(s.n(4, 2)):  # more samples: the same import into a fresh workbench each time
+        fresh = ctx.git_repo(f"scale-import-{k}")
+        r.run([ctx.wb, "init"], fresh)
+        start = time.perf_counter()
+        r.run([ctx.wb, "task", "import", str(ctx.tmp / "scale-big-tasks.md")], fresh, timeout=600)
+        imports.append(time.perf_counter() - start)
+    res = limit("scale.import", f"wb task import of {BIG_TASKS:,} tasks", imports)
+    res.detail += f"; {BIG_DONE:,} of them done, one commit each import"
     out.append(res)
     out.append(R.Result("scale.record_events", "info", filled, None, "s", detail=(
         f"one Bench.record_events call of {BIG_EVENTS - BIG_TASKS:,}-odd events, one commit: "
