@@ -678,6 +678,9 @@ class Bench:
             raise UsageError(f"actor {actor!r}: agent, human or wb")
         if not isinstance(payload, dict):
             raise UsageError("an event payload is a JSON object")
+        small = _small_json(payload)
+        if small is not None:  # nothing to clip, before or after redaction: the transaction redacts it
+            return small
         # redacted before clipping: a clip could cut a secret in two, and its sha256 would be of the secret
         return clip_payload(redact(payload, secret_values(self.wb.config)))
 
@@ -832,6 +835,23 @@ def scope_blocking(verdict: dict[str, Any] | None) -> list[str]:
     from workbench.model.scope import blocking
 
     return blocking(verdict) if verdict else []
+
+
+def _small_json(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """`payload` as JSON data when it is so small that `clip_payload` leaves it as it is, redacted first or not
+    (the bulk path's shortcut: most events are a few hundred bytes): at most CLIP_TEXT/2 characters of JSON,
+    so no string nears CLIP_TEXT even if each secret in it grew to the redaction mark, and fewer brackets than
+    CLIP_DEPTH, so nothing nests that deep. None: take the whole way (redact, then clip)."""
+    from workbench.model.clip import CLIP_DEPTH, CLIP_TEXT
+
+    try:
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if len(text) > CLIP_TEXT // 2 or text.count("[") + text.count("{") >= CLIP_DEPTH:
+        return None
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 def _short(text: str, width: int = 60) -> str:

@@ -57,3 +57,21 @@ def test_import_tasks_takes_a_list_and_refuses_by_index(bench, repo, wb_hashes):
         bench.import_tasks([{"title": "fine"}, {"title": 7}])
     assert wb_hashes(repo) == files
     assert bench.import_tasks([]) == [] and bench.last.commit is None
+
+
+def test_small_and_large_payloads_are_redacted_alike(bench, repo, monkeypatch):
+    config = repo / ".workbench" / "config.yaml"
+    config.write_text(config.read_text().replace("redact: []", "redact: [DEPLOY_TOKEN]"))
+    monkeypatch.setenv("DEPLOY_TOKEN", "s3cr3t-value")
+    from workbench.api import Bench
+
+    fresh = Bench.open(repo)
+    token = "ghp_" + "A1b2C3d4" * 5  # a GitHub token's format, recognised without being listed
+    logged = fresh.record_events([
+        {"type": "agent.small", "payload": {"cmd": "deploy --token s3cr3t-value", token: (1, 2)}},
+        {"type": "agent.large", "payload": {"result": "a" * 2040 + "s3cr3t-value" + "b" * 3000}},
+    ])
+    text = (repo / ".workbench" / "events.jsonl").read_text()
+    assert "s3cr3t" not in text and token not in text
+    assert logged[0]["payload"] == {"cmd": "deploy --token [redacted]", "[redacted]": [1, 2]}  # a key too
+    assert logged[1]["payload"]["result"]["truncated"] is True
