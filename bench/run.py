@@ -34,6 +34,12 @@ Benches (for --only: a group name or a full result name):
   sync          wb sync with nothing to do, and with 100 events another clone pushed to merge with one of
                 ours, vs `git fetch && git push` of the same ref, to a bare remote on the same disk
                 (information, no bar)
+  scale         issue 20 (bench/scale.py): a 5,000-task (4,800 done) / 50,000-event workbench built by one
+                `wb task import` and one `Bench.record_events`, against a 50-task one: the import (≤ 3 s),
+                wb task add and Bench.add_task (≤ 1.25×), wb handoff and wb log --type task (≤ 1.5×),
+                git log -p -5 with wb's textconv vs --no-textconv (≤ 1.5×), wb validate and wb doctor
+                (≤ 1 s), the bytes a mutation adds to .git vs a plain one-line commit (≤ 2×)
+  writers       issue 20 (bench/writers.py, skipped while it does not exist): 20 concurrent writers × 10 adds
 
 Each result prints one line; the last line is `BENCH_SUMMARY {json}`. Exit status: 0 even when a bar is
 missed (1 with --strict), 1 when a bench could not run. Stdlib only; everything happens in a temp dir that
@@ -80,7 +86,8 @@ BARS = {
     "hooks.post_tool_use": 2.0,
     "mcp.startup": 10.0,  # issue 13 §5: spawn to answered initialize ≤ 0.5 s (0.7–1.7 s before)
 }
-GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay", "hooks", "mcp", "sync")
+GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay", "hooks", "mcp", "sync", "scale",
+          "writers")
 
 
 class BenchError(Exception):
@@ -207,7 +214,8 @@ def spread(samples: list[float]) -> float:
 @dataclass
 class Result:
     name: str
-    kind: str  # "ratio" (bar = largest allowed) or "rate" (bar = smallest allowed) or "info" (no bar)
+    kind: str  # "ratio" (bar = largest allowed), "limit" (seconds; bar = most allowed), "rate" (bar = smallest
+    #            allowed) or "info" (no bar)
     value: float  # the ratio, or the rate
     bar: float | None
     unit: str = "x"
@@ -223,7 +231,7 @@ class Result:
     def ok(self) -> bool | None:
         if self.bar is None:
             return None
-        return self.value <= self.bar if self.kind == "ratio" else self.value >= self.bar
+        return self.value <= self.bar if self.kind in ("ratio", "limit") else self.value >= self.bar
 
     def line(self) -> str:
         verdict = {True: "PASS", False: "FAIL", None: "INFO"}[self.ok]
@@ -231,6 +239,15 @@ class Result:
             text = (f"{self.name:<22} {self.a_label} {fmt_s(self.a_median_s)} / {self.b_label} "
                     f"{fmt_s(self.b_median_s)} = {self.value:.2f}x")
             bar = f"(bar {self.bar:g}x)" if self.bar is not None else "(no bar)"
+        elif self.kind == "limit":  # an absolute bar: seconds, at most
+            text = f"{self.name:<22} {self.a_label} {fmt_s(self.value)}".rstrip()
+            bar = f"(bar <= {fmt_s(self.bar)})" if self.bar is not None else "(no bar)"
+        elif self.kind == "ratio":  # a ratio of two other quantities (bytes): the detail names them
+            text = f"{self.name:<22} {self.value:.2f}x"
+            bar = f"(bar {self.bar:g}x)" if self.bar is not None else "(no bar)"
+        elif self.unit == "s":
+            text = f"{self.name:<22} {fmt_s(self.value)}"
+            bar = "(no bar)"
         else:
             text = f"{self.name:<22} {self.value:,.0f} {self.unit}"
             bar = f"(bar >= {self.bar:,.0f} {self.unit})" if self.bar is not None else "(no bar)"
@@ -632,6 +649,24 @@ BENCHES: dict[str, Callable[[Context], list[Result]]] = {
     "mcp": bench_mcp,
     "sync": bench_sync,  # issue 15
 }
+
+# Groups in modules of their own (issue 20), which import this one by the name `run`: registered so they get
+# this module, not a second copy of it
+sys.modules.setdefault("run", sys.modules[__name__])
+from scale import bench_scale  # noqa: E402
+
+BENCHES["scale"] = bench_scale
+try:  # bench/writers.py (issue 20, goal 4: 20 concurrent writers), once it exists
+    from writers import bench_writers  # noqa: E402
+except ImportError as _missing:
+    if getattr(_missing, "name", None) != "writers":
+        raise  # writers.py is there and broken: say so
+
+    def bench_writers(ctx: Context) -> list[Result]:
+        print(f"{'writers':<22} SKIPPED: bench/writers.py does not exist yet", flush=True)
+        return []
+
+BENCHES["writers"] = bench_writers
 
 _ONLY: list[str] = []
 

@@ -35,6 +35,7 @@ from workbench.ops.acceptance import dependency_problem, last_line, run_acceptan
 from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import STATUSES, next_task, status_of
 from workbench.ops.validate import validate_workbench
+from workbench.progress import tick as progress_tick
 from workbench.store import trust
 from workbench.store.transaction import LastWrite, Transaction
 from workbench.store.workbench import Workbench
@@ -140,6 +141,44 @@ class Bench:
         self._done(tx)
         trust.remember(self.root, [trust.acceptance_command(c, [task["id"]]) for c in added.get("acceptance", [])])
         return task
+
+    def import_tasks(self, source: str | bytes | Sequence[Mapping[str, Any]], *, format: str | None = None,
+                     name: str = "-", actor: str = "agent",
+                     progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+        """`wb task import FILE`: add many tasks in one transaction and one commit. `source` is a list of tasks
+        in the board's task shape (only `title` required), or a file's text: a JSON list, or a Markdown
+        checklist (`- [ ] title` with indented `accept:`/`depends:` lines; the grammar is in
+        ops/taskimport.py and docs/cli.md). `name` names the file in messages (and picks the format by its
+        suffix unless `format` is json or markdown). Ids are allocated as `add_task` allocates them, in file
+        order; an `id` the file gives is a name that `depends_on`/`reviews` further down the file may use.
+        All or nothing: the first bad entry is Refused (exit 5) naming its line or index, nothing written.
+        Returns the tasks added (none: nothing written, no commit); `progress(done, total)` hears how far."""
+        from workbench.ops import taskimport
+
+        if isinstance(source, (str, bytes)):
+            entries = taskimport.read(source, name, format)
+        else:
+            entries = taskimport.entries_of(list(source), "tasks" if name == "-" else name)
+        if not entries:
+            self.last = LastWrite()
+            return []
+        total = len(entries)
+        with self._tx(actor) as tx:
+            now = ids.utc_now()
+            planned = taskimport.plan(tx.docs.board, entries, now, progress)
+            added = []
+            for i, task in enumerate(planned):
+                added.append(tx.emit("task.add", {"task": task}, ts=now)["payload"]["task"])
+                progress_tick(progress, total + i, 2 * total)
+            first, last = added[0]["id"], added[-1]["id"]
+            tx.summary = (f"wb: import {len(added)} tasks ({first}…{last})" if len(added) > 1
+                          else f"wb: add {first} {_short(added[0]['title'])}")
+        self._done(tx)
+        if progress is not None:
+            progress(2 * total, 2 * total)
+        trust.remember(self.root, [trust.acceptance_command(c, [t["id"]]) for t in added
+                                   for c in t.get("acceptance", [])])
+        return added
 
     def _task(self, tx: Transaction, task_id: str) -> dict[str, Any]:
         task = reducer.find_task(tx.docs.board, task_id)
@@ -585,11 +624,51 @@ class Bench:
         """Record one event of a type wb does not fold (e.g. `agent.tool_call`, as `wb hook claude-code` does)
         as one transaction: redact, clip the payload to size (`model/clip.py`), validate, append, and commit
         (`commit=False` leaves the commit to the next write). Returns the logged event; `Refused` for a type wb
-        folds into state.md or the harness session, `UsageError` for a malformed type or payload."""
+        folds into state.md or the harness session, `UsageError` for a malformed type or payload. Many events
+        at once: `record_events`, one transaction for all of them."""
+        clipped = self._recordable(type, payload, actor)
+        with self.wb.transaction(actor=self._actor(actor), commit=commit) as tx:
+            tx.summary = summary or f"wb: {type}"
+            event = tx.emit(type, clipped)
+        self._done(tx)
+        return event
+
+    def record_events(self, events: Sequence[Mapping[str, Any]], actor: str = "agent", *, commit: bool = True,
+                      summary: str | None = None) -> list[dict[str, Any]]:
+        """Record many events (`[{"type": "agent.tool_call", "payload": {...}}, ...]`) in ONE transaction and
+        one commit: each checked as `record_event` checks it (redacted, clipped, validated), all or nothing —
+        one bad event refuses them all (its index named: `events[3]: …`) and nothing is written. The bulk path
+        for API users: 50,000 events cost one commit, not 50,000. Returns the logged events (none given: none
+        written, no commit)."""
+        checked: list[tuple[str, dict[str, Any]]] = []
+        for i, item in enumerate(events):
+            if not isinstance(item, Mapping):
+                raise UsageError(f"events[{i}]: an event is a mapping {{\"type\": …, \"payload\": {{…}}}}")
+            extra = sorted(str(k) for k in set(item) - {"type", "payload"})
+            if extra:
+                raise UsageError(f"events[{i}]: unknown key {', '.join(extra)} (an event to record has "
+                                 "`type` and `payload`; wb sets seq, id, ts, actor and prev)")
+            try:
+                payload = self._recordable(item.get("type"), item.get("payload"), actor)
+                checked.append((str(item["type"]), payload))
+            except WorkbenchError as err:
+                raise type(err)(f"events[{i}]: {err.message}") from None
+        if not checked:
+            self.last = LastWrite()
+            return []
+        with self.wb.transaction(actor=self._actor(actor), commit=commit) as tx:
+            logged = [tx.emit(kind, payload) for kind, payload in checked]
+            kinds = sorted({kind for kind, _ in checked})
+            tx.summary = summary or _short(f"wb: record {len(logged)} events ({', '.join(kinds)})", 72)
+        self._done(tx)
+        return logged
+
+    def _recordable(self, type: Any, payload: Any, actor: str) -> dict[str, Any]:
+        """An event wb does not fold, checked (type, actor, payload) and its payload redacted and clipped."""
         from workbench.model.clip import clip_payload
         from workbench.model.eventtypes import HARNESS_EVENTS
 
-        if not EVENT_TYPE.match(type):
+        if not isinstance(type, str) or not EVENT_TYPE.match(type):
             raise UsageError(f"event type {type!r}: expected dotted lower-case words, e.g. agent.tool_call")
         if type in reducer.REDUCERS or type in HARNESS_EVENTS:
             raise Refused(f"event type {type}: wb folds it into state.md or the harness session; record it "
@@ -599,13 +678,11 @@ class Bench:
             raise UsageError(f"actor {actor!r}: agent, human or wb")
         if not isinstance(payload, dict):
             raise UsageError("an event payload is a JSON object")
+        small = _small_json(payload)
+        if small is not None:  # nothing to clip, before or after redaction: the transaction redacts it
+            return small
         # redacted before clipping: a clip could cut a secret in two, and its sha256 would be of the secret
-        clipped = clip_payload(redact(payload, secret_values(self.wb.config)))
-        with self.wb.transaction(actor=self._actor(actor), commit=commit) as tx:
-            tx.summary = summary or f"wb: {type}"
-            event = tx.emit(type, clipped)
-        self._done(tx)
-        return event
+        return clip_payload(redact(payload, secret_values(self.wb.config)))
 
     # -- sync and claims (issue 15: docs/sync.md) ---------------------------------------------------------
     def sync(self, remote: str | None = None, *, push_branch: bool = False) -> dict[str, Any]:
@@ -758,6 +835,23 @@ def scope_blocking(verdict: dict[str, Any] | None) -> list[str]:
     from workbench.model.scope import blocking
 
     return blocking(verdict) if verdict else []
+
+
+def _small_json(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """`payload` as JSON data when it is so small that `clip_payload` leaves it as it is, redacted first or not
+    (the bulk path's shortcut: most events are a few hundred bytes): at most CLIP_TEXT/2 characters of JSON,
+    so no string nears CLIP_TEXT even if each secret in it grew to the redaction mark, and fewer brackets than
+    CLIP_DEPTH, so nothing nests that deep. None: take the whole way (redact, then clip)."""
+    from workbench.model.clip import CLIP_DEPTH, CLIP_TEXT
+
+    try:
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if len(text) > CLIP_TEXT // 2 or text.count("[") + text.count("{") >= CLIP_DEPTH:
+        return None
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 def _short(text: str, width: int = 60) -> str:

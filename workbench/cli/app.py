@@ -78,7 +78,7 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
 )
 # Commands a module adds to another's group (issue 15: `wb task claim` lives in cli/claims.py): imported when
 # the group is registered.
-GROUP_EXTENSIONS: dict[str, tuple[str, ...]] = {"task": ("claims",)}
+GROUP_EXTENSIONS: dict[str, tuple[str, ...]] = {"task": ("claims", "taskimport")}
 _registered: set[str] = set()
 
 

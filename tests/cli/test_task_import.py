@@ -1,0 +1,175 @@
+"""`wb task import FILE`: many tasks in one validated transaction and one commit (issue 20, goal 5)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+CHECKLIST = """\
+# Parser work
+
+Prose at the margin is skipped, and so are blank lines and headings.
+
+- [ ] Write the parser
+  id: T-101
+  accept: pytest -q tests/test_parser.py
+  accept: ruff check .
+  description: a tiny grammar
+- [ ] Document it
+  depends: T-101, T-001
+  owner: human
+- [x] Read the spec
+- [-] Drop the old parser
+* [ ] Review the parser
+  kind: review
+  reviews: T-101
+"""
+
+
+def board(repo):
+    return json.loads((repo / ".workbench" / "board.json").read_text())
+
+
+def test_a_markdown_checklist_is_one_commit_of_valid_tasks(bench, repo, wb, git, commits):
+    bench.add_task("Already on the board")
+    before = commits(repo)
+    (repo / "tasks.md").write_text(CHECKLIST)
+    r = wb(repo, "task", "import", "tasks.md")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "imported 5 tasks: T-002…T-006\n"
+    assert commits(repo) == before + 1
+    assert git(repo, "log", "-1", "--format=%s").strip() == "wb: import 5 tasks (T-002…T-006)"
+    assert git(repo, "status", "--porcelain", "--", ".workbench").strip() == ""
+    tasks = {t["id"]: t for t in board(repo)["tasks"]}
+    parser, docs, spec, drop, review = (tasks[f"T-00{i}"] for i in range(2, 7))
+    assert parser["title"] == "Write the parser" and parser["status"] == "todo"
+    assert parser["acceptance"] == ["pytest -q tests/test_parser.py", "ruff check ."]
+    assert parser["description"] == "a tiny grammar"
+    assert docs["depends_on"] == ["T-002", "T-001"]  # the file's T-101 is the task it allocated
+    assert docs["owner"] == "human"
+    assert spec["status"] == "done" and drop["status"] == "cancelled"
+    assert review["kind"] == "review" and review["reviews"] == "T-002" and review["owner"] == "reviewer"
+    assert "T-101" not in tasks
+    events = json.loads(wb(repo, "log", "--json", "--type", "task.add").stdout)
+    assert [e["payload"]["task"]["id"] for e in events] == ["T-001", "T-002", "T-003", "T-004", "T-005", "T-006"]
+    assert {e["actor"] for e in events[1:]} == {"agent"}  # the tests' stdin is no terminal: an agent's import
+    assert wb(repo, "validate").returncode == 0
+    replayed = wb(repo, "replay", "--verify", "--json")
+    assert replayed.returncode == 0 and json.loads(replayed.stdout)["matches"] is True
+    # what the import brought is trusted on this clone, as `wb task add --accept` is
+    assert wb(repo, "task", "next", "--json").returncode == 0
+
+
+def test_a_json_task_list_keeps_its_own_names_for_dependencies(bench, repo, wb):
+    data = [{"id": "T-050", "title": "Parser", "acceptance": ["true"], "created_at": "2020-01-01T00:00:00Z"},
+            {"title": "Docs", "depends_on": ["T-050"], "description": "how to use it"},
+            {"title": "Review", "kind": "review", "reviews": "T-050"}]
+    (repo / "tasks.json").write_text(json.dumps(data))
+    r = wb(repo, "task", "import", "tasks.json", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == ["T-001", "T-002", "T-003"]
+    tasks = board(repo)["tasks"]
+    assert tasks[1]["depends_on"] == ["T-001"] and tasks[2]["reviews"] == "T-001"
+    assert tasks[0]["created_at"] != "2020-01-01T00:00:00Z"  # the import's own time: it is added now
+    # a board.json's shape works too: {"tasks": [...]}
+    (repo / "more.json").write_text(json.dumps({"tasks": [{"title": "After", "depends_on": ["T-002"]}]}))
+    r = wb(repo, "task", "import", "more.json", "--json")
+    assert json.loads(r.stdout) == ["T-004"] and board(repo)["tasks"][3]["depends_on"] == ["T-002"]
+
+
+@pytest.mark.parametrize(("text", "line", "says"), [
+    ("- [ ] ok\n- [ ] also ok\n  colour: blue\n", 3, "unknown key 'colour'"),
+    ("- [ ] ok\n- plain bullet\n", 2, "a list item without a checkbox"),
+    ("- [ ] ok\n  - [ ] nested\n", 2, "nested checklist item"),
+    ("- [ ] ok\n- [?] maybe\n", 2, "[?]: a checkbox is"),
+    ("- [ ] ok\n-[ ] squashed\n", 2, "not a checklist item"),
+    ("- [ ] ok\n  just some words\n", 2, "each line is `key: value`"),
+    ("- [ ] first\n  depends: T-102\n- [ ] second\n  id: T-102\n", 2, "T-102 comes later in the file"),
+    ("- [ ] first\n- [ ] second\n  depends: T-009\n", 3, "no task T-009 on the board or above in the file"),
+    ("- [ ] first\n- [x] done\n  accept: make test\n", 2, "done, with acceptance commands"),
+    ("- [ ] first\n- [ ]   \n", 2, "title must say something"),
+    ("- [ ] first\n- [ ] second\n  owner: nobody\n", 3, "owner: \"nobody\" is not one of"),
+    ("- [ ] a\n  id: T-7\n", 2, "is not a task id"),
+])
+def test_a_bad_markdown_line_refuses_the_whole_import_naming_it(bench, repo, wb, git, wb_hashes, error_line,
+                                                                text, line, says):
+    bench.add_task("On the board")
+    (repo / "tasks.md").write_text(text)
+    files, head = wb_hashes(repo), git(repo, "rev-parse", "HEAD")
+    r = wb(repo, "task", "import", "tasks.md")
+    assert r.returncode == 5, r.stderr
+    message = error_line(r.stderr).removeprefix("wb: ")
+    assert message.startswith(f"tasks.md: line {line}: ") and says in message, message
+    assert message.endswith("nothing was imported")
+    assert wb_hashes(repo) == files and git(repo, "rev-parse", "HEAD") == head
+    assert [t["id"] for t in board(repo)["tasks"]] == ["T-001"]
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    ([{"title": "a"}, {"title": "b", "status": "finished"}], '[1].status: "finished" is not one of'),
+    ([{"title": "a"}, {"title": "b", "colour": "blue"}], "[1]: "),
+    ([{"title": "a"}, "b"], "[1]: a task is a JSON object, not str"),
+    ([{"title": "a"}, {"title": "b", "proof": {}}], "[1].proof: kept by wb"),
+    ([{"title": "a"}, {"title": "b", "status": "in_progress"}], "[1].status: in_progress: a task is imported as"),
+    ([{"title": "a"}, {"title": "b", "acceptance": "make"}], "[1].acceptance: "),
+    ({"title": "a"}, "expected a JSON list of tasks"),
+])
+def test_a_bad_json_entry_refuses_the_whole_import_naming_its_index(bench, repo, wb, wb_hashes, error_line,
+                                                                    data, says):
+    (repo / "tasks.json").write_text(json.dumps(data))
+    files = wb_hashes(repo)
+    r = wb(repo, "task", "import", "tasks.json")
+    assert r.returncode == 5, r.stderr
+    message = error_line(r.stderr).removeprefix("wb: ")
+    assert says in message and message.startswith("tasks.json: "), message
+    assert wb_hashes(repo) == files and board(repo)["tasks"] == []
+
+
+def test_broken_json_names_the_line_and_a_missing_file_is_a_usage_error(bench, repo, wb, error_line):
+    (repo / "tasks.json").write_text('[\n  {"title": "a"},\n  {"title": }\n]\n')
+    r = wb(repo, "task", "import", "tasks.json")
+    assert r.returncode == 5 and error_line(r.stderr).startswith("wb: tasks.json: line 3 column"), r.stderr
+    r = wb(repo, "task", "import", "no-such.md")
+    assert r.returncode == 2 and "cannot read no-such.md" in r.stderr
+
+
+def test_stdin_is_read_for_a_dash_and_the_format_is_sniffed(bench, repo, wb):
+    r = wb(repo, "task", "import", "-", "--json", input="- [ ] from a pipe\n  accept: true\n", process=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == ["T-001"]
+    r = wb(repo, "task", "import", "-", input='[{"title": "json from a pipe"}]', process=True)
+    assert r.returncode == 0 and r.stdout == "imported 1 task: T-002\n", r.stderr
+    r = wb(repo, "task", "import", "-", "--format", "markdown", input="# nothing here\n", process=True)
+    assert r.returncode == 0 and "nothing to import" in r.stdout
+    assert [t["title"] for t in board(repo)["tasks"]] == ["from a pipe", "json from a pipe"]
+
+
+def test_an_agent_cannot_import_as_a_human(bench, repo, wb, wb_hashes):
+    (repo / "tasks.md").write_text("- [ ] a\n")
+    files = wb_hashes(repo)
+    r = wb(repo, "task", "import", "tasks.md", "--actor", "human")
+    assert r.returncode == 5 and "needs a person" in r.stderr
+    assert wb_hashes(repo) == files
+
+
+def test_five_thousand_tasks_import_in_one_commit_that_validates_and_replays(bench, repo, wb, commits, tmp_path):
+    lines = []
+    for i in range(1, 5001):
+        if i <= 4800:
+            lines.append(f"- [x] done task {i}\n  id: T-{i:03d}")
+        else:
+            lines.append(f"- [ ] open task {i}\n  id: T-{i:03d}\n  accept: true\n  depends: T-{i - 1:03d}")
+    big = tmp_path / "big.md"
+    big.write_text("\n".join(lines) + "\n")
+    before = commits(repo)
+    r = wb(repo, "task", "import", str(big), process=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "imported 5000 tasks: T-001…T-5000\n"
+    assert commits(repo) == before + 1
+    tasks = board(repo)["tasks"]
+    assert len(tasks) == 5000 and sum(t["status"] == "done" for t in tasks) == 4800
+    assert tasks[-1]["depends_on"] == ["T-4999"]
+    assert wb(repo, "validate", process=True, timeout=300).returncode == 0
+    replayed = wb(repo, "replay", "--verify", "--json", process=True, timeout=300)
+    assert replayed.returncode == 0 and json.loads(replayed.stdout)["matches"] is True
