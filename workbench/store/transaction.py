@@ -343,11 +343,12 @@ class Transaction:
                                                  "by hand just as wb wrote it and is left as saved; the next wb "
                                                  "write records that edit and commits both")
             return
-        self.outcome = self._git_commit() if self.git_commit else CommitOutcome()
+        left = self._leave_commit()
+        self.outcome = CommitOutcome() if left or not self.git_commit else self._git_commit()
         if self.revived:
             self.outcome.warnings.append(f"wrote again {self.revived} acknowledged event(s) that the user's git "
                                          "moved the branch back over just after wb committed them")
-        if self.git_commit and self.outcome.skipped is None and self._log_ends_with_ours():
+        if self.git_commit and not left and self.outcome.skipped is None and self._log_ends_with_ours():
             # committed; had the user's git moved the log meanwhile, the next load adopts
             on_branch = not self.wb.config["git"].get("ref") and self.outcome.sha is not None
             self.wb.pending.settle(self.wb.git.symbolic_head() if on_branch else None, self.outcome.sha)
@@ -494,6 +495,22 @@ class Transaction:
             humanedit.check_guard(self.wb.paths, self.wb.config, "state.md")
             if self.agent_board_changed:  # recording the human's own edit is not an agent write
                 humanedit.check_guard(self.wb.paths, self.wb.config, "board.json")
+
+    # -- group commit (store/commit.py) ----------------------------------------------------------------------
+    def _leave_commit(self) -> bool:
+        """Leave this write's git commit to a writer queued behind on the lock (group commit), when there is one
+        and the commit policy agrees; the write is acknowledged all the same: its events are in the fsynced log,
+        and the pending journal that keeps them from the user's git is made durable too (no commit will settle
+        it before the next writer's). Not for a write that carries events the user's git had taken back."""
+        if not self.git_commit or self.revived or self.adopted or not commit_policy.commits(self.wb.config["git"]):
+            return False
+        if not commit_policy.leave_to_next(self.wb, self._lock):
+            return False
+        self.wb.pending.sync()
+        last = self.events[-1]
+        commit_policy.owe(self.wb, self.summary or default_summary(self.events), self.events[0]["seq"],
+                          last["seq"], last.get("session"))
+        return True
 
     def _git_commit(self) -> CommitOutcome:
         last = self.events[-1]
