@@ -6,9 +6,15 @@ validate`, `wb replay --verify` and git's history then hold every write; a wait 
 
 from __future__ import annotations
 
+import json
+import os
+import pty
+import select
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -132,3 +138,166 @@ def test_a_lone_writer_still_commits_each_write(tmp_path: Path) -> None:
     assert [line for line in log if line] == ["wb: add T-003 three", "4", "wb: add T-002 two", "3",
                                               "wb: add T-001 one", "2"]
     assert status_workbench(repo) == ""
+
+
+# -- group commit and a crash --------------------------------------------------------------------------------
+def _queue(repo: Path) -> list[str]:
+    queue = repo / ".git" / "wb" / "lock-queue"
+    return sorted(n for n in os.listdir(queue) if n.isdigit()) if queue.is_dir() else []
+
+
+def _wait_until(what: str, check: Callable[[], bool], proc: subprocess.Popen[str] | None = None) -> None:
+    """Wait (a minute at most: a hang fails, it does not stall) for `check()` — not a timing assertion."""
+    deadline = time.monotonic() + 60
+    while not check():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"{what}: the process ended first ({proc.returncode}): {proc.communicate()}")
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.01)
+
+
+def _spawn(repo: Path, *args: str, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([WB, *args], cwd=repo, env={**default_env(), **env}, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("point", ["after_git_objects", "before_git_ref", "after_git_ref"])
+def test_kill_of_the_writer_holding_a_group_commit_loses_nothing(tmp_path: Path, point: str) -> None:
+    """A writes while B queues behind it, so A leaves its commit to B and exits 0 (acknowledged: in the log);
+    B is killed (kill -9) in the middle of the commit that carries A's write. Nothing A was told is lost: the
+    log and the board hold it, and the next write commits it — `git log` then names it."""
+    repo = make_repo(tmp_path / "repo")
+    wb_ok(repo, "init")
+    head0 = head(repo)
+    pause = tmp_path / "pause-a"
+    a = _spawn(repo, "task", "add", "acked by A", WB_PAUSE="before_event_append", WB_PAUSE_FILE=str(pause))
+    _wait_until("A holding the lock", Path(str(pause) + ".here").exists, a)
+    b = _spawn(repo, "task", "add", "killed B", WB_FAULT=point)
+    _wait_until("B queued behind A", lambda: len(_queue(repo)) == 2, b)
+    Path(str(pause) + ".go").touch()
+    out, err = a.communicate(timeout=60)
+    assert a.returncode == 0 and out == "T-001 added: acked by A\n", err
+    b.communicate(timeout=60)
+    assert b.returncode == -9
+
+    seq_a = next(e["seq"] for e in assert_log_sound(repo) if e["payload"].get("task", {}).get("title") == "acked by A")
+    assert [t["title"] for t in board(repo)["tasks"]][:1] == ["acked by A"]
+    wb_ok(repo, "task", "add", "after the kill")  # commits what was left, with its own write
+    assert seq_a in wb_events_in_history(repo, head0)
+    committed = json.loads(git(repo, "show", "HEAD:.workbench/board.json"))
+    titles = [t["title"] for t in committed["tasks"]]
+    assert titles[0] == "acked by A" and titles[-1] == "after the kill"
+    validate, verify = wb_parallel(repo, ["validate"], ["replay", "--verify"])
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+    assert verify.returncode == 0, verify.stderr + verify.stdout
+    assert status_workbench(repo) == ""
+
+
+# A write through the Python API that fails inside its transaction, after taking the lock (a refusal found
+# under the lock: what `wb task done` whose acceptance fails does).
+FAILING = textwrap.dedent("""
+    from pathlib import Path
+    from workbench.git.repo import find_worktree
+    from workbench.store.workbench import Workbench
+    wb = Workbench(find_worktree(Path.cwd()))
+    try:
+        with wb.transaction() as tx:
+            raise RuntimeError("refused under the lock")
+    except RuntimeError as err:
+        raise SystemExit(str(err))
+""")
+
+
+def test_a_failed_write_commits_what_was_left_to_it(tmp_path: Path) -> None:
+    """B, queued behind A, fails: it writes nothing, but commits the write A left to it."""
+    repo = make_repo(tmp_path / "repo")
+    wb_ok(repo, "init")
+    head0 = head(repo)
+    pause = tmp_path / "pause-a"
+    a = _spawn(repo, "task", "add", "acked by A", WB_PAUSE="before_event_append", WB_PAUSE_FILE=str(pause))
+    _wait_until("A holding the lock", Path(str(pause) + ".here").exists, a)
+    b = subprocess.Popen([sys.executable, "-c", FAILING], cwd=repo, env=default_env(), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_until("B queued behind A", lambda: len(_queue(repo)) == 2, b)
+    Path(str(pause) + ".go").touch()
+    assert a.communicate(timeout=60)[0] == "T-001 added: acked by A\n"
+    _out, err = b.communicate(timeout=60)
+    assert b.returncode == 1 and err == "refused under the lock\n"
+    assert wb_events_in_history(repo, head0) == [2]
+    assert status_workbench(repo) == ""
+    assert _queue(repo) == []
+
+
+# -- the wait, shown -------------------------------------------------------------------------------------------
+# Holds the workbench lock (flock, as wb takes it) until its stdin closes.
+HOLDER = textwrap.dedent("""
+    import fcntl, os, sys
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    print("locked", flush=True)
+    sys.stdin.read()
+""")
+
+
+def _hold(repo: Path) -> subprocess.Popen[str]:
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(repo / ".workbench" / ".lock")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+    return holder
+
+
+def test_a_wait_is_one_line_on_stderr_off_a_terminal(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    wb_ok(repo, "init")
+    holder = _hold(repo)
+    try:
+        proc = _spawn(repo, "task", "add", "patient")
+        assert proc.stderr is not None
+        line = proc.stderr.readline()  # said once the wait passes a second; the holder is still there
+        assert line == "wb: waiting for the workbench lock: 1 writer ahead\n", line
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=10)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and out == "T-001 added: patient\n"
+    assert err == "", "the wait is said once"
+
+
+def test_a_wait_counts_at_a_terminal(tmp_path: Path) -> None:
+    """At a terminal the wait is a line redrawn in place, wiped once the lock is taken."""
+    repo = make_repo(tmp_path / "repo")
+    wb_ok(repo, "init")
+    holder = _hold(repo)
+    pid, fd = pty.fork()
+    if pid == 0:  # wb at a terminal of its own
+        try:
+            os.chdir(repo)
+            os.execvpe(WB, [WB, "task", "add", "at a terminal"], {**default_env(), "TERM": "xterm"})
+        finally:
+            os._exit(127)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"waiting for the workbench lock: 1 writer ahead" not in seen:
+            assert time.monotonic() < deadline, seen
+            if select.select([fd], [], [], 0.1)[0]:
+                seen += os.read(fd, 4096)
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=10)
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: wb ended and the terminal closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    _pid, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0, seen
+    text = seen.decode()
+    assert text.startswith("\r\x1b[Kwb: waiting for the workbench lock: 1 writer ahead (")
+    assert text.endswith("\r\x1b[KT-001 added: at a terminal\r\n"), repr(text[-80:])

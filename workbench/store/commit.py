@@ -100,7 +100,7 @@ def commit(wb: Workbench, summary: str, *, seq: int | None = None, session: str 
 def _message(summary: str, seq: int, session: str | None, left: list[dict[str, Any]]) -> str:
     """The summary line, then (a group commit) each write's own summary, then the trailers: a `Wb-Event` per
     write the commit carries and a `Wb-Session` per session among them."""
-    writes = [*left, {"summary": summary.strip(), "seq": seq, "session": session}]
+    writes = [*left, {"summary": summary.strip(), "seq": seq, "session": session}] if summary.strip() else left
     subject = writes[0]["summary"] if len(writes) == 1 else f"{writes[-1]['summary']} (+{len(writes) - 1} more)"
     body = "" if len(writes) == 1 else "\n".join(str(w["summary"]) for w in writes) + "\n\n"
     sessions = list(dict.fromkeys(str(w["session"]) for w in writes if w.get("session")))
@@ -116,6 +116,14 @@ def leave_to_next(wb: Workbench, lock: WorkbenchLock) -> bool:
         return False
     left = owed(wb)
     return len(left) < GROUP_MAX and (not left or time.time() - float(left[0].get("at", 0)) < GROUP_SECONDS)
+
+
+def commit_owed(wb: Workbench, lock: WorkbenchLock) -> CommitOutcome | None:
+    """The commit left to this writer, made although it has none of its own to make (its write had no events,
+    or failed) — unless it can leave it in turn. None: nothing was owed, or it is left again."""
+    if not owed(wb) or leave_to_next(wb, lock):
+        return None
+    return commit(wb, "")
 
 
 def owe(wb: Workbench, summary: str, first: int, seq: int, session: str | None) -> None:

@@ -114,7 +114,7 @@ class WorkbenchLock:
                 if _reporter is not None and now - reported >= _REPORT_EVERY:
                     reported = now
                     shown = True
-                    _reporter(max(1, len(ahead)), _holder(fd), now - started, False)
+                    _reporter(max(1, len(ahead)), _ticket_pid(self.queue, ahead), now - started, False)
                 time.sleep(delay)
                 # the next in line looks often (the hand-over is its wait); the others, less
                 delay = min(delay * 2, 0.005 if len(ahead) <= 1 else 0.025)
@@ -219,6 +219,17 @@ def _take_ticket(queue: Path) -> tuple[int, str]:
     finally:
         os.unlink(tmp)
     return fd, name
+
+
+def _ticket_pid(queue: Path | None, ahead: list[str]) -> str:
+    """The pid written in the first ticket of the queue: the writer that holds the lock, or is taking it ("":
+    none, as when the holder takes no ticket — the lock file's own hint may be a writer long gone)."""
+    if queue is None or not ahead:
+        return ""
+    try:
+        return (queue / ahead[0]).read_text()[:12].strip()
+    except OSError:
+        return ""
 
 
 def _open_ticket(queue: Path, name: str) -> tuple[int, str] | None:

@@ -194,6 +194,8 @@ class Transaction:
                     self.outcome.warnings.extend(humanedit.refused_lines(self.refused))
             elif self.refused and isinstance(exc, Exception):
                 self._keep_refusal()
+            if exc_type is not None or not self.events:
+                self._commit_owed()
         finally:
             self._lock.release()
 
@@ -511,6 +513,16 @@ class Transaction:
         commit_policy.owe(self.wb, self.summary or default_summary(self.events), self.events[0]["seq"],
                           last["seq"], last.get("session"))
         return True
+
+    def _commit_owed(self) -> None:
+        """This transaction commits nothing of its own (no events, or its write failed), but a writer before it
+        may have left its commit to it: made now, so that a write's commit never waits for a later write."""
+        if not self.git_commit or self.deferred:
+            return
+        try:
+            commit_policy.commit_owed(self.wb, self._lock)
+        except Exception:  # noqa: BLE001 - the caller's own outcome is the one to report; the next write commits it
+            pass
 
     def _git_commit(self) -> CommitOutcome:
         last = self.events[-1]
