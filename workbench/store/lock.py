@@ -54,7 +54,6 @@ class WorkbenchLock:
         self.queue = queue  # the tickets' directory; None: no queue (the flock alone)
         self._fd: int | None = None
         self._ticket: tuple[int, str] | None = None  # (fd, name) of this writer's ticket while it has one
-        self.waiting = 0  # writers queued behind this one (known to the holder: `behind()`)
 
     def acquire(self) -> None:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
@@ -107,10 +106,10 @@ class WorkbenchLock:
                         pass  # a writer without a queue (wb migrate) or doctor's probe holds it
                 now = time.monotonic()
                 if now - moved >= self.timeout:
-                    holder = _holder(fd)
+                    holder = _ticket_pid(self.queue, ahead) or _holder(fd)
                     who = f" (pid {holder})" if holder else ""
-                    raise Busy(f"another wb process{who} has held the workbench lock for more than "
-                               f"{self.timeout:g}s; retry when it finishes (WB_LOCK_TIMEOUT raises the wait)")
+                    raise Busy(f"another wb process holds the workbench lock{who} for more than {self.timeout:g}s; "
+                               "retry when it finishes (WB_LOCK_TIMEOUT raises the wait)")
                 if _reporter is not None and now - reported >= _REPORT_EVERY:
                     reported = now
                     shown = True
@@ -130,12 +129,23 @@ class WorkbenchLock:
         mine = self._ticket[1]
         return sorted(n for n in _tickets(self.queue) if n < mine)
 
-    def behind(self) -> int:
-        """How many writers are queued behind this one now (asked by the holder: group commit)."""
+    def behind(self) -> bool:
+        """Whether a live writer is queued behind this one now (asked by the holder: group commit). The tickets
+        of writers that died waiting are swept on the way."""
         if self._ticket is None or self.queue is None:
-            return 0
+            return False
         mine = self._ticket[1]
-        return sum(1 for n in _tickets(self.queue) if n > mine)
+        for name in sorted(n for n in _tickets(self.queue) if n > mine):
+            ticket = _open_ticket(self.queue, name)
+            if ticket is None:
+                continue
+            try:
+                if not _gone(ticket[0]):
+                    return True
+                _sweep(self.queue, ticket)
+            finally:
+                _close(ticket)
+        return False
 
     def release(self) -> None:
         if self._fd is not None:
