@@ -301,3 +301,66 @@ def test_a_wait_counts_at_a_terminal(tmp_path: Path) -> None:
     text = seen.decode()
     assert text.startswith("\r\x1b[Kwb: waiting for the workbench lock: 1 writer ahead (")
     assert text.endswith("\r\x1b[KT-001 added: at a terminal\r\n"), repr(text[-80:])
+
+
+# -- the queue: first come, first served; a dead writer's ticket is swept; a stuck one ends in Busy -----------
+def test_writers_take_the_lock_in_the_order_they_came(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    wb_ok(repo, "init")
+    pause = tmp_path / "pause-a"
+    first = _spawn(repo, "task", "add", "first", WB_PAUSE="before_event_append", WB_PAUSE_FILE=str(pause))
+    _wait_until("the first holding the lock", Path(str(pause) + ".here").exists, first)
+    later = []
+    for n in range(1, 5):  # each queued before the next starts
+        later.append(_spawn(repo, "task", "add", f"came {n}"))
+        _wait_until(f"writer {n} queued", lambda n=n: len(_queue(repo)) == n + 1, later[-1])
+    Path(str(pause) + ".go").touch()
+    for proc in [first, *later]:
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    assert [t["title"] for t in board(repo)["tasks"]] == ["first", "came 1", "came 2", "came 3", "came 4"]
+    assert _queue(repo) == []
+    assert status_workbench(repo) == ""
+
+
+def test_a_dead_writers_ticket_does_not_hold_the_queue(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    wb_ok(repo, "init")
+    queue = repo / ".git" / "wb" / "lock-queue"
+    queue.mkdir(parents=True, exist_ok=True)
+    (queue / f"{1:012d}").write_text("999999")  # a writer killed while it waited: no flock on its ticket
+    proc = wb(repo, "task", "add", "after the dead", WB_LOCK_TIMEOUT="")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert _queue(repo) == []
+
+
+# Queues for the lock (a ticket, flock'ed, as wb takes one) and never takes it, until its stdin closes.
+STUCK = textwrap.dedent("""
+    import fcntl, os, sys
+    fd = os.open(os.path.join(sys.argv[1], "000000000001"), os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, b"4242")
+    print("queued", flush=True)
+    sys.stdin.read()
+""")
+
+
+def test_a_queue_that_does_not_move_ends_in_busy(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    wb_ok(repo, "init")
+    queue = repo / ".git" / "wb" / "lock-queue"
+    queue.mkdir(parents=True, exist_ok=True)
+    stuck = subprocess.Popen([sys.executable, "-c", STUCK, str(queue)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert stuck.stdout is not None and stuck.stdout.readline() == "queued\n"
+        busy = wb(repo, "task", "add", "x", WB_LOCK_TIMEOUT="0.5")
+        assert busy.returncode == 6, busy.stderr
+        assert busy.stderr == ("wb: another wb process holds the workbench lock (pid 4242) for more than 0.5s; "
+                               "retry when it finishes (WB_LOCK_TIMEOUT raises the wait)\n")
+        assert _queue(repo) == ["000000000001"], "the refused writer left its ticket behind"
+    finally:
+        assert stuck.stdin is not None
+        stuck.stdin.close()
+        stuck.wait(timeout=10)
+    wb_ok(repo, "task", "add", "x")
