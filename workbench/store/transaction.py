@@ -124,6 +124,8 @@ class Transaction:
     def __enter__(self) -> Transaction:
         if self.create:
             self.wb.paths.wb.mkdir(exist_ok=True)
+        else:
+            _warm()
         self._lock.acquire()
         try:
             if not self.create:  # a checkout or stash of the user's half-way through the work tree is not read
@@ -532,6 +534,16 @@ class Transaction:
         if outcome.sha:
             faults.point("after_git_commit")
         return outcome
+
+
+def _warm() -> None:
+    """What a write imports and compiles on its first use, done before the lock rather than under it: while
+    one writer holds the lock, every writer queued behind it waits, so its time there is paid many times over
+    (the validators of the documents it checks, the state.md writer)."""
+    from workbench.model import statefile  # noqa: F401 - imported for its side effect: loaded once per process
+
+    for kind in ("event", "state", "board"):
+        schemas.is_valid(kind, None)
 
 
 def default_summary(events: list[dict[str, Any]]) -> str:
