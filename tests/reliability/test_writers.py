@@ -224,6 +224,7 @@ def test_a_failed_write_commits_what_was_left_to_it(tmp_path: Path) -> None:
     _out, err = b.communicate(timeout=60)
     assert b.returncode == 1 and err == "refused under the lock\n"
     assert wb_events_in_history(repo, head0) == [2]
+    assert git(repo, "log", "-1", "--format=%B") == "wb: add T-001 acked by A\n\nWb-Event: 2\n\n"
     assert status_workbench(repo) == ""
     assert _queue(repo) == []
 
