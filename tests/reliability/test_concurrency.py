@@ -1,5 +1,5 @@
 """Concurrent `wb` processes (CONTRACT.md §3): they serialize on the workbench lock, no update is lost, task
-ids stay unique and consecutive, every mutation is its own commit; a held lock ends in exit 6 (busy)."""
+ids stay unique and consecutive, every mutation is in a commit that names it; a held lock ends in exit 6 (busy)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ WORKER = textwrap.dedent("""
     for i in range(n):
         title = f"{tag}-{i:02d}"
         p = subprocess.run([wb, "task", "add", title], capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        if p.returncode != 0 or p.stderr:
+        waits = "wb: waiting for the workbench lock"  # a wait past a second is said, in one line
+        if p.returncode != 0 or [line for line in p.stderr.splitlines() if not line.startswith(waits)]:
             failures.append(f"{title}: exit {p.returncode}: {p.stderr.strip()}")
         elif not p.stdout.endswith(f" added: {title}\\n"):
             failures.append(f"{title}: unexpected output {p.stdout!r}")
@@ -95,10 +96,11 @@ def test_concurrent_task_adds_serialize(tmp_path: Path, writers: int, each: int)
     assert [e["type"] for e in events] == ["workbench.init"] + ["task.add"] * total
     assert [e["payload"]["task"]["title"] for e in events[1:]] == titles
 
-    # one commit per mutation, each naming its own event, in order, touching only .workbench/
-    assert commit_count(repo) == commits0 + total
-    trailers = git(repo, "log", "--format=%(trailers:key=Wb-Event,valueonly)", f"{head0}..HEAD").split()
-    assert trailers == [str(seq) for seq in range(total + 1, 1, -1)]
+    # every mutation in a commit that names its event, in order, touching only .workbench/; a writer with
+    # others queued behind it leaves its commit to them (group commit), so a commit may carry several
+    assert commits0 < commit_count(repo) <= commits0 + total
+    trailers = git(repo, "log", "--reverse", "--format=%(trailers:key=Wb-Event,valueonly)", f"{head0}..HEAD")
+    assert trailers.split() == [str(seq) for seq in range(2, total + 2)]
     touched = set(git(repo, "log", "--format=", "--name-only", f"{head0}..HEAD").split())
     assert touched and all(p.startswith(".workbench/") for p in touched), touched
     assert status_workbench(repo) == ""

@@ -59,6 +59,7 @@ def _fast_path(argv: list[str]) -> int | None:
         from workbench.cli import status_view
 
         return status_view.run(Path(chdir) if chdir else None, as_json="--json" in rest)
+    _show_lock_waits()
     return _fast_write(argv)
 
 
@@ -145,6 +146,16 @@ def _who(args: list[str]) -> Any:
 
     set_command_line(args)
     return terminal_who()
+
+
+def _show_lock_waits() -> None:
+    """A wait for the workbench lock is shown on stderr (cli/output.LockWait): registered for the writes and
+    the typer app, not for the fast paths before them (an agent's hook and the MCP server's client read stderr
+    as wb's answer; `--version` and `status` take no lock)."""
+    from workbench.cli.output import LockWait
+    from workbench.store.lock import report_waits
+
+    report_waits(LockWait())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -85,6 +85,37 @@ class Progress:
             self._bar.__exit__(exc_type, *exc)
 
 
+class LockWait:
+    """How a wait for the workbench lock is shown, on stderr (store/lock.py reports it): at a terminal, one line
+    redrawn in place — how many writers are ahead, for how long — and wiped when the lock is taken; elsewhere
+    (a pipe, a log, TERM=dumb), one line once the wait passes a second, so a script's log says why the command
+    took its time without a spinner's noise."""
+
+    AFTER = 1.0  # seconds of waiting before the line off a terminal
+
+    def __init__(self) -> None:
+        self._said = False
+
+    def __call__(self, ahead: int, holder: str, waited: float, done: bool) -> None:
+        live = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+        if done:
+            if live and self._said:
+                sys.stderr.write("\r\x1b[K")
+                sys.stderr.flush()
+            self._said = False
+            return
+        who = f", held by pid {holder}" if holder else ""
+        writers = f"{ahead} writer{'s' if ahead != 1 else ''} ahead"
+        if live:
+            sys.stderr.write(f"\r\x1b[Kwb: waiting for the workbench lock: {writers}{who} ({waited:.0f}s)")
+            sys.stderr.flush()
+            self._said = True
+        elif waited >= self.AFTER and not self._said:
+            sys.stderr.write(f"wb: waiting for the workbench lock: {writers}{who}\n")
+            sys.stderr.flush()
+            self._said = True
+
+
 def table(headers: list[str], rows: list[list[str]]) -> None:
     rows = [[escape(cell) for cell in row] for row in rows]  # a cell is one line, shown, never obeyed
     if color_enabled():

@@ -16,7 +16,16 @@ commit through `commit()`, and nothing else calls `GitRepo.commit_workbench`. It
   or a detached HEAD is a skipped commit, said as a warning);
 - **errors**: a GitError (no identity, a ref that keeps moving) or an OSError (a full disk while writing git's
   objects) is a skipped commit with a one-line reason: the change is durable in the files, the next commit
-  takes it.
+  takes it;
+- **group commit**: a transaction with writers queued behind it on the lock leaves its commit to the last of
+  them (`leave_to_next`), as a database's group commit leaves the flush of its log to one writer for many:
+  the write is acknowledged already — its events are in events.jsonl (fsync) and in the pending journal under
+  the git directory — and only its git commit waits. It says what it left in `owed.jsonl` (beside the pending
+  journal), and the next commit, by whichever path, carries it: one `Wb-Event` trailer per write it holds and
+  each write's summary in its body. A commit is never left for more than GROUP_MAX writes or GROUP_SECONDS,
+  so a queue that never empties still commits; a writer alone commits its own write, as before. Should every
+  writer queued behind die before its turn, the write is committed by the next wb write (as after a crash
+  between the log and the commit), and `wb status` says the workbench has uncommitted changes until then.
 
 The caller holds the workbench lock.
 """
@@ -25,6 +34,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import GitError, NotFound, Refused, SchemaRefused, WorkbenchError
@@ -40,7 +51,12 @@ from workbench.store.config import load_config
 from workbench.store.eventlog import Tail
 
 if TYPE_CHECKING:
+    from workbench.store.lock import WorkbenchLock
     from workbench.store.workbench import Workbench
+
+# group commit: a commit is left to the writer behind for at most this many writes, or this long
+GROUP_MAX = 32
+GROUP_SECONDS = 2.0
 
 # How far back the gate reads a log it did not just write: the newest events (what a write since the last
 # commit appended, in any ordinary case); `wb validate` reads the whole log.
@@ -58,21 +74,88 @@ def commit(wb: Workbench, summary: str, *, seq: int | None = None, session: str 
     git_cfg = wb.config["git"] if git is None else git
     if not commits(git_cfg):
         return CommitOutcome()
+    left = owed(wb)
+    if left:  # writes whose commit was left to this one: the gate checks their events too
+        first = min(w["first"] for w in left) - 1
+        events_since = first if events_since is None else min(events_since, first)
     try:
         tail = check_committable(wb, events_since)
     except WorkbenchError as err:
         return CommitOutcome(skipped=f"not committed: {err}")
     except OSError as err:  # a file that cannot be read is not committed either
         return CommitOutcome(skipped=f"not committed: {err.filename or 'a workbench file'}: {err.strerror or err}")
-    trailers = [f"Wb-Event: {tail.seq if seq is None else seq}"] + ([f"Wb-Session: {session}"] if session else [])
-    message = f"{summary.strip()}\n\n" + "\n".join(trailers) + "\n"
+    message = _message(summary, tail.seq if seq is None else seq, session, left)
     message = redact(message, secret_values(wb.config) if secrets is None else secrets)
     message = escape(message, layout=True)  # `git log` prints it raw: an ESC or a bidi override is shown, not obeyed
     try:
-        return wb.git.commit_workbench(message, git_cfg.get("ref"))
+        outcome = wb.git.commit_workbench(message, git_cfg.get("ref"))
     except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
         # The change is durable (log + snapshots); only its commit failed. The next write commits it.
         return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
+    if left and outcome.skipped is None:
+        _owed_path(wb).unlink(missing_ok=True)  # carried (or already in HEAD's tree): owed no longer
+    return outcome
+
+
+def _message(summary: str, seq: int, session: str | None, left: list[dict[str, Any]]) -> str:
+    """The summary line, then (a group commit) each write's own summary, then the trailers: a `Wb-Event` per
+    write the commit carries and a `Wb-Session` per session among them."""
+    writes = [*left, {"summary": summary.strip(), "seq": seq, "session": session}] if summary.strip() else left
+    subject = writes[0]["summary"] if len(writes) == 1 else f"{writes[-1]['summary']} (+{len(writes) - 1} more)"
+    body = "" if len(writes) == 1 else "\n".join(str(w["summary"]) for w in writes) + "\n\n"
+    sessions = list(dict.fromkeys(str(w["session"]) for w in writes if w.get("session")))
+    trailers = [f"Wb-Event: {w['seq']}" for w in writes] + [f"Wb-Session: {s}" for s in sessions]
+    return f"{subject}\n\n{body}" + "\n".join(trailers) + "\n"
+
+
+# -- group commit ----------------------------------------------------------------------------------------------
+def leave_to_next(wb: Workbench, lock: WorkbenchLock) -> bool:
+    """Whether the transaction holding `lock` leaves its commit to a writer queued behind it: one is, and the
+    commits left so far are fewer than GROUP_MAX and younger than GROUP_SECONDS."""
+    if not lock.behind():
+        return False
+    left = owed(wb)
+    return len(left) < GROUP_MAX and (not left or time.time() - float(left[0].get("at", 0)) < GROUP_SECONDS)
+
+
+def commit_owed(wb: Workbench, lock: WorkbenchLock) -> CommitOutcome | None:
+    """The commit left to this writer, made although it has none of its own to make (its write had no events,
+    or failed) — unless it can leave it in turn. None: nothing was owed, or it is left again."""
+    if not owed(wb) or leave_to_next(wb, lock):
+        return None
+    return commit(wb, "")
+
+
+def owe(wb: Workbench, summary: str, first: int, seq: int, session: str | None) -> None:
+    """Note a write whose commit is left to the next one (its events are durable already: no fsync here; a note
+    lost to a power cut loses a trailer, never the write, which the next commit's tree holds all the same)."""
+    path = _owed_path(wb)
+    path.parent.mkdir(exist_ok=True)
+    line = json.dumps({"summary": summary.strip(), "first": first, "seq": seq, "session": session,
+                       "at": time.time()}, ensure_ascii=False)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+
+
+def owed(wb: Workbench) -> list[dict[str, Any]]:
+    """The writes left to the next commit, in order; a damaged line (a torn append) is skipped."""
+    try:
+        raw = _owed_path(wb).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in raw.splitlines():
+        try:
+            write = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(write, dict) and isinstance(write.get("seq"), int) and isinstance(write.get("first"), int):
+            out.append(write)
+    return out
+
+
+def _owed_path(wb: Workbench) -> Path:
+    return wb.git.git_dir / "wb" / "owed.jsonl"
 
 
 def commits(git: dict[str, Any]) -> bool:

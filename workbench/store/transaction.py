@@ -124,6 +124,8 @@ class Transaction:
     def __enter__(self) -> Transaction:
         if self.create:
             self.wb.paths.wb.mkdir(exist_ok=True)
+        else:
+            _warm()
         self._lock.acquire()
         try:
             if not self.create:  # a checkout or stash of the user's half-way through the work tree is not read
@@ -194,6 +196,8 @@ class Transaction:
                     self.outcome.warnings.extend(humanedit.refused_lines(self.refused))
             elif self.refused and isinstance(exc, Exception):
                 self._keep_refusal()
+            if exc_type is not None or not self.events:
+                self._commit_owed()
         finally:
             self._lock.release()
 
@@ -343,11 +347,12 @@ class Transaction:
                                                  "by hand just as wb wrote it and is left as saved; the next wb "
                                                  "write records that edit and commits both")
             return
-        self.outcome = self._git_commit() if self.git_commit else CommitOutcome()
+        left = self._leave_commit()
+        self.outcome = CommitOutcome() if left or not self.git_commit else self._git_commit()
         if self.revived:
             self.outcome.warnings.append(f"wrote again {self.revived} acknowledged event(s) that the user's git "
                                          "moved the branch back over just after wb committed them")
-        if self.git_commit and self.outcome.skipped is None and self._log_ends_with_ours():
+        if self.git_commit and not left and self.outcome.skipped is None and self._log_ends_with_ours():
             # committed; had the user's git moved the log meanwhile, the next load adopts
             on_branch = not self.wb.config["git"].get("ref") and self.outcome.sha is not None
             self.wb.pending.settle(self.wb.git.symbolic_head() if on_branch else None, self.outcome.sha)
@@ -495,6 +500,32 @@ class Transaction:
             if self.agent_board_changed:  # recording the human's own edit is not an agent write
                 humanedit.check_guard(self.wb.paths, self.wb.config, "board.json")
 
+    # -- group commit (store/commit.py) ----------------------------------------------------------------------
+    def _leave_commit(self) -> bool:
+        """Leave this write's git commit to a writer queued behind on the lock (group commit), when there is one
+        and the commit policy agrees; the write is acknowledged all the same: its events are in the fsynced log,
+        and the pending journal that keeps them from the user's git is made durable too (no commit will settle
+        it before the next writer's). Not for a write that carries events the user's git had taken back."""
+        if not self.git_commit or self.revived or self.adopted or not commit_policy.commits(self.wb.config["git"]):
+            return False
+        if not commit_policy.leave_to_next(self.wb, self._lock):
+            return False
+        self.wb.pending.sync()
+        last = self.events[-1]
+        commit_policy.owe(self.wb, self.summary or default_summary(self.events), self.events[0]["seq"],
+                          last["seq"], last.get("session"))
+        return True
+
+    def _commit_owed(self) -> None:
+        """This transaction commits nothing of its own (no events, or its write failed), but a writer before it
+        may have left its commit to it: made now, so that a write's commit never waits for a later write."""
+        if not self.git_commit or self.deferred:
+            return
+        try:
+            commit_policy.commit_owed(self.wb, self._lock)
+        except Exception:  # noqa: BLE001 - the caller's own outcome is the one to report; the next write commits it
+            pass
+
     def _git_commit(self) -> CommitOutcome:
         last = self.events[-1]
         outcome = commit_policy.commit(self.wb, self.summary or default_summary(self.events), seq=last["seq"],
@@ -503,6 +534,16 @@ class Transaction:
         if outcome.sha:
             faults.point("after_git_commit")
         return outcome
+
+
+def _warm() -> None:
+    """What a write imports and compiles on its first use, done before the lock rather than under it: while
+    one writer holds the lock, every writer queued behind it waits, so its time there is paid many times over
+    (the validators of the documents it checks, the state.md writer)."""
+    from workbench.model import statefile  # noqa: F401 - imported for its side effect: loaded once per process
+
+    for kind in ("event", "state", "board"):
+        schemas.is_valid(kind, None)
 
 
 def default_summary(events: list[dict[str, Any]]) -> str:

@@ -114,7 +114,7 @@ class Workbench:
 
         env = os.environ.get("WB_LOCK_TIMEOUT")
         timeout = float(env) if env else float(self.config["lock_timeout"])
-        return WorkbenchLock(self.paths.lock, timeout)
+        return WorkbenchLock(self.paths.lock, timeout, queue=self.git.git_dir / "wb" / "lock-queue")
 
     # -- reading ------------------------------------------------------------------------------
     def load(self, *, detect_human: bool = True, need_node: bool = False, need_body: bool = True,
