@@ -73,7 +73,7 @@ V0_FIXTURE = ROOT / "tests" / "migrate" / "fixtures" / "v0" / ".workbench"
 # The store transaction, in the order it reaches them (the .cache copies are renamed after the snapshots), then
 # the git recording. `before_rename:board.json` is hit twice by a board mutation: skip 1 is its .cache copy.
 STORE_POINTS = [
-    "before_event_append", "after_event_append",
+    "after_state_stat", "before_event_append", "after_event_append",
     "before_rename:board.json", "after_board_write",
     "before_rename:state.md", "after_state_write",
     "before_rename:state.json",

@@ -55,6 +55,7 @@ class Point:
 
 
 POINTS = [
+    Point("after_state_stat", "after_state_stat", 0, False),  # in the load, before anything is written
     Point("before_event_append", "before_event_append", 0, False),
     Point("after_event_append", "after_event_append", 0, False),
     Point("before_rename:board.json", "before_rename:board.json", 0, True),
