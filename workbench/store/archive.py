@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from workbench import faults
 from workbench.errors import Refused, SchemaRefused
 from workbench.model import archive
 from workbench.model.boardfile import parse_board
@@ -49,6 +50,7 @@ def write_sealed(p: Paths, docs: Docs) -> None:
     for rel, raw in docs.sealed.items():
         if read_or_none(p.wb / rel) != raw:
             write_workbench_file(p.wb, rel, raw)
+            faults.point("after_segment_write")
     docs.sealed.clear()
 
 
