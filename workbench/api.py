@@ -823,10 +823,10 @@ def next_task_id(board: dict[str, Any]) -> str:
     from workbench.model.archive import highest_archived
 
     highest = highest_archived(board)
-    for task in board["tasks"]:
+    for task in reversed(board["tasks"]):  # newest last: the rest rarely pass the first test
         tid = task.get("id", "")
-        if isinstance(tid, str) and TASK_ID.match(tid):
-            highest = max(highest, int(tid[2:]))
+        if isinstance(tid, str) and tid[2:].isdigit() and int(tid[2:]) > highest and TASK_ID.match(tid):
+            highest = int(tid[2:])
     return f"T-{highest + 1:03d}"
 
 

@@ -29,7 +29,7 @@ class Docs:
     segments the events folded since then ({file under .workbench/: bytes}, model/archive.py), for the write
     to put on disk before the board that references them."""
 
-    __slots__ = ("state", "_parts", "board", "touched", "sealed")
+    __slots__ = ("state", "_parts", "board", "touched", "sealed", "board_raw")
 
     def __init__(self, state: dict[str, Any], body: str, board: dict[str, Any]) -> None:
         self.state = state
@@ -37,6 +37,22 @@ class Docs:
         self.board = board
         self.touched: set[str] = set()
         self.sealed: dict[str, bytes] = {}
+        self.board_raw: bytes | None = None  # board.json's bytes as wb wrote them, when `board` was read from them
+
+    def encode_board(self) -> bytes:
+        """board.json's bytes for `board`: the lines of the tasks untouched since the load are reused as read
+        (a board of many tasks costs the encoding of the few a write changed)."""
+        from workbench.model.boardfile import encode_board, task_lines
+
+        if self.board_raw is None or None in self.touched:
+            return encode_board(self.board)
+        touched = self.touched
+
+        class Unchanged:
+            def __contains__(self, tid: object) -> bool:
+                return tid not in touched
+
+        return encode_board(self.board, task_lines(self.board_raw, Unchanged()))
 
     @property
     def body(self) -> str:
@@ -225,6 +241,7 @@ def _migration_apply(docs: Docs, ev: dict[str, Any]) -> bool:
         docs.body = p["body"]
     if "board" in p:
         docs.board = copy.deepcopy(p["board"])
+        docs.touched.add(None)  # type: ignore[arg-type]  # the whole board is new: checked and encoded whole
         return True
     return False
 

@@ -22,7 +22,7 @@ from workbench import faults
 from workbench.errors import Busy, Refused, SchemaRefused, WorkbenchError
 from workbench.git.repo import CommitOutcome
 from workbench.model import ids, provenance, reducer, schemas
-from workbench.model.boardfile import check_board, encode_board
+from workbench.model.boardfile import check_board
 from workbench.model.layout import check_writable
 from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
@@ -393,7 +393,7 @@ class Transaction:
         seen_state = None if "state.md" in loaded.rebuilt else loaded.state_raw
         if self.board_changed or loaded.replayed:
             archive.write_sealed(p, docs)  # before the board that references them
-            board_raw = encode_board(docs.board)
+            board_raw = docs.encode_board()
             # No directory fsync: the log append above is durable, and a rename lost to a power cut leaves
             # the old snapshot, whose last_event is behind the log; the next load folds the rest in.
             try:
