@@ -77,6 +77,11 @@ def test_finished_tasks_past_the_threshold_move_to_a_sealed_segment(archiving: P
     assert len(archived) == 1 and archived[0]["actor"] == "wb" and archived[0]["payload"]["file"] == ref["file"]
     # the segment is committed with the write that sealed it, and the whole log rebuilds it byte for byte
     assert run_git(repo, "ls-files", ".workbench/archive") == f".workbench/{ref['file']}\n"
+    # wb diff names the tasks that moved: archived, not removed
+    diff = run_wb(repo, "diff", "HEAD~1", "HEAD")
+    assert "0 removed, 3 archived" in diff.stdout and "» T-001 [done]" in diff.stdout and ref["file"] in diff.stdout
+    moved = json.loads(run_wb(repo, "diff", "HEAD~1", "HEAD", "--format", "json").stdout)["board"]
+    assert [t["id"] for t in moved["archived"]] == ["T-001", "T-002", "T-003"] and moved["removed"] == []
     _sound(repo)
     segment = repo / ".workbench" / ref["file"]
     segment.write_bytes(segment.read_bytes().replace(b"task 1", b"task 0"))

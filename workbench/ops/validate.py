@@ -110,9 +110,10 @@ def archive_problems(wb: Workbench, board: dict[str, Any]) -> list[str]:
     """The board's archive segments (issue 20): each one board.json references is there with the digest it
     records, and holds valid finished tasks whose ids no other segment and not the board has
     (store/archive.check_archive)."""
+    from workbench.model.boardfile import has_task_list
     from workbench.store.archive import check_archive
 
-    return check_archive(wb.paths, board) if isinstance(board.get("tasks"), list) else []
+    return check_archive(wb.paths, board) if has_task_list(board) else []
 
 
 DISAGREE = "the snapshots disagree with the event log; `wb doctor --fix` rebuilds them from it"

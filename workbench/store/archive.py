@@ -100,7 +100,9 @@ def check_archive(p: Paths, board: dict[str, Any]) -> list[str]:
     from workbench.model import schemas
 
     problems: list[str] = []
-    seen = {t.get("id") for t in board.get("tasks", []) if isinstance(t, dict)}
+    if not archive.refs(board):
+        return problems
+    seen = {t.get("id") for t in board.get("tasks", []) if isinstance(t, dict) and isinstance(t.get("id"), str)}
     for ref in archive.refs(board):
         rel = ref.get("file")
         try:
@@ -113,7 +115,7 @@ def check_archive(p: Paths, board: dict[str, Any]) -> list[str]:
         except SchemaRefused as err:
             problems.append(str(err))
             continue
-        ids = [t["id"] for t in tasks]
+        ids = [str(t["id"]) for t in tasks]
         if len(ids) != ref.get("tasks") or archive.ranges(ids) != ref.get("ranges"):
             problems.append(f".workbench/{rel}: holds {len(ids)} tasks ({json.dumps(archive.ranges(ids))[:60]}), "
                             "not the ones board.json records")
