@@ -1,13 +1,17 @@
 """Fill an initialized workbench with generated history, fast, through wb's own encoders and reducer.
 
-    python bench/_gen.py ROOT KIND TOTAL
+    python bench/_gen.py ROOT KIND TOTAL [--tasks N] [--done D]
 
 KIND is `note` (note.add events: the decision log grows), `state` (state.set events: the snapshots stay
-small) or `task` (task.add events: the board grows). Afterwards the log holds exactly TOTAL events: the
+small) or `task` (task.add events: the board grows). With `task`, `--tasks N` makes only N task.add events
+(the rest of TOTAL are state.set events, the history of work around them) and `--done D` marks the D oldest
+of them done (task.done events, counted in TOTAL): `task 50000 --tasks 5000 --done 4800` is a long-lived
+workbench's board. Afterwards the log holds exactly TOTAL events: the
 generated ones, chained (seq without gaps, `prev` = sha256 of the previous line) and folded into state.md
 and board.json exactly as the reducer would, then one real mutation through the Python API — with the
-config's git recording — that writes the caches and commits everything. Run it with the interpreter wb is
-installed in; `wb validate` on the result is the caller's check.
+config's git recording — that writes the caches and commits everything (and, for a board with more finished
+tasks than config.yaml's archive settings keep, the board.archive events that move them to sealed segments).
+Run it with the interpreter wb is installed in; `wb validate` on the result is the caller's check.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ def main(argv: list[str]) -> int:
     root, kind, total = Path(argv[0]), argv[1], int(argv[2])
     if kind not in ("note", "state", "task"):
         raise SystemExit(f"unknown kind {kind!r}")
+    flags = dict(zip(argv[3::2], (int(v) for v in argv[4::2]), strict=True))
+    if set(flags) - {"--tasks", "--done"} or (flags and kind != "task"):
+        raise SystemExit(f"unknown flags {sorted(flags)} (only `task` takes --tasks N and --done D)")
 
     from workbench.api import Bench
     from workbench.model import ids, reducer, statefile
@@ -45,16 +52,21 @@ def main(argv: list[str]) -> int:
     lines: list[bytes] = []
     entries: list[str] = []
     next_task = 1 + sum(1 for _ in docs.board["tasks"])
+    first_task = next_task
+    adds = min(count, flags.get("--tasks", count))
+    dones = min(flags.get("--done", 0), adds, count - adds)
     last_ts = None
-    for _ in range(count):
+    for n in range(count):
         seq += 1
         ts = ids.utc_now()
         event: dict[str, Any]
-        if kind == "note":
+        if kind == "task" and adds <= n < adds + dones:
+            event = {"type": "task.done", "payload": {"id": f"T-{first_task + n - adds:03d}", "from": "todo"}}
+        elif kind == "state" or (kind == "task" and n >= adds):
+            event = {"type": "state.set", "payload": {"changes": {"next_action": f"bench step {seq}"}}}
+        elif kind == "note":
             text = f"bench note {seq}: generated history, one decision per line"
             event = {"type": "note.add", "payload": {"text": text}}
-        elif kind == "state":
-            event = {"type": "state.set", "payload": {"changes": {"next_action": f"bench step {seq}"}}}
         else:
             task = {"id": f"T-{next_task:03d}", "kind": "build", "title": f"bench task {next_task}",
                     "status": "todo", "owner": "builder", "acceptance": [], "depends_on": [],
@@ -93,7 +105,7 @@ def main(argv: list[str]) -> int:
         bench.add_task(f"bench task {next_task}")
     else:
         bench.note("bench: generated history ends here")
-    final = bench.wb.log.tail().seq
+    final = bench.wb.log.tail().seq - (len(bench.last.seqs) - 1)  # and the board.archive events it made due
     if final != total:
         raise SystemExit(f"generated {final} events, wanted {total}")
     if bench.wb.config["git"].get("commit") != "off" and bench.last.commit is None:

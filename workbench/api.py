@@ -115,7 +115,8 @@ class Bench:
         with self._tx(actor) as tx:
             board = tx.docs.board
             for dep in [*(depends_on or []), *([reviews] if reviews else [])]:
-                if isinstance(dep, str) and TASK_ID.match(dep) and reducer.find_task(board, dep) is None:
+                if isinstance(dep, str) and TASK_ID.match(dep) and reducer.find_task(board, dep) is None \
+                        and not _archived(board, dep):
                     raise Refused(f"board.json: no task {dep} to depend on or review (see `wb task list`)")
             now = ids.utc_now()
             task: dict[str, Any] = {
@@ -183,7 +184,7 @@ class Bench:
     def _task(self, tx: Transaction, task_id: str) -> dict[str, Any]:
         task = reducer.find_task(tx.docs.board, task_id)
         if task is None:
-            raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
+            raise _not_on_board(self.wb, tx.docs, task_id)
         return task
 
     def start_task(self, task_id: str, actor: str = "agent") -> dict[str, Any]:
@@ -229,10 +230,10 @@ class Bench:
         duration, output digest and tail (the whole output in artifacts/), the scope verdict and HEAD."""
         from workbench.ops.scope import verdict as scope_verdict
 
-        snapshot = self.wb.load(detect_human=False).docs.board
-        task = reducer.find_task(snapshot, task_id)
+        loaded_docs = self.wb.load(detect_human=False).docs
+        task = reducer.find_task(loaded_docs.board, task_id)
         if task is None:
-            raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
+            raise _not_on_board(self.wb, loaded_docs, task_id)
         _require_open(task, "finish")
         if force:  # issue 19: forcing done is a person's, proven at a terminal, before anything runs
             actor = person_only(f"forcing {task_id} done", f"wb task done {task_id} --force")
@@ -311,7 +312,8 @@ class Bench:
             task = self._task(tx, task_id)
             task_problem({"kind": task.get("kind"), **changes})
             for dep in changes.get("depends_on") or []:
-                if isinstance(dep, str) and reducer.find_task(tx.docs.board, dep) is None:
+                if isinstance(dep, str) and reducer.find_task(tx.docs.board, dep) is None \
+                        and not _archived(tx.docs.board, dep):
                     raise Refused(f"board.json: no task {dep} to depend on (see `wb task list`)")
             if "depends_on" in changes:
                 dependency_problem(tx.docs.board, task_id, list(changes["depends_on"] or []))
@@ -339,6 +341,22 @@ class Bench:
         tasks = self.wb.load(detect_human=False).docs.board["tasks"]
         return [t for t in tasks if status is None or t.get("status") == status]
 
+    def list_archived(self, status: str | None = None) -> list[dict[str, Any]]:
+        """The tasks of the board's archive (issue 20), oldest segment first, each with `archived`: the segment
+        file under `.workbench/` that holds it. `wb task list --all` shows them after the board's."""
+        from workbench.store.archive import all_archived
+
+        if status is not None and status not in STATUSES:
+            raise UsageError(f"status {status!r}: one of {', '.join(STATUSES)}")
+        tasks = all_archived(self.wb.paths, self.wb.load(detect_human=False).docs)
+        return [t for t in tasks if status is None or t.get("status") == status]
+
+    def archived_count(self) -> int:
+        """How many tasks the board's archive holds (read from board.json's references, no segment opened)."""
+        from workbench.model.archive import archived_count
+
+        return archived_count(self.wb.load(detect_human=False).docs.board)
+
     def _record_refused_done(self, task_id: str, failed: list[dict[str, Any]]) -> None:
         """The failed acceptance of a refused `done`, for the handoff's failed attempts (store/attempts.py)."""
         from workbench.store.attempts import Attempts
@@ -357,7 +375,7 @@ class Bench:
         tasks = docs.board["tasks"]
         active = reducer.find_task(docs.board, docs.state.get("active_task_id") or "")
         active = dict(active) if active and active.get("status") == "in_progress" else None
-        task, why = next_task(tasks)
+        task, why = next_task(tasks, docs.board)
         if task is None or not start:
             return {"task": dict(task) if task else None, "started": False, "why": why, "active": active}
         if active is not None:  # one task at a time: `--start` twice must not start two
@@ -367,13 +385,17 @@ class Bench:
         return {"task": started, "started": bool(self.last.seqs), "why": "", "active": active}
 
     def show_task(self, task_id: str) -> dict[str, Any]:
-        board = self.wb.load(detect_human=False).docs.board
+        """The task on the board, or in its archive (then with `archived`: the segment file that holds it)."""
+        docs = self.wb.load(detect_human=False).docs
+        board = docs.board
         task = reducer.find_task(board, task_id)
+        if task is None:
+            task = _archived_task(self.wb, docs, task_id)
         from workbench.ops.sync import resolve_renumbered  # issue 15: an id a sync renumbered stays findable
 
         task, _ = resolve_renumbered(self.wb, board, task_id, task)
         if task is None:
-            raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
+            raise NotFound(f"no task {task_id} on the board or in its archive (see `wb task list --all`)")
         return task
 
     # -- state and notes ------------------------------------------------------------------------
@@ -859,6 +881,31 @@ def _short(text: str, width: int = 60) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def _archived(board: dict[str, Any], task_id: str) -> bool:
+    from workbench.model.archive import holding
+
+    return holding(board, task_id) is not None
+
+
+def _archived_task(wb: Workbench, docs: reducer.Docs, task_id: str) -> dict[str, Any] | None:
+    """An archived task (issue 20) as `show_task` returns it: with `archived`, its segment file."""
+    from workbench.store.archive import find
+
+    found = find(wb.paths, docs, task_id)
+    return {**found[0], "archived": found[1]} if found else None
+
+
+def _not_on_board(wb: Workbench, docs: reducer.Docs, task_id: str) -> NotFound | Refused:
+    """Why a write cannot name `task_id`: archived tasks are sealed (read-only), others do not exist."""
+    from workbench.model.archive import holding
+
+    ref = holding(docs.board, task_id)
+    if ref is not None:
+        return Refused(f"{task_id} is archived in .workbench/{ref['file']}: archived tasks are sealed and cannot "
+                       "change (see it with `wb task show`; add a new task to take the work up again)")
+    return NotFound(f"no task {task_id} on the board (see `wb task list`)")
+
+
 def _require_open(task: dict[str, Any], verb: str) -> None:
     if task["status"] in ("done", "cancelled"):
         raise Refused(f"{task['id']} is {task['status']}; cannot {verb} it "
@@ -866,11 +913,14 @@ def _require_open(task: dict[str, Any], verb: str) -> None:
 
 
 def next_task_id(board: dict[str, Any]) -> str:
-    highest = 0
-    for task in board["tasks"]:
+    """Past every id on the board and in its archive (whose references say their highest without a read)."""
+    from workbench.model.archive import highest_archived
+
+    highest = highest_archived(board)
+    for task in reversed(board["tasks"]):  # newest last: the rest rarely pass the first test
         tid = task.get("id", "")
-        if isinstance(tid, str) and TASK_ID.match(tid):
-            highest = max(highest, int(tid[2:]))
+        if isinstance(tid, str) and tid[2:].isdigit() and int(tid[2:]) > highest and TASK_ID.match(tid):
+            highest = int(tid[2:])
     return f"T-{highest + 1:03d}"
 
 

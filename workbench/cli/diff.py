@@ -122,6 +122,11 @@ def events_headline(ev: dict[str, Any]) -> str:
 Line = tuple[str, str]  # (rich style, text)
 
 
+def _archived_count(b: dict[str, Any]) -> str:
+    """", N archived" when tasks left the board for the archive (issue 20: sealed segments, not removals)."""
+    return f", {len(b['archived'])} archived" if b.get("archived") else ""
+
+
 def render_text(d: dict[str, Any]) -> list[Line]:
     out: list[Line] = [("bold", f"wb diff {side_name(d['old'])} → {side_name(d['new'])}")]
     if not d["changed"]:
@@ -140,14 +145,15 @@ def render_text(d: dict[str, Any]) -> list[Line]:
             out += [("green", f"    + {entry_text(e)}") for e in log["added"]]
             out += [("red", f"    - {entry_text(e)}") for e in log["removed"]]
     b = d["board"]
-    if b["fields"] or b["added"] or b["removed"] or b["changed"]:
+    if b["fields"] or b["added"] or b["removed"] or b["changed"] or b.get("archived"):
         out.append(("bold", f"\nboard.json: {len(b['added'])} added, {len(b['changed'])} changed, "
-                            f"{len(b['removed'])} removed"))
+                            f"{len(b['removed'])} removed" + _archived_count(b)))
         out += [("yellow", f"  {change_text(c)}") for c in b["fields"]]
         for t in b["added"]:
             out.append(("green", f"  + {task_line(t)}"))
             out += [("green", f"      accept: $ {cmd}") for cmd in _commands(t.get("acceptance"))]
         out += [("red", f"  - {task_line(t)}") for t in b["removed"]]
+        out += [("", f"  » {task_line(t)}  → {t['archived']}") for t in b.get("archived", [])]
         for t in b["changed"]:
             mark = f"  [{ACCEPTANCE_CHANGED}]" if t.get("acceptance_changed") else ""
             out.append(("yellow", f"  ~ {t['id']} {t['title'] or ''}{mark}"))
@@ -328,8 +334,9 @@ def render_markdown(d: dict[str, Any]) -> str:
             out.append(f"- ~~{' '.join(entry_text(e, 300).split())}~~ (removed)".replace("<", "&lt;"))
         out.append("")
     b = d["board"]
-    if b["fields"] or b["added"] or b["removed"] or b["changed"]:
-        out += [f"### Tasks: {len(b['added'])} added, {len(b['changed'])} changed, {len(b['removed'])} removed",
+    if b["fields"] or b["added"] or b["removed"] or b["changed"] or b.get("archived"):
+        out += [f"### Tasks: {len(b['added'])} added, {len(b['changed'])} changed, {len(b['removed'])} removed"
+                + _archived_count(b),
                 "", "| task | title | change | before | after |", "|---|---|---|---|---|"]
         rows = [f"| board | | `{c['field']}` | {_md_value(c, 'old')} | {_md_value(c, 'new')} |" for c in b["fields"]]
         rows += [f"| {t.get('id')} | {cell(t.get('title', ''), False)} | added | | {cell(t.get('status'))} |"
@@ -339,6 +346,8 @@ def render_markdown(d: dict[str, Any]) -> str:
                      f"{_md_value(c, 'new')} |" for c in t["changes"]]
         rows += [f"| {t.get('id')} | {cell(t.get('title', ''), False)} | removed | {cell(t.get('status'))} | |"
                  for t in b["removed"]]
+        rows += [f"| {t.get('id')} | {cell(t.get('title', ''), False)} | archived | {cell(t.get('status'))} | "
+                 f"{cell(t['archived'])} |" for t in b.get("archived", [])]
         out += rows[:MD_ROWS]
         if len(rows) > MD_ROWS:
             out.append(f"\n… and {len(rows) - MD_ROWS} more rows (`wb diff --format json` has them all)")

@@ -58,20 +58,38 @@ def add(
 @app.command("list")
 def list_(
     status: str = typer.Option(None, "--status", help="Only tasks with this status."),
+    all_: bool = typer.Option(False, "--all", help="The archived tasks too (the oldest finished ones, moved off "
+                                                   "the board into .workbench/archive/), after the board's."),
     json_: bool = JSON,
 ) -> int:
-    """List the tasks on the board."""
-    tasks = _bench().list_tasks(status)
+    """List the tasks on the board (and, with --all, those in its archive)."""
+    bench = _bench()
+    tasks = bench.list_tasks(status)
+    if all_:
+        tasks = tasks + bench.list_archived(status)
     if json_:
         output.emit_json(tasks)
         return 0
+    archived_note = _archived_note(bench, all_)
     if not tasks:
         output.say("no tasks" + (f" with status {status}" if status else "") + " (add one: wb task add TITLE)")
+        if archived_note:
+            output.say(archived_note)
         return 0
-    rows = [[t["id"], t["status"] + (" (forced)" if t.get("forced_done") else ""), t["kind"], t["owner"],
-             t["title"]] for t in tasks]
+    rows = [[t["id"], t["status"] + (" (forced)" if t.get("forced_done") else "")
+             + (" (archived)" if t.get("archived") else ""), t["kind"], t["owner"], t["title"]] for t in tasks]
     output.table(["ID", "STATUS", "KIND", "OWNER", "TITLE"], rows)
+    if archived_note:
+        output.say(archived_note)
     return 0
+
+
+def _archived_note(bench: Any, all_: bool) -> str:
+    """The line under the default list that says the archive holds more (issue 20), or ""."""
+    if all_:
+        return ""
+    count = bench.archived_count()
+    return f"and {count} archived task(s) not shown (wb task list --all)" if count else ""
 
 
 @app.command("show")

@@ -17,11 +17,15 @@ if TYPE_CHECKING:
     from workbench.model.reducer import Docs
 
 
-def encode_board(board: dict[str, Any]) -> bytes:
-    """One task per line: readable, diff- and merge-friendly, and written by json's C encoder (indent= is not)."""
+def encode_board(board: dict[str, Any], reuse: dict[str, str] | None = None) -> bytes:
+    """One task per line: readable, diff- and merge-friendly, and written by json's C encoder (indent= is not).
+    `reuse`: {task id: its line as last written} for the tasks unchanged since (`task_lines`), not encoded again."""
     head = {k: v for k, v in board.items() if k != "tasks"}
     lines = ["{"] + [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in head.items()]
-    tasks = [json.dumps(t, ensure_ascii=False) for t in board.get("tasks", [])]
+    if reuse:
+        tasks = [reuse.get(t.get("id")) or json.dumps(t, ensure_ascii=False) for t in board.get("tasks", [])]
+    else:
+        tasks = [json.dumps(t, ensure_ascii=False) for t in board.get("tasks", [])]
     if tasks:
         lines.append('  "tasks": [')
         lines.append(",\n".join("    " + t for t in tasks))
@@ -30,6 +34,20 @@ def encode_board(board: dict[str, Any]) -> bytes:
         lines.append('  "tasks": []')
     lines.append("}")
     return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def task_lines(raw: bytes, unchanged: Any) -> dict[str, str]:
+    """{id: line} of the tasks in board.json's bytes as `encode_board` wrote them, for the ids `unchanged`
+    holds (a container): what the next `encode_board` of the same board need not encode again."""
+    out: dict[str, str] = {}
+    prefix = '    {"id": "'
+    for line in raw.decode("utf-8").split("\n"):
+        if line.startswith(prefix):
+            end = line.find('"', len(prefix))
+            tid = line[len(prefix):end]
+            if tid in unchanged:
+                out[tid] = line[4:].rstrip(",")
+    return out
 
 
 class BrokenJSON(Refused):
@@ -64,12 +82,17 @@ def read_board_bytes(path: Path) -> bytes:
     return data
 
 
-def parse_board(raw: bytes) -> dict[str, Any]:
+def parse_board(raw: bytes, *, own: bool = False) -> dict[str, Any]:
     """The one reader of board.json's bytes: a JSON object, or Refused naming the size cap, the line
     (BrokenJSON), a repeated key (two `acceptance` in a task: which would run is a reader's guess), the nesting
-    or the lone surrogate, or NotABoard. Its shape is `has_task_list`'s and the schema's to check."""
+    or the lone surrogate, or NotABoard. Its shape is `has_task_list`'s and the schema's to check. `own`: the
+    bytes are the ones wb last wrote (its cache says so), checked when written: read by json's C parser alone."""
     if len(raw) > MAX_BOARD_BYTES:
         raise too_big(len(raw))
+    if own:
+        data = json.loads(raw)
+        if isinstance(data, dict):
+            return data
     try:
         data = loads_unique(raw)
     except DuplicateKey as err:

@@ -25,3 +25,8 @@ SYNC_EVENTS = frozenset({"task.claim", "task.renumber"})
 # agent.edit_refused {file, refused: [{task, field, from, to}], agent, agent_session}: an agent's edit of
 #                    board.json changed a task's acceptance, scope, status, owner or claim; board.json was restored
 HAND_EDIT_EVENTS = frozenset({"config.edit", "agent.edit_refused"})
+
+# -- the board's archive (issue 20: model/archive.py) -------------------------------------------------------------
+# board.archive {file, ids, sha256}: the finished tasks `ids` leave board.json for the sealed segment `file`
+#               (under .workbench/, whose bytes have that sha256); void when they are not on the board as sealed
+ARCHIVE_EVENTS = frozenset({"board.archive"})

@@ -28,8 +28,8 @@ GITIGNORE_REF = """\
 """
 
 # Entries of .workbench/ that wb reads or writes: none may be a symbolic link (a clone can carry one).
-LINK_CHECKED = ("config.yaml", "state.md", "board.json", "events.jsonl", "calls.jsonl", "artifacts", ".cache",
-                ".lock", ".gitignore", ".gitattributes", ".migrate.json")
+LINK_CHECKED = ("config.yaml", "state.md", "board.json", "events.jsonl", "calls.jsonl", "artifacts", "archive",
+                ".cache", ".lock", ".gitignore", ".gitattributes", ".migrate.json")
 
 
 def git_dir_of(root: Path) -> Path:

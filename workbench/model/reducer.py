@@ -25,15 +25,34 @@ class Docs:
     """The three folded documents: state frontmatter, decision-log body, board.
 
     The body is kept as parts joined on read, so folding many notes stays linear; `touched` names the tasks
-    changed since the documents were loaded (only those need validating again)."""
+    changed since the documents were loaded (only those need validating again); `sealed` holds the archive
+    segments the events folded since then ({file under .workbench/: bytes}, model/archive.py), for the write
+    to put on disk before the board that references them."""
 
-    __slots__ = ("state", "_parts", "board", "touched")
+    __slots__ = ("state", "_parts", "board", "touched", "sealed", "board_raw")
 
     def __init__(self, state: dict[str, Any], body: str, board: dict[str, Any]) -> None:
         self.state = state
         self._parts = [body]
         self.board = board
         self.touched: set[str] = set()
+        self.sealed: dict[str, bytes] = {}
+        self.board_raw: bytes | None = None  # board.json's bytes as wb wrote them, when `board` was read from them
+
+    def encode_board(self) -> bytes:
+        """board.json's bytes for `board`: the lines of the tasks untouched since the load are reused as read
+        (a board of many tasks costs the encoding of the few a write changed)."""
+        from workbench.model.boardfile import encode_board, task_lines
+
+        if self.board_raw is None or None in self.touched:
+            return encode_board(self.board)
+        touched = self.touched
+
+        class Unchanged:
+            def __contains__(self, tid: object) -> bool:
+                return tid not in touched
+
+        return encode_board(self.board, task_lines(self.board_raw, Unchanged()))
 
     @property
     def body(self) -> str:
@@ -222,6 +241,7 @@ def _migration_apply(docs: Docs, ev: dict[str, Any]) -> bool:
         docs.body = p["body"]
     if "board" in p:
         docs.board = copy.deepcopy(p["board"])
+        docs.touched.add(None)  # type: ignore[arg-type]  # the whole board is new: checked and encoded whole
         return True
     return False
 
@@ -231,6 +251,17 @@ def _task_claim(docs: Docs, ev: dict[str, Any]) -> bool:
     from workbench.model.claims import fold_claim
 
     return fold_claim(_task(docs, ev["payload"]["id"]), ev)
+
+
+# -- the board's archive (issue 20; model/archive.py) ---------------------------------------------------------
+def _board_archive(docs: Docs, ev: dict[str, Any]) -> bool:
+    from workbench.model.archive import fold_archive
+
+    sealed = fold_archive(docs.board, ev["payload"])
+    if sealed is None:
+        return False  # void: its tasks stay on the board (see model/archive.py)
+    docs.sealed[sealed[0]] = sealed[1]
+    return True
 
 
 def _task_renumber(docs: Docs, ev: dict[str, Any]) -> bool:
@@ -268,6 +299,7 @@ REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
     # edit is (its payload already holds the agent's rules applied: store/spool.py emit_agent_edit)
     "agent.edit": _human_edit,
     **_SYNC_REDUCERS,
+    "board.archive": _board_archive,
 }
 
 
@@ -306,12 +338,13 @@ def apply(docs: Docs, ev: dict[str, Any], *, board_from: int = 0) -> bool:
     if ev["seq"] <= board_from and reducer is not None:
         # A crash between the board write and the state write: only the state.md side is still to fold.
         # Fold into a throwaway copy of the board (this path runs once, on recovery).
-        board_copy = docs.board
+        board_copy, sealed = docs.board, docs.sealed
         docs.board = {**board_copy, "tasks": [dict(t) for t in board_copy["tasks"]]}
+        docs.sealed = {}  # a segment the board already references is on disk already
         try:
             reducer(docs, ev)
         finally:
-            docs.board = board_copy
+            docs.board, docs.sealed = board_copy, sealed
         changed = False
     else:
         changed = reducer(docs, ev) if reducer is not None else False

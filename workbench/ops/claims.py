@@ -107,11 +107,14 @@ def refuse_if_held(task: dict[str, Any], agent: str, at: str | None = None) -> N
 def ready_tasks(board: dict[str, Any], agent: str, at: str) -> list[dict[str, Any]]:
     """Todo tasks whose dependencies are done and that no other agent holds: what `wb task next --claim` tries,
     in board order."""
+    from workbench.model.archive import archived_done
+
     done = {t.get("id") for t in board["tasks"] if t.get("status") == "done"}
     out = []
     for task in board["tasks"]:
         held = holder(task, at)
-        if task.get("status") == "todo" and all(d in done for d in task.get("depends_on", [])) and (
+        if task.get("status") == "todo" and all(d in done or archived_done(board, d)
+                                                for d in task.get("depends_on", [])) and (
                 held is None or held.get("agent") == agent):
             out.append(task)
     return out

@@ -146,6 +146,8 @@ def _risks(root: Path, docs: Docs, settings: dict[str, Any], dirty: list[str], b
 
 
 def _next_action(docs: Docs) -> dict[str, str]:
+    from workbench.model.archive import archived_done
+
     state, tasks = docs.state, docs.board["tasks"]
     session = state.get("session")
     if isinstance(session, dict) and isinstance(session.get("pending"), dict):
@@ -161,7 +163,8 @@ def _next_action(docs: Docs) -> dict[str, str]:
         return {"text": str(state["next_action"]), "command": ""}
     status = {t.get("id"): t.get("status") for t in tasks}
     for task in tasks:
-        if task.get("status") == "todo" and all(status.get(d) == "done" for d in task.get("depends_on") or []):
+        if task.get("status") == "todo" and all(status.get(d) == "done" or archived_done(docs.board, d)
+                                                for d in task.get("depends_on") or []):
             return {"text": f"start {task['id']}: {task.get('title')}", "command": f"wb task start {task['id']}"}
     return {"text": "nothing open on the board: add the next task", "command": "wb task add TITLE"}
 

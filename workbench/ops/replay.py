@@ -53,7 +53,22 @@ def replay(wb: Workbench, progress: Callable[[int, int], None] | None = None) ->
             mismatches.append("state.md: the decision log differs from the one the events rebuild")
     if "board.json" not in edited:
         mismatches += _compare("board.json", docs.board, current.docs.board)
+    mismatches += _compare_segments(wb, docs)
     return ReplayReport(n, elapsed, mismatches, docs, unrecorded)
+
+
+def _compare_segments(wb: Workbench, docs: reducer.Docs) -> list[str]:
+    """The board's archive segments the log rebuilds against the files on disk, byte for byte (issue 20)."""
+    from workbench.model.archive import refs
+    from workbench.store.atomic import read_or_none
+
+    out = []
+    for ref in refs(docs.board):
+        rel = str(ref["file"])
+        rebuilt = docs.sealed.get(rel)
+        if rebuilt is not None and read_or_none(wb.paths.wb / rel) != rebuilt:
+            out.append(f"{rel}: differs from (or is missing beside) the segment the events rebuild")
+    return out
 
 
 def _compare(file: str, rebuilt: Any, snapshot: Any, path: str = "") -> list[str]:

@@ -45,16 +45,23 @@ def clip(text: str, width: int = 80) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def ready_tasks(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The tasks one can start now, in board order: todo, and every task it depends on done."""
+def ready_tasks(tasks: list[dict[str, Any]], board: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The tasks one can start now, in board order: todo, and every task it depends on done (on the board, or
+    done and archived: `board` holds the archive's references)."""
+    from workbench.model.archive import archived_done
+
     done = {t.get("id") for t in tasks if t.get("status") == "done"}
-    return [t for t in tasks if t.get("status", "todo") == "todo" and all(d in done for d in t.get("depends_on") or [])]
+    return [t for t in tasks if t.get("status", "todo") == "todo"
+            and all(d in done or archived_done(board, d) for d in t.get("depends_on") or [])]
 
 
-def waiting_on(task: dict[str, Any], tasks: list[dict[str, Any]]) -> list[str]:
+def waiting_on(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any] | None = None) -> list[str]:
     """The dependencies of `task` that are not done yet, as `T-002 (blocked)`."""
+    from workbench.model.archive import archived_done
+
     status = {t.get("id"): t.get("status", "todo") for t in tasks}
-    return [f"{d} ({status.get(d, 'missing')})" for d in task.get("depends_on") or [] if status.get(d) != "done"]
+    return [f"{d} ({status.get(d, 'missing')})" for d in task.get("depends_on") or []
+            if status.get(d) != "done" and not archived_done(board, d)]
 
 
 def next_action_set(state: dict[str, Any]) -> bool:
@@ -89,16 +96,16 @@ def derived_next_action(active: dict[str, Any] | None, tasks: list[dict[str, Any
     return "Every task is closed: add the next one with `wb task add TITLE`"
 
 
-def next_task(tasks: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str]:
+def next_task(tasks: list[dict[str, Any]], board: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str]:
     """The first ready task, and why there is none when there is none (`wb task next`)."""
-    ready = ready_tasks(tasks)
+    ready = ready_tasks(tasks, board)
     if ready:
         return ready[0], ""
     if not tasks:
         return None, "the board is empty: add a task with `wb task add TITLE`"
     todo = [t for t in tasks if t.get("status", "todo") == "todo"]
     if todo:
-        return None, f"no task is ready: {todo[0]['id']} waits on {', '.join(waiting_on(todo[0], tasks))}"
+        return None, f"no task is ready: {todo[0]['id']} waits on {', '.join(waiting_on(todo[0], tasks, board))}"
     return None, "no todo task is left"
 
 
@@ -107,7 +114,7 @@ def _core(view: View) -> dict[str, Any]:
     state, tasks = view.state, view.tasks
     active = next((t for t in tasks if t.get("id") == state.get("active_task_id")), None) \
         if state.get("active_task_id") else None
-    ready = ready_tasks(tasks)
+    ready = ready_tasks(tasks, view.loaded.docs.board)
     shown = [{"id": t["id"], "title": clip(t.get("title", ""))} for t in ready[:READY_SHOWN]]
     is_set = next_action_set(state)
     derived = "" if is_set else derived_next_action(active, tasks, ready, state.get("session"))

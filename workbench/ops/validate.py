@@ -51,6 +51,7 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
             problems.extend(str(e) for e in schemas.iter_errors("board", board, "board.json"))
             problems.extend(f"board.json: tasks[{i}].id: duplicate id {tid}"
                             for i, tid in duplicate_ids(board.get("tasks")))
+            problems.extend(archive_problems(wb, board))
     else:
         problems.append("board.json: missing (restore it with `git checkout -- .workbench/board.json`)")
 
@@ -103,6 +104,16 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
     if not problems:  # and the whole log must rebuild the snapshots: what `wb replay --verify` finds, this finds
         problems.extend(attempt(lambda: snapshot_disagreements(wb)) or [])
     return problems
+
+
+def archive_problems(wb: Workbench, board: dict[str, Any]) -> list[str]:
+    """The board's archive segments (issue 20): each one board.json references is there with the digest it
+    records, and holds valid finished tasks whose ids no other segment and not the board has
+    (store/archive.check_archive)."""
+    from workbench.model.boardfile import has_task_list
+    from workbench.store.archive import check_archive
+
+    return check_archive(wb.paths, board) if has_task_list(board) else []
 
 
 DISAGREE = "the snapshots disagree with the event log; `wb doctor --fix` rebuilds them from it"

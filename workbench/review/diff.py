@@ -116,13 +116,19 @@ def diff_state(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
     return out
 
 
+def _holding(board: dict[str, Any], task_id: str) -> dict[str, Any] | None:
+    from workbench.model.archive import holding
+
+    return holding(board, task_id)
+
+
 def diff_board(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
                warnings: list[str], labels: tuple[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {"fields": [], "added": [], "removed": [], "changed": []}
     if old_raw == new_raw:
         return out
     old, new = _both_sides(lambda raw: parse_board(raw) or {}, (old_raw, new_raw), {}, warnings, labels)
-    skip = () if all_fields else ("last_event",)
+    skip = ("archive",) if all_fields else ("last_event", "archive")  # the archive: as `archived` tasks
     out["fields"] = field_changes({k: v for k, v in old.items() if k != "tasks"},
                                   {k: v for k, v in new.items() if k != "tasks"}, skip)
     old_tasks = {t.get("id"): t for t in old.get("tasks", []) if isinstance(t, dict)}
@@ -139,7 +145,14 @@ def diff_board(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
                 if before.get("acceptance") != task.get("acceptance"):  # what `wb task done` runs is not the same
                     entry["acceptance_changed"] = True
                 out["changed"].append(entry)
-    out["removed"] = [t for tid, t in old_tasks.items() if tid not in new_tasks]
+    gone = [t for tid, t in old_tasks.items() if tid not in new_tasks]
+    # the board's archive (issue 20): a task that left the board for a sealed segment is archived, not removed
+    archived = [{**t, "archived": ref["file"]} for t in gone
+                for ref in [_holding(new, str(t.get("id")))] if ref is not None and not _holding(old, t["id"])]
+    if archived:  # present only then: a diff without the archive reads as it always did
+        out["archived"] = archived
+    moved = {t["id"] for t in archived}
+    out["removed"] = [t for t in gone if t.get("id") not in moved]
     return out
 
 
@@ -220,7 +233,7 @@ def compare(old: Side, new: Side, *, all_fields: bool = False) -> dict[str, Any]
     config = diff_config(old.files.get("config.yaml"), new.files.get("config.yaml"), warnings, labels)
     changed = bool(
         state["fields"] or state["session"] or state["decision_log"]["added"] or state["decision_log"]["removed"]
-        or board["fields"] or board["added"] or board["removed"] or board["changed"]
+        or board["fields"] or board["added"] or board["removed"] or board["changed"] or board.get("archived")
         or events["appended"] or events["removed"] or calls["added"] or calls["removed"] or config["fields"]
     )
     done = done_proofs(old.files.get("events.jsonl"), new.files.get("events.jsonl"))  # issue 16

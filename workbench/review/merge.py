@@ -8,6 +8,13 @@ Elsewhere (a rebase, `git merge-file`) each driver merges its own file with the 
 
 Two branches that each added a task with the same id keep both: the later one (by created_at) is renumbered
 to the next free id, deterministically, and every reference to it on its branch follows.
+
+The board's archive (model/archive.py): segment files are named by their digest, so git merges both sides' new
+segments as plain added files. In the merged log every `board.archive` event of either side comes after both
+sides' other new events; each then seals only when its tasks are still exactly as it sealed them, else it is
+void and its tasks stay on the board (the next write archives them again). Either way every task is on the
+board or in exactly one referenced segment; a segment a void event wrote stays in the tree, referenced by no
+board, and readers ignore it. Without the log (`merge_boards` alone) the references are united by file.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import re
 from typing import Any
 
 from workbench.model import reducer
+from workbench.model.archive import highest_archived, holding, refs
 from workbench.model.ids import task_number
 
 SIDES = ("ours", "theirs")
@@ -32,13 +40,14 @@ class MergeConflict(Exception):
 
 
 def task_renames(base: dict[str, dict[str, Any]], ours: dict[str, dict[str, Any]],
-                 theirs: dict[str, dict[str, Any]]) -> dict[str, dict[str, str]]:
-    """{side: {old id: new id}} for ids both sides added to different tasks (told apart by created_at)."""
+                 theirs: dict[str, dict[str, Any]], floor: int = 0) -> dict[str, dict[str, str]]:
+    """{side: {old id: new id}} for ids both sides added to different tasks (told apart by created_at); new ids
+    are past `floor` too (the highest archived id)."""
     renames: dict[str, dict[str, str]] = {"ours": {}, "theirs": {}}
     collisions = sorted((tid for tid in set(ours) & set(theirs)
                          if tid not in base and ours[tid].get("created_at") != theirs[tid].get("created_at")),
                         key=task_number)
-    taken = max([task_number(t) for t in (*base, *ours, *theirs)] or [0])
+    taken = max([task_number(t) for t in (*base, *ours, *theirs)] + [floor])
     for tid in collisions:
         o, t = ours[tid], theirs[tid]
         key_o = (o.get("created_at", ""), json.dumps(o, sort_keys=True))
@@ -121,6 +130,10 @@ def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs:
             i += 1
         else:
             j += 1
+    # the board's archive (issue 20): each side sealed its segments from its own board; after every change of
+    # both sides, each seals only if its tasks are still as it sealed them (else it is void: model/archive.py),
+    # so no change of the other side ever lands on a task already sealed
+    merged = [e for e in merged if e["type"] != "board.archive"] + [e for e in merged if e["type"] == "board.archive"]
     out = [dict(e) for e in base] + [dict(e) for e in merged]
     for e in out:
         e.pop("more", None)  # batches may interleave after a merge; every one of them is complete
@@ -197,7 +210,8 @@ def merge_boards(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, A
              "theirs": {t["id"]: t for t in theirs.get("tasks", [])}}
     if renames is None:
         renames = task_renames(b, {k: v for k, v in sides["ours"].items() if k not in b},
-                               {k: v for k, v in sides["theirs"].items() if k not in b})
+                               {k: v for k, v in sides["theirs"].items() if k not in b},
+                               max(highest_archived(side) for side in (base, ours, theirs)))
     for side in SIDES:
         sides[side] = {renames[side].get(k, k): _rename_task(v, renames[side]) for k, v in sides[side].items()}
     o, t = sides["ours"], sides["theirs"]
@@ -207,7 +221,8 @@ def merge_boards(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, A
         bt, ot, tt = b.get(tid), o.get(tid), t.get(tid)
         if bt is not None and (ot is None or tt is None):
             survivor = ot if ot is not None else tt
-            if survivor is not None and survivor != bt:
+            sealed = holding(ours if ot is None else theirs, tid) is not None  # archived there, not removed
+            if survivor is not None and survivor != bt and not sealed:
                 conflicts.append(f"{tid}: removed on one branch and changed on the other")
                 merged[tid] = survivor
             continue
@@ -232,10 +247,21 @@ def merge_boards(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, A
     added = [k for k in merged if k not in b]
     order = [k for k in b if k in merged] + sorted(
         added, key=lambda k: (merged[k].get("created_at", ""), task_number(k)))
-    board = {"schema_version": ours.get("schema_version", 1),
-             "last_event": max(int(ours.get("last_event", 0)), int(theirs.get("last_event", 0))),
-             "tasks": [merged[k] for k in order]}
+    board: dict[str, Any] = {"schema_version": ours.get("schema_version", 1),
+                             "last_event": max(int(ours.get("last_event", 0)), int(theirs.get("last_event", 0)))}
+    segments = merge_archives(ours, theirs)
+    if segments:
+        board["archive"] = segments
+    board["tasks"] = [merged[k] for k in order]
     return board, conflicts
+
+
+def merge_archives(ours: dict[str, Any], theirs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The union of both boards' archive references by file, ours first (segment files are named by their
+    digest, so the same name is the same bytes): a merge keeps every segment either side sealed."""
+    mine = refs(ours)
+    have = {r.get("file") for r in mine}
+    return [*mine, *(r for r in refs(theirs) if r.get("file") not in have)]
 
 
 _MISSING: Any = object()

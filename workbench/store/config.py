@@ -18,6 +18,7 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "lock_timeout": 10.0,
     "human_guard_seconds": 5.0,
     "acceptance_timeout": 600.0,
+    "archive": {"keep": 100, "chunk": 250},  # model/archive.py DEFAULT_KEEP, DEFAULT_CHUNK
 }
 
 

@@ -22,11 +22,11 @@ from workbench import faults
 from workbench.errors import Busy, Refused, SchemaRefused, WorkbenchError
 from workbench.git.repo import CommitOutcome
 from workbench.model import ids, provenance, reducer, schemas
-from workbench.model.boardfile import check_board, encode_board
+from workbench.model.boardfile import check_board
 from workbench.model.layout import check_writable
 from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
-from workbench.store import caches, configedit, humanedit, spool
+from workbench.store import archive, caches, configedit, humanedit, spool
 from workbench.store import commit as commit_policy
 from workbench.store.atomic import FileChanged, append_lines, atomic_write, read_or_none, write_workbench_file
 from workbench.store.config import parse_config
@@ -292,6 +292,8 @@ class Transaction:
             if loaded.replayed or loaded.rebuilt or self._rebuild:
                 self._write_snapshots(loaded)  # a crash left the snapshots behind the log: catch them up
             return
+        if self.board_changed:  # finished tasks past the threshold move to a sealed segment (store/archive.py)
+            archive.seal_due(self)
         deadline = time.monotonic() + HAND_SAVE_SECONDS
         while True:
             self._validate(too_deep)
@@ -395,7 +397,8 @@ class Transaction:
         seen_board = None if "board.json" in loaded.rebuilt else self._board_seen
         seen_state = None if "state.md" in loaded.rebuilt else loaded.state_raw
         if self.board_changed or loaded.replayed:
-            board_raw = encode_board(docs.board)
+            archive.write_sealed(p, docs)  # before the board that references them
+            board_raw = docs.encode_board()
             # No directory fsync: the log append above is durable, and a rename lost to a power cut leaves
             # the old snapshot, whose last_event is behind the log; the next load folds the rest in.
             try:

@@ -157,16 +157,19 @@ class Workbench:
                 if state_cached["body"] is None:
                     state_cached = None
             node, state, body = self.parse_state(state_raw)
-        board = parse_board(board_raw)
+        own_board = caches.read_board_cache(p) == board_raw  # wb's own last write: checked when it was written
+        board = parse_board(board_raw, own=own_board)
         schemas.check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
         schemas.check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
         if node is not None:  # read from the file, not from wb's own cache: a hand edit or a clone, validated
             schemas.check("state", state, "state.md")
-        check_board_shape(board)
-        if caches.read_board_cache(p) != board_raw:  # not what wb last wrote: a hand edit (or a clone), validated whole
+        if not own_board:  # not what wb last wrote: a hand edit (or a clone), validated whole
+            check_board_shape(board)
             schemas.check("board", board, "board.json")
         file_state = copy.deepcopy(state)
         docs = Docs(state, body, board)
+        if own_board:
+            docs.board_raw = board_raw
         human: list[dict[str, Any]] = []
         if detect_human:
             human = humanedit.find_edits(self, docs, state_raw, board_raw, state_cached, thorough=thorough)
