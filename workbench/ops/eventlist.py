@@ -1,0 +1,92 @@
+"""Listing the event log: every matching event, or the newest N and how many earlier ones match.
+
+The newest N are read from the end of the log and checked as they are read (seq and hash chain, as far back as
+the oldest one shown); the reading stops there, so `wb log` costs the same at 50 events and at 50,000. The
+earlier matching events are only counted, from the bytes of their lines: wb writes every line with one
+encoding (model/jsonl.py `encode`: the keys in a fixed order, `type` and `session` before `payload`), so the
+first `,"type":` of a line is the event's own. A line that does not look like that is parsed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from workbench.model.jsonl import read_line
+from workbench.store.eventlog import EventLog
+
+
+def matches(event: dict[str, Any], type: str | None, session: str | None) -> bool:
+    """`type` is a type (`task.done`) or a family (`task`); `session` a harness session id."""
+    return ((type is None or event["type"] == type or str(event["type"]).startswith(type + "."))
+            and (session is None or event.get("session") == session))
+
+
+def every(log: EventLog, *, type: str | None = None, session: str | None = None) -> list[dict[str, Any]]:
+    """Every matching event, oldest first, the whole log checked."""
+    return [e for _line, e in log.iter_all() if matches(e, type, session)]
+
+
+def newest(log: EventLog, limit: int, *, type: str | None = None,
+           session: str | None = None) -> tuple[list[dict[str, Any]], int]:
+    """(the newest `limit` matching events, oldest first; how many earlier events match)."""
+    shown: list[dict[str, Any]] = []
+    oldest_read: bytes | None = None
+    for line, event in log.iter_backwards():
+        oldest_read = line
+        if matches(event, type, session):
+            shown.append(event)
+            if len(shown) == limit:
+                break
+    else:
+        return shown[::-1], 0
+    return shown[::-1], _count_before(log.lines_backwards(), oldest_read, type, session)
+
+
+def _count_before(lines: Iterable[bytes], oldest_read: bytes | None, type: str | None, session: str | None) -> int:
+    """The matching events older than the line `oldest_read` (found again by its bytes: events appended since
+    the first read are newer, so they are passed over with the rest)."""
+    it = iter(lines)
+    for line in it:
+        if line == oldest_read:
+            break
+    wanted_type = None if type is None else _encoded(type)[:-1]  # `"task`: then `"` or `.`
+    wanted_session = None if session is None else _encoded(session)
+    count = 0
+    for line in it:
+        if _line_matches(line, wanted_type, wanted_session, type, session):
+            count += 1
+    return count
+
+
+def _encoded(value: str) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode("utf-8")
+
+
+def _value_at(line: bytes, key: bytes) -> int | None:
+    """Where the value of the event's own `key` begins, when the line is in wb's encoding; else None."""
+    at = line.find(b',"' + key + b'":')
+    payload = line.find(b',"payload":')
+    if at == -1 or payload == -1 or at > payload or not line.startswith(b'{"schema_version":'):
+        return None
+    return at + len(key) + 4
+
+
+def _line_matches(line: bytes, wanted_type: bytes | None, wanted_session: bytes | None,
+                  type: str | None, session: str | None) -> bool:
+    if wanted_type is not None:
+        at = _value_at(line, b"type")
+        if at is None:
+            return matches(read_line(line, "events.jsonl", "an earlier line"), type, session)
+        if not line.startswith(wanted_type, at) or line[at + len(wanted_type):at + len(wanted_type) + 1] not in (
+                b'"', b"."):
+            return False
+    if wanted_session is not None:
+        at = _value_at(line, b"session")
+        if at is None:
+            return matches(read_line(line, "events.jsonl", "an earlier line"), type, session)
+        if not line.startswith(wanted_session, at) or line[at + len(wanted_session):at + len(wanted_session) + 1] \
+                not in (b",", b"}"):
+            return False
+    return True
