@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 MIN_BYTES = 256 * 1024  # below this a render from scratch is as fast as reading the cache
+KEEP_AFTER = 500  # lines rendered past the kept ones before the kept file is rewritten (it is the log's size)
 _MAGIC = b"wb-textconv-cache 1"
 
 
@@ -90,7 +91,8 @@ def _shared(a: bytes, b: bytes) -> int:
 def render(raw: bytes, path: Path, one_line: Callable[[bytes, int], str]) -> str:
     """The view of the complete lines of `raw`, each `one_line(line, number)` (its lines joined, each ending
     in a newline), the lines `raw` shares with the kept file taken from the kept view. Keeps this one when
-    it adds lines to what was kept (a version that is a beginning of the kept file leaves it as it is)."""
+    it adds more than KEEP_AFTER lines to what was kept (a version that is a beginning of the kept file, or
+    a few lines longer, leaves it as it is)."""
     complete = raw[:raw.rfind(b"\n") + 1]
     kept = _read(path)
     if kept is None:
@@ -113,6 +115,6 @@ def render(raw: bytes, path: Path, one_line: Callable[[bytes, int], str]) -> str
         raw_ends.append(raw_at)
         view_ends.append(size)
     view = b"".join(parts)
-    if len(complete) > (kept.raw_ends[same - 1] if same else 0) and number > same:
+    if number - same > (KEEP_AFTER if same else 0):  # a few new lines cost less to render again than to keep
         _write(path, Kept(complete, view, raw_ends, view_ends))
     return view.decode("utf-8", errors="surrogateescape")
