@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -42,9 +43,9 @@ TRICKY = [  # payloads naming `type` and `session` themselves, and strings that 
 def test_the_earlier_count_is_what_reading_every_event_finds(tmp_path, type_, session):
     log, events = _log(tmp_path, TRICKY * 3)
     everything = [e for e in events if matches(e, type_, session)]
-    for limit in (1, 2, 5):
-        shown, earlier = newest(log, limit, type=type_, session=session)
-        assert [e["seq"] for e in shown] == [e["seq"] for e in everything[-limit:]]
+    for limit, checked in itertools.product((1, 2, 5, 100), (1, 4, 1000)):  # past `checked`: picked by bytes
+        shown, earlier = newest(log, limit, type=type_, session=session, checked=checked)
+        assert shown == everything[-limit:]
         assert earlier == max(0, len(everything) - limit)
 
 

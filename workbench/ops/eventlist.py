@@ -1,16 +1,17 @@
 """Listing the event log: every matching event, or the newest N and how many earlier ones match.
 
-The newest N are read from the end of the log and checked as they are read (seq and hash chain, as far back as
-the oldest one shown); the reading stops there, so `wb log` costs the same at 50 events and at 50,000. The
-earlier matching events are only counted, from the bytes of their lines: wb writes every line with one
-encoding (model/jsonl.py `encode`: the keys in a fixed order, `type` and `session` before `payload`), so the
-first `,"type":` of a line is the event's own. A line that does not look like that is parsed.
+The newest N are read from the end of the log, and the reading stops there, so `wb log` costs about the same
+at 50 events and at 50,000. The newest CHECKED events read are checked as they are read (seq and hash chain:
+`wb validate` checks the whole log); past them, matching events are picked out by the bytes of their lines
+and parsed, and the earlier matching events are only counted, from those bytes. wb writes every line with
+one encoding (model/jsonl.py `encode`: the keys in a fixed order, `type` and `session` before `payload`), so
+the first `,"type":` of a line is the event's own; a line that does not begin as wb writes it is parsed.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from workbench.model.jsonl import read_line
@@ -28,36 +29,47 @@ def every(log: EventLog, *, type: str | None = None, session: str | None = None)
     return [e for _line, e in log.iter_all() if matches(e, type, session)]
 
 
-def newest(log: EventLog, limit: int, *, type: str | None = None,
-           session: str | None = None) -> tuple[list[dict[str, Any]], int]:
-    """(the newest `limit` matching events, oldest first; how many earlier events match)."""
+CHECKED = 1000  # events read back and checked (seq, hash chain) before the rest are only looked at as bytes
+
+
+def newest(log: EventLog, limit: int, *, type: str | None = None, session: str | None = None,
+           checked: int = CHECKED) -> tuple[list[dict[str, Any]], int]:
+    """(the newest `limit` matching events, oldest first; how many earlier events match). The newest `checked`
+    events are read and checked; past them, a rare type's events are picked out by their bytes and parsed."""
     shown: list[dict[str, Any]] = []
     oldest_read: bytes | None = None
-    for line, event in log.iter_backwards():
+    for read, (line, event) in enumerate(log.iter_backwards(), start=1):
         oldest_read = line
         if matches(event, type, session):
             shown.append(event)
             if len(shown) == limit:
                 break
+        if read == checked:
+            break
     else:
         return shown[::-1], 0
-    return shown[::-1], _count_before(log.lines_backwards(), oldest_read, type, session)
+    wanted_type = None if type is None else _encoded(type)[:-1]  # `"task`: then `"` or `.`
+    wanted_session = None if session is None else _encoded(session)
+    rest = _past(log.lines_backwards(), oldest_read)
+    if len(shown) < limit:
+        for line in rest:
+            if _line_matches(line, wanted_type, wanted_session, type, session):
+                shown.append(read_line(line, "events.jsonl", "an earlier line"))
+                if len(shown) == limit:
+                    break
+        else:
+            return shown[::-1], 0
+    return shown[::-1], sum(1 for line in rest if _line_matches(line, wanted_type, wanted_session, type, session))
 
 
-def _count_before(lines: Iterable[bytes], oldest_read: bytes | None, type: str | None, session: str | None) -> int:
-    """The matching events older than the line `oldest_read` (found again by its bytes: events appended since
-    the first read are newer, so they are passed over with the rest)."""
+def _past(lines: Iterable[bytes], oldest_read: bytes | None) -> Iterator[bytes]:
+    """The lines older than the line `oldest_read`, found again by its bytes (events appended since the first
+    read are newer: they come before it)."""
     it = iter(lines)
     for line in it:
         if line == oldest_read:
             break
-    wanted_type = None if type is None else _encoded(type)[:-1]  # `"task`: then `"` or `.`
-    wanted_session = None if session is None else _encoded(session)
-    count = 0
-    for line in it:
-        if _line_matches(line, wanted_type, wanted_session, type, session):
-            count += 1
-    return count
+    return it
 
 
 def _encoded(value: str) -> bytes:

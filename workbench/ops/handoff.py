@@ -35,7 +35,7 @@ OWN_EVENTS = ("handoff.write",)  # what the packet records about itself: never p
 DEFAULT_LAST = 10
 MAX_FILES = 200
 MAX_FAILURES = 100
-WINDOW = 2000  # events read back at most, looking for the latest session start
+WINDOW = 1000  # events read back at most, looking for the latest session start
 SESSION_STARTS = ("session.start", "agent.session_start")
 
 
