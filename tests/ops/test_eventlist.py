@@ -66,3 +66,15 @@ def test_a_torn_tail_is_left_out(tmp_path):
         fh.write(b'{"schema_version":1,"seq":')
     shown, earlier = newest(log, 2)
     assert [e["seq"] for e in shown] == [len(events) - 1, len(events)] and earlier == len(events) - 2
+
+
+@pytest.mark.parametrize("type_", ["task", "task.add", "note", "taskish", "nothing"])
+def test_a_log_whose_payloads_name_no_type_is_counted_from_its_bytes(tmp_path, type_):
+    plain = [("workbench.init", None, {}), ("task.add", None, {"task": {"id": "T-001"}}),
+             ("taskish.add", None, {"text": ',"type":"task.add"'}), ("note.add", None, {"text": "x"}),
+             ("task.done", None, {"id": "T-001"}), ("task", "S1", {})]
+    log, events = _log(tmp_path, plain * 4)
+    everything = [e for e in events if matches(e, type_, None)]
+    for limit in (1, 3):
+        shown, earlier = newest(log, limit, type=type_)
+        assert shown == everything[-limit:] and earlier == max(0, len(everything) - limit)

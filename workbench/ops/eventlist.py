@@ -50,16 +50,42 @@ def newest(log: EventLog, limit: int, *, type: str | None = None, session: str |
         return shown[::-1], 0
     wanted_type = None if type is None else _encoded(type)[:-1]  # `"task`: then `"` or `.`
     wanted_session = None if session is None else _encoded(session)
-    rest = _past(log.lines_backwards(), oldest_read)
+    if len(shown) == limit and type is not None and session is None:
+        return shown[::-1], _count_type(log.complete_bytes(), oldest_read, wanted_type or b"", type)
+    rest = _matching(_past(log.lines_backwards(), oldest_read), wanted_type, wanted_session, type, session)
     if len(shown) < limit:
         for line in rest:
-            if _line_matches(line, wanted_type, wanted_session, type, session):
-                shown.append(read_line(line, "events.jsonl", "an earlier line"))
-                if len(shown) == limit:
-                    break
+            shown.append(read_line(line, "events.jsonl", "an earlier line"))
+            if len(shown) == limit:
+                break
         else:
             return shown[::-1], 0
-    return shown[::-1], sum(1 for line in rest if _line_matches(line, wanted_type, wanted_session, type, session))
+    return shown[::-1], sum(1 for _line in rest)
+
+
+def _count_type(data: bytes, oldest_read: bytes | None, wanted: bytes, type: str) -> int:
+    """The events of `type` in `data` (the log's complete lines) before the line `oldest_read`. When every
+    line begins as wb writes it and names one `type` (no payload names one), counting the bytes of
+    `,"type":"task"` and `,"type":"task.` is the answer; otherwise each line is looked at."""
+    at = data.rfind(b"\n" + (oldest_read or b"") + b"\n") + 1
+    if at == 0:  # the first line (nothing before it), or not found
+        return 0
+    lines = data.count(b"\n", 0, at)
+    starts = data.count(b"\n" + _START, 0, at) + (1 if data.startswith(_START) else 0)
+    if lines == starts and data.count(b',"type":', 0, at) == lines:
+        return data.count(b',"type":' + wanted + b'"', 0, at) + data.count(b',"type":' + wanted + b".", 0, at)
+    return sum(1 for _line in _matching(reversed(data[:at].split(b"\n")[:-1]), wanted, None, type, None))
+
+
+def _matching(lines: Iterable[bytes], wanted_type: bytes | None, wanted_session: bytes | None, type: str | None,
+              session: str | None) -> Iterator[bytes]:
+    # a line in wb's encoding without the wanted value after its key cannot match: passed over unread
+    needle = (b',"type":' + wanted_type if wanted_type is not None
+              else b',"session":' + wanted_session if wanted_session is not None else b"")
+    for line in lines:
+        if (needle in line or not line.startswith(_START)) and _line_matches(
+                line, wanted_type, wanted_session, type, session):
+            yield line
 
 
 def _past(lines: Iterable[bytes], oldest_read: bytes | None) -> Iterator[bytes]:
@@ -72,6 +98,9 @@ def _past(lines: Iterable[bytes], oldest_read: bytes | None) -> Iterator[bytes]:
     return it
 
 
+_START = b'{"schema_version":'
+
+
 def _encoded(value: str) -> bytes:
     return json.dumps(value, ensure_ascii=False).encode("utf-8")
 
@@ -80,7 +109,7 @@ def _value_at(line: bytes, key: bytes) -> int | None:
     """Where the value of the event's own `key` begins, when the line is in wb's encoding; else None."""
     at = line.find(b',"' + key + b'":')
     payload = line.find(b',"payload":')
-    if at == -1 or payload == -1 or at > payload or not line.startswith(b'{"schema_version":'):
+    if at == -1 or payload == -1 or at > payload or not line.startswith(_START):
         return None
     return at + len(key) + 4
 
