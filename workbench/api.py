@@ -433,10 +433,20 @@ class Bench:
 
     def log(self, *, type: str | None = None, session: str | None = None,
             limit: int | None = None) -> list[dict[str, Any]]:
-        events = [e for _line, e in self.wb.log.iter_all()
-                  if (type is None or e["type"] == type or e["type"].startswith(type + "."))
-                  and (session is None or e.get("session") == session)]
-        return events[-limit:] if limit else events
+        """`wb log`: the events of a type (`task.done`) or family (`task`) and of a session, oldest first; with
+        `limit`, only the newest that many (read from the end of the log: as fast at 50,000 events as at 50)."""
+        from workbench.ops import eventlist
+
+        if limit:
+            return eventlist.newest(self.wb.log, limit, type=type, session=session)[0]
+        return eventlist.every(self.wb.log, type=type, session=session)
+
+    def log_newest(self, limit: int, *, type: str | None = None,
+                   session: str | None = None) -> tuple[list[dict[str, Any]], int]:
+        """(the newest `limit` matching events, oldest first; how many earlier events match): `wb log`'s page."""
+        from workbench.ops import eventlist
+
+        return eventlist.newest(self.wb.log, limit, type=type, session=session)
 
     def validate(self, progress: Callable[[int, int], None] | None = None) -> list[str]:
         return validate_workbench(self.wb, progress)
@@ -604,12 +614,10 @@ class Bench:
         ops/handoff.py) as one transaction: a `handoff.write` event, both files, one commit. Idempotent: when
         the packet is the one already written, nothing is written or committed (`self.last.seqs` is empty).
         Returns the packet. Also what the agent hooks' Stop/SessionEnd and the end of `wb run` call."""
-        from workbench.ops.handoff import build, unchanged
+        from workbench.ops.handoff import build, recent, unchanged
 
         with self.wb.transaction(actor=actor) as tx:
-            events = [e for _line, e in self.wb.log.iter_all()]
-            events += [e for e in tx.events if not events or e["seq"] > events[-1]["seq"]]
-            data, raw, md = build(self.wb, tx.docs, events)
+            data, raw, md = build(self.wb, tx.docs, recent(self.wb.log, tx.events))
             if not unchanged(self.wb, raw, md):
                 tx.put_file("handoff.json", raw)
                 tx.put_file("handoff.md", md)

@@ -50,3 +50,22 @@ def test_log_text(bench, repo, wb):
     assert lines[1].split()[0] == "#2" and "task.add" in lines[1] and "T-001 Parser" in lines[1]
     r = wb(repo, "log", "--type", "nothing.here")
     assert r.stdout.strip() == "no events match"
+
+
+def test_log_shows_the_newest_and_says_how_many_more(bench, repo, wb):
+    for n in range(1, 56):
+        bench.note(f"decision {n}")
+    bench.add_task("Parser")
+    shown = wb(repo, "log", "--type", "note").stdout.splitlines()
+    assert shown[0] == "(5 earlier matching events not shown: wb log --type note --all shows them, -n N the last N)"
+    assert len(shown) == 51 and "decision 6" in shown[1] and "decision 55" in shown[-1]  # the newest 50, in order
+    every = wb(repo, "log", "--type", "note", "--all").stdout.splitlines()
+    assert len(every) == 55 and every[-50:] == shown[1:]  # the same lines, the earlier ones before them
+    last = wb(repo, "log", "-n", "2").stdout.splitlines()
+    assert last[0].startswith("(55 earlier matching events not shown: wb log --all") and len(last) == 3
+    assert "T-001 Parser" in last[-1]
+    assert len(json.loads(wb(repo, "log", "--type", "note", "--json").stdout)) == 55  # --json: every one
+    assert [e["payload"]["text"] for e in json.loads(wb(repo, "log", "--json", "--type", "note", "-n", "1").stdout)] \
+        == ["decision 55"]
+    assert len(wb(repo, "log", "--type", "task").stdout.splitlines()) == 1  # all shown: nothing said
+    assert wb(repo, "log", "--all", "-n", "3").returncode == 2

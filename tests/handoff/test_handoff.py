@@ -193,3 +193,61 @@ def test_a_refused_done_is_a_failed_attempt_in_the_packet(bench, repo, wb, git, 
     after = bench.handoff()
     assert [f["kind"] for f in after["failures"]["items"]] == ["acceptance_refused"]
     assert not any(r["detail"].startswith("T-001: acceptance fails") for r in after["risks"])
+
+
+def _history(repo, kind, total):
+    """Generated history (bench/_gen.py): `total` events in the log, folded into the snapshots, committed."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    gen = Path(__file__).resolve().parents[2] / "bench" / "_gen.py"
+    subprocess.run([sys.executable, str(gen), str(repo), kind, str(total)], check=True, capture_output=True)
+
+
+def test_a_handoff_after_long_history_describes_the_latest_session(bench, repo, wb):
+    from workbench.api import Bench
+    from workbench.ops.handoff import WINDOW
+
+    bench.add_task("Long done", acceptance=["true"])
+    bench.start_task("T-001")
+    bench.done_task("T-001")
+    bench.run("an old session", steps=[{"description": "Think"}])
+    _history(repo, "note", WINDOW + 500)
+    bench = Bench.open(repo)
+    bench.run("ship the parser", steps=[{"description": "Plan it"}])
+    bench.add_task("Parser", acceptance=["true"])
+    bench.add_task("Docs")
+    bench.start_task("T-002")
+    assert wb(repo, "handoff").returncode == 0
+    data = packet(repo)
+    assert data["session"]["kind"] == "harness" and data["session"]["goal"] == "ship the parser"
+    assert data["session"]["began_at_event"] > WINDOW
+    assert [t["id"] for t in data["tasks"]["open"]] == ["T-002", "T-003"]
+    assert data["next_action"] == {"text": "finish T-002: Parser", "command": "wb task done T-002"}
+    assert data["proof"] == [] and data["describes"]["last_event"] == events(repo)[-2]["seq"]
+
+
+def test_without_a_session_a_handoff_reads_back_a_window_of_events(bench, repo, wb):
+    """A workbench only ever written through the API has no session start: the packet describes the last WINDOW
+    events (it described the whole history, every task.done of it a proof), and its summary says so."""
+    from workbench.api import Bench
+    from workbench.ops.handoff import WINDOW
+
+    bench.add_task("Long done", acceptance=["true"])
+    bench.start_task("T-001")
+    bench.done_task("T-001")
+    _history(repo, "note", WINDOW + 500)
+    bench = Bench.open(repo)
+    bench.add_task("Recent", acceptance=["true"])
+    bench.start_task("T-002")
+    bench.done_task("T-002")
+    bench.add_task("Open")
+    assert wb(repo, "handoff").returncode == 0
+    data = packet(repo)
+    assert data["session"] is None
+    assert data["summary"].startswith(f"no session start in the last {WINDOW} events; {WINDOW} event(s), "
+                                      "1 task(s) done, 0 failure(s); 2 done, 1 todo")
+    assert [p["task"] for p in data["proof"]] == ["T-002"]
+    assert [t["id"] for t in data["tasks"]["open"]] == ["T-003"]
+    assert wb(repo, "handoff").stdout.startswith("unchanged:")  # still idempotent

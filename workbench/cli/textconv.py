@@ -7,10 +7,9 @@ line and prints the raw text below, and it always exits 0.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from pathlib import Path  # typer reads the annotation of textconv_command
 
-from workbench.cli import output
-from workbench.review.textconv import KINDS, convert, is_workbench_file
+from workbench.review.textconv import KINDS, is_workbench_file, render
 
 
 def textconv_command(kind: str, file: Path) -> int:
@@ -28,14 +27,34 @@ def run(kind: str, file: Path | str) -> int:
     if kind not in KINDS:
         raise UsageError(f"KIND must be one of {', '.join(KINDS)}, not '{kind}'")
     try:
-        raw = Path(file).read_bytes()
+        with open(file, "rb") as fh:
+            raw = fh.read()
     except OSError as err:
+        from workbench.cli import output
+
         output.say(f"(wb textconv: cannot read {file}: {err.strerror})")
         return 0
     if not is_workbench_file(kind, str(file)):  # a path routed here that is not wb's: shown as it is
         sys.stdout.flush()
         sys.stdout.buffer.write(raw)
         return 0
-    lines = convert(kind, raw)
-    sys.stdout.write("".join(line + "\n" for line in lines))
+    cache = None
+    if kind in ("events", "calls"):
+        from workbench.review.textconv_cache import MIN_BYTES
+
+        cache = _cache(kind) if len(raw) >= MIN_BYTES else None
+    sys.stdout.write(render(kind, raw, cache))
     return 0
+
+
+def _cache(kind: str) -> Path | None:
+    """Where the last render of KIND is kept: under the repository's common git directory (git runs the
+    textconv inside the repository), or None outside one."""
+    import subprocess
+
+    try:
+        found = subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    common = found.stdout.decode("utf-8", errors="surrogateescape").rstrip("\n")
+    return Path(common).absolute() / "wb" / "textconv" / kind if common else None

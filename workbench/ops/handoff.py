@@ -11,6 +11,10 @@ failed acceptance of a forced done: every one in the session), open risks (the c
 outside .workbench/, stray temp files named in config.yaml `handoff.stray`, a detached HEAD, a branch other
 than `handoff.branches`; then blockers, red checks, unfinished tasks, a waiting yield), the next action, and
 pointers to the proof events (task.done seqs).
+
+It reads the log from the end, back to the latest session start (`recent`), never further than WINDOW events:
+a handoff costs the same at 50 events and at 50,000. A workbench with no session start in its last WINDOW
+events gets a packet of those events, and its summary says so.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from workbench.git import changes
 from workbench.model import scope as scopes
 from workbench.model.reducer import Docs
 from workbench.ops.status import next_action_set
+from workbench.store.eventlog import EventLog
 from workbench.store.workbench import Workbench
 
 SCHEMA_VERSION = 1
@@ -30,6 +35,8 @@ OWN_EVENTS = ("handoff.write",)  # what the packet records about itself: never p
 DEFAULT_LAST = 10
 MAX_FILES = 200
 MAX_FAILURES = 100
+WINDOW = 1000  # events read back at most, looking for the latest session start
+SESSION_STARTS = ("session.start", "agent.session_start")
 
 
 def _settings(config: dict[str, Any]) -> dict[str, Any]:
@@ -42,10 +49,10 @@ def _session_window(events: list[dict[str, Any]]) -> tuple[int, dict[str, Any] |
     """(index in `events` where the latest session or agent turn began, its description)."""
     for i in range(len(events) - 1, -1, -1):
         e = events[i]
-        if e["type"] == "session.start":
+        if e["type"] == SESSION_STARTS[0]:
             return i, {"kind": "harness", "id": e.get("session"), "goal": e["payload"].get("goal", ""),
                        "began_at_event": e["seq"], "where": e["payload"].get("where")}
-        if e["type"] == "agent.session_start":
+        if e["type"] == SESSION_STARTS[1]:
             return i, {"kind": "agent", "id": e["payload"].get("agent_session") or None,
                        "goal": "", "began_at_event": e["seq"], "agent": e["payload"].get("agent", ""),
                        "where": None}
@@ -183,10 +190,12 @@ def _with_refused(failures: list[dict[str, Any]], attempts: list[dict[str, Any]]
 def packet(root: Path, config: dict[str, Any], docs: Docs, events: list[dict[str, Any]],
            attempts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The packet for the workbench whose documents are `docs` and whose log is `events` (all of it);
-    `attempts`: the refused attempts store/attempts.py kept."""
+    `attempts`: the refused attempts store/attempts.py kept. `events` may be the newest ones only, as
+    `recent` reads them: back to the latest session start, or WINDOW of them."""
     settings = _settings(config)
     described = [e for e in events if e["type"] not in OWN_EVENTS]
     start, session = _session_window(described)
+    cut = session is None and bool(described) and described[0]["seq"] > 1  # the reading stopped before the start
     window = described[start:]
     where = session.get("where") if session else None
     base = where.get("code_head") if isinstance(where, dict) else None
@@ -220,6 +229,8 @@ def packet(root: Path, config: dict[str, Any], docs: Docs, events: list[dict[str
         summary_parts.append(f"live ({live['harness_state']})" if live and live.get("id") == session.get("id")
                              else (outcome["type"].split(".")[1] + (f": {outcome['reason']}" if outcome["reason"]
                                                                     else "") if outcome else "ended"))
+    elif cut:
+        summary_parts.append(f"no session start in the last {len(described)} events")
     else:
         summary_parts.append("no session recorded")
     summary_parts.append(f"{len(window)} event(s), {len(proofs)} task(s) done, {len(failures)} failure(s)")
@@ -296,6 +307,23 @@ def render_markdown(p: dict[str, Any]) -> bytes:
     return ("\n".join(escape(line) for line in out) + "\n").encode("utf-8")
 
 
+def recent(log: EventLog, pending: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The events a packet describes, oldest first, read from the end of the log: back to the latest session
+    start, or WINDOW events (wb's own `handoff.write` not counted), then `pending` (events of the transaction
+    that are not in the log yet)."""
+    newest_first: list[dict[str, Any]] = []
+    described = 0
+    for _line, event in log.iter_backwards():
+        newest_first.append(event)
+        if event["type"] in OWN_EVENTS:
+            continue
+        described += 1
+        if event["type"] in SESSION_STARTS or described >= WINDOW:
+            break
+    events = newest_first[::-1]
+    return events + [e for e in pending or [] if not events or e["seq"] > events[-1]["seq"]]
+
+
 # -- writing it ----------------------------------------------------------------------------------------------
 def build(wb: Workbench, docs: Docs, events: list[dict[str, Any]]) -> tuple[dict[str, Any], bytes, bytes]:
     """(the packet, handoff.json's bytes, handoff.md's bytes): redacted, and checked against its schema."""
@@ -328,8 +356,7 @@ def write_packet(wb: Workbench) -> dict[str, Any]:
 
     with wb.lock():
         loaded = wb.load(detect_human=False)
-        events = [e for _line, e in wb.log.iter_all()]
-        data, raw, md = build(wb, loaded.docs, events)
+        data, raw, md = build(wb, loaded.docs, recent(wb.log))
         if not unchanged(wb, raw, md):
             write_workbench_file(wb.paths.wb, "handoff.json", raw)
             write_workbench_file(wb.paths.wb, "handoff.md", md)

@@ -8,7 +8,10 @@ says so in one line and prints the raw text below, and it always exits 0.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 KINDS = ("board", "events", "state", "calls")
 FILE_NAMES = {"board": "board.json", "events": "events.jsonl", "state": "state.md", "calls": "calls.jsonl"}
@@ -44,6 +47,50 @@ def convert(kind: str, raw: bytes) -> list[str]:
         lines = [f"(wb textconv: unreadable {kind} file: {type(err).__name__}: {err}; raw text follows)",
                  *_text_lines(raw)]
     return [escape(line, layout=True) for line in lines]
+
+
+def render(kind: str, raw: bytes, cache: Path | None = None) -> str:
+    """The whole view as text, each line ending in a newline: the lines of `convert`, escaped in one pass
+    (`escape` keeps the newlines that join them: the same text). With `cache` (a file under the git
+    directory), a big events or calls file renders only the lines the kept render lacks
+    (review/textconv_cache.py); the text is the same."""
+    from workbench.model.display import escape
+
+    if cache is not None and kind in ("events", "calls"):
+        from workbench.review import textconv_cache
+
+        if len(raw) >= textconv_cache.MIN_BYTES:
+            one = event_line if kind == "events" else _call_line
+            try:
+                def line_view(line: bytes, number: int) -> str:
+                    text = _jsonl_line(line, number, one)
+                    return "" if text is None else escape(text, layout=True)
+
+                head = textconv_cache.render(raw, cache, line_view)
+                torn = _jsonl_torn(raw[raw.rfind(b"\n") + 1:], one)
+                return head + "".join(escape(line, layout=True) + "\n" for line in torn)
+            except Exception:  # whatever the cache path trips on, the plain render says it as convert does
+                pass
+    body = None  # state.md's decision log, laid out in one pass rather than line by line
+    try:
+        if kind == "state":
+            lines, body = _state_view(raw)
+        else:
+            lines = {"board": board_lines, "events": events_lines, "calls": calls_lines}[kind](raw)
+    except Exception as err:  # git calls this on any revision: show the raw file rather than fail the diff
+        lines = [f"(wb textconv: unreadable {kind} file: {type(err).__name__}: {err}; raw text follows)",
+                 *_text_lines(raw)]
+    text = "".join(line + "\n" for line in lines) + ("" if body is None else "\n" + _text_block(body))
+    return escape(text, layout=True)
+
+
+def _text_block(text: str) -> str:
+    """`_text_lines(text)`, each line ending in a newline, as one string: the same text, without a list of
+    every line of a long decision log."""
+    block = text.replace("\r\n", "\n")
+    if block.endswith("\n"):
+        return block
+    return (block[:-1] if block.endswith("\r") else block) + "\n"
 
 
 def _text_lines(raw: bytes | str) -> list[str]:
@@ -105,50 +152,68 @@ def event_line(event: dict[str, Any]) -> str:
             f"{event.get('type', '')!s:<16} {summary}").rstrip()
 
 
-def _jsonl(raw: bytes, one: Any) -> list[str]:
-    from workbench.model.jsonl import loads_record, split_lines
+def _jsonl_line(line: bytes, number: int, one: Any) -> str | None:
+    """The view of complete line `number` (None for a blank one)."""
+    from workbench.model.jsonl import loads_record
 
-    lines = []
+    if not line.strip():
+        return None
+    record = loads_record(line)
+    return (one(record) if record is not None  # a damaged line whole: a cut one could hide its end
+            else f"(line {number}: damaged: {line.decode('utf-8', errors='replace')})")
+
+
+def _jsonl_torn(torn: bytes, one: Any) -> list[str]:
+    from workbench.model.jsonl import loads_record
+
+    if not torn.strip():
+        return []
+    record = loads_record(torn)  # no newline after it: a crash mid-append, ignored by wb
+    return [one(record) + "  (torn: no newline)" if record is not None
+            else f"(torn last line (ignored by wb): {torn.decode('utf-8', errors='replace')})"]
+
+
+def _jsonl(raw: bytes, one: Any) -> list[str]:
+    from workbench.model.jsonl import split_lines
+
     complete, torn = split_lines(raw)
-    for number, line in enumerate(complete, start=1):
-        if not line.strip():
-            continue
-        record = loads_record(line)
-        lines.append(one(record) if record is not None  # a damaged line whole: a cut one could hide its end
-                     else f"(line {number}: damaged: {line.decode('utf-8', errors='replace')})")
-    if torn.strip():  # no newline after it: a crash mid-append, ignored by wb
-        record = loads_record(torn)
-        lines.append(one(record) + "  (torn: no newline)" if record is not None
-                     else f"(torn last line (ignored by wb): {torn.decode('utf-8', errors='replace')})")
-    return lines
+    lines = [_jsonl_line(line, number, one) for number, line in enumerate(complete, start=1)]
+    return [line for line in lines if line is not None] + _jsonl_torn(torn, one)
 
 
 def events_lines(raw: bytes) -> list[str]:
     return _jsonl(raw, event_line)
 
 
-def calls_lines(raw: bytes) -> list[str]:
-    def one(r: dict[str, Any]) -> str:
-        outcome = r.get("error") or (json.dumps(r["result"], ensure_ascii=False, sort_keys=True)
-                                     if r.get("result") is not None else "")
-        if len(outcome) > 100:
-            outcome = outcome[:99] + "…"
-        line = f"{r.get('ts', '')}  {r.get('status', '')!s:<7}  {r.get('tool', '')}  {r.get('key', '')}  {outcome}"
-        return line.rstrip()
+def _call_line(r: dict[str, Any]) -> str:
+    outcome = r.get("error") or (json.dumps(r["result"], ensure_ascii=False, sort_keys=True)
+                                 if r.get("result") is not None else "")
+    if len(outcome) > 100:
+        outcome = outcome[:99] + "…"
+    line = f"{r.get('ts', '')}  {r.get('status', '')!s:<7}  {r.get('tool', '')}  {r.get('key', '')}  {outcome}"
+    return line.rstrip()
 
-    return _jsonl(raw, one)
+
+def calls_lines(raw: bytes) -> list[str]:
+    return _jsonl(raw, _call_line)
 
 
 def state_lines(raw: bytes) -> list[str]:
+    head, body = _state_view(raw)
+    return head if body is None else [*head, "", *_text_lines(body)]
+
+
+def _state_view(raw: bytes) -> tuple[list[str], str | None]:
+    """(the frontmatter's lines, the decision log after them); a file that is not a state: (its lines, None)."""
     if not raw.strip():
-        return ["(empty state.md)"]
+        return ["(empty state.md)"], None
     from workbench.errors import WorkbenchError
     from workbench.review.parse import parse_state, session_summary
 
     try:
         data, body = parse_state(raw)
     except WorkbenchError as err:
-        return _raw_after(str(err), raw)
+        return _raw_after(str(err), raw), None
     assert data is not None
     lines = []
     for key, v in data.items():
@@ -165,4 +230,4 @@ def state_lines(raw: bytes) -> list[str]:
             lines += [f"{key}.{k}: {json.dumps(x, ensure_ascii=False)}" for k, x in v.items()]
         else:
             lines.append(f"{key}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}")
-    return [*lines, "", *_text_lines(body.lstrip("\n"))]
+    return lines, body.lstrip("\n")

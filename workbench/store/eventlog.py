@@ -170,6 +170,43 @@ class EventLog:
             expected += 1
             yield line, event
 
+    def lines_backwards(self) -> Iterator[bytes]:
+        """The line of each complete event, newest first, unparsed and unchecked (a torn tail and a batch cut
+        short are left out): for a reader that wants the newest few, or only looks at the bytes of the rest."""
+        complete = False
+        for off, line in self._lines_backwards():
+            if not complete:
+                if self._parse(line, f"line at byte {off}").get("more"):
+                    continue  # part of a batch cut short
+                complete = True
+            yield line
+
+    def complete_bytes(self) -> bytes:
+        """The bytes of every complete event, oldest first, each line ending in a newline (a torn tail and a
+        batch cut short left out); unchecked: for a reader that only counts in them (`wb log`)."""
+        good = self.tail().good_size
+        if not good:
+            return b""
+        with open(self.path, "rb") as fh:
+            return fh.read(good)
+
+    def iter_backwards(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        """Every complete event, newest first, checked as it goes: each seq one less than the one read before
+        it, each line the hash its successor names as `prev`. Stop whenever you have what you need."""
+        newer: dict[str, Any] | None = None
+        for number, line in enumerate(self.lines_backwards(), start=1):
+            event = self._parse(line, f"line {number} from the end")
+            if newer is not None:
+                if event["seq"] != newer["seq"] - 1:
+                    raise Refused(f"events.jsonl: seq {newer['seq']} follows seq {event['seq']}: a gap in the log; "
+                                  "run `wb doctor`")
+                if newer.get("prev") != line_hash(line):
+                    raise Refused(f"events.jsonl: seq {newer['seq']}: hash chain broken; run `wb doctor`")
+            yield line, event
+            newer = event
+        if newer is not None and (newer["seq"] != 1 or newer.get("prev") is not None):
+            raise Refused(f"events.jsonl: the log begins at seq {newer['seq']}, not 1; run `wb doctor`")
+
     # -- writing ------------------------------------------------------------------------------
     def append(self, events: list[dict[str, Any]], tail: Tail) -> None:
         """Append a batch in one write and fsync it. Drops a torn tail first (it was never acknowledged)."""

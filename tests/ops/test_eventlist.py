@@ -1,0 +1,80 @@
+"""ops/eventlist.py: the newest N events read from the end, and the earlier matches counted from their bytes."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from workbench.errors import Refused
+from workbench.model.jsonl import encode
+from workbench.ops.eventlist import matches, newest
+from workbench.store.eventlog import EventLog, chain
+
+
+def _log(tmp_path, payloads):
+    events = [{"schema_version": 1, "id": f"e{i}", "ts": "2026-12-02T00:00:00Z", "type": t, "actor": "agent",
+               "session": s, "payload": p} for i, (t, s, p) in enumerate(payloads)]
+    from workbench.store.eventlog import Tail
+
+    chain(events, Tail(0, None, 0, 0), batch=False)
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"".join(encode(e) + b"\n" for e in events))
+    return EventLog(path), events
+
+
+TRICKY = [  # payloads naming `type` and `session` themselves, and strings that look like keys
+    ("workbench.init", None, {}),
+    ("task.add", None, {"task": {"id": "T-001", "type": "note.add", "session": "S1"}}),
+    ("note.add", "S1", {"text": ',"type":"task.add","session":"S1"'}),
+    ("tool.call", "S1", {"args": {"type": "task", "session": None}, "tool": "x"}),
+    ("task", None, {"session": "S1"}),
+    ("taskish.add", "S1", {}),
+    ("task.done", "S2", {"id": "T-001"}),
+    ("note.add", None, {"text": 'say "type'}),
+    ("state.set", "S\u00e9\"1", {"changes": {"session": {"type": "task.add"}}}),
+]
+
+
+@pytest.mark.parametrize("type_,session", [("task", None), ("task.add", None), ("note", None), (None, "S1"),
+                                          ("task", "S2"), ("note.add", None), (None, "S\u00e9\"1"),
+                                          ("tool", "S1"), ("nothing", None)])
+def test_the_earlier_count_is_what_reading_every_event_finds(tmp_path, type_, session):
+    log, events = _log(tmp_path, TRICKY * 3)
+    everything = [e for e in events if matches(e, type_, session)]
+    for limit, checked in itertools.product((1, 2, 5, 100), (1, 4, 1000)):  # past `checked`: picked by bytes
+        shown, earlier = newest(log, limit, type=type_, session=session, checked=checked)
+        assert shown == everything[-limit:]
+        assert earlier == max(0, len(everything) - limit)
+
+
+def test_the_newest_are_checked_as_they_are_read(tmp_path):
+    log, events = _log(tmp_path, TRICKY)
+    lines = log.path.read_bytes().splitlines(keepends=True)
+    edited = json.loads(lines[-2])
+    edited["payload"] = {"text": "rewritten"}
+    log.path.write_bytes(b"".join(lines[:-2]) + encode(edited) + b"\n" + lines[-1])
+    with pytest.raises(Refused, match="hash chain broken"):
+        newest(log, 3)
+    assert newest(log, 1)[0][0]["seq"] == len(events)  # the newest alone needs no link to what it did not read
+
+
+def test_a_torn_tail_is_left_out(tmp_path):
+    log, events = _log(tmp_path, TRICKY)
+    with open(log.path, "ab") as fh:
+        fh.write(b'{"schema_version":1,"seq":')
+    shown, earlier = newest(log, 2)
+    assert [e["seq"] for e in shown] == [len(events) - 1, len(events)] and earlier == len(events) - 2
+
+
+@pytest.mark.parametrize("type_", ["task", "task.add", "note", "taskish", "nothing"])
+def test_a_log_whose_payloads_name_no_type_is_counted_from_its_bytes(tmp_path, type_):
+    plain = [("workbench.init", None, {}), ("task.add", None, {"task": {"id": "T-001"}}),
+             ("taskish.add", None, {"text": ',"type":"task.add"'}), ("note.add", None, {"text": "x"}),
+             ("task.done", None, {"id": "T-001"}), ("task", "S1", {})]
+    log, events = _log(tmp_path, plain * 4)
+    everything = [e for e in events if matches(e, type_, None)]
+    for limit in (1, 3):
+        shown, earlier = newest(log, limit, type=type_)
+        assert shown == everything[-limit:] and earlier == max(0, len(everything) - limit)

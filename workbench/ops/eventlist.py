@@ -1,0 +1,133 @@
+"""Listing the event log: every matching event, or the newest N and how many earlier ones match.
+
+The newest N are read from the end of the log, and the reading stops there, so `wb log` costs about the same
+at 50 events and at 50,000. The newest CHECKED events read are checked as they are read (seq and hash chain:
+`wb validate` checks the whole log); past them, matching events are picked out by the bytes of their lines
+and parsed, and the earlier matching events are only counted, from those bytes. wb writes every line with
+one encoding (model/jsonl.py `encode`: the keys in a fixed order, `type` and `session` before `payload`), so
+the first `,"type":` of a line is the event's own; a line that does not begin as wb writes it is parsed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from workbench.model.jsonl import read_line
+from workbench.store.eventlog import EventLog
+
+
+def matches(event: dict[str, Any], type: str | None, session: str | None) -> bool:
+    """`type` is a type (`task.done`) or a family (`task`); `session` a harness session id."""
+    return ((type is None or event["type"] == type or str(event["type"]).startswith(type + "."))
+            and (session is None or event.get("session") == session))
+
+
+def every(log: EventLog, *, type: str | None = None, session: str | None = None) -> list[dict[str, Any]]:
+    """Every matching event, oldest first, the whole log checked."""
+    return [e for _line, e in log.iter_all() if matches(e, type, session)]
+
+
+CHECKED = 1000  # events read back and checked (seq, hash chain) before the rest are only looked at as bytes
+
+
+def newest(log: EventLog, limit: int, *, type: str | None = None, session: str | None = None,
+           checked: int = CHECKED) -> tuple[list[dict[str, Any]], int]:
+    """(the newest `limit` matching events, oldest first; how many earlier events match). The newest `checked`
+    events are read and checked; past them, a rare type's events are picked out by their bytes and parsed."""
+    shown: list[dict[str, Any]] = []
+    oldest_read: bytes | None = None
+    for read, (line, event) in enumerate(log.iter_backwards(), start=1):
+        oldest_read = line
+        if matches(event, type, session):
+            shown.append(event)
+            if len(shown) == limit:
+                break
+        if read == checked:
+            break
+    else:
+        return shown[::-1], 0
+    wanted_type = None if type is None else _encoded(type)[:-1]  # `"task`: then `"` or `.`
+    wanted_session = None if session is None else _encoded(session)
+    if len(shown) == limit and type is not None and session is None:
+        return shown[::-1], _count_type(log.complete_bytes(), oldest_read, wanted_type or b"", type)
+    rest = _matching(_past(log.lines_backwards(), oldest_read), wanted_type, wanted_session, type, session)
+    if len(shown) < limit:
+        for line in rest:
+            shown.append(read_line(line, "events.jsonl", "an earlier line"))
+            if len(shown) == limit:
+                break
+        else:
+            return shown[::-1], 0
+    return shown[::-1], sum(1 for _line in rest)
+
+
+def _count_type(data: bytes, oldest_read: bytes | None, wanted: bytes, type: str) -> int:
+    """The events of `type` in `data` (the log's complete lines) before the line `oldest_read`. When the
+    lines name as many `,"type":` keys as there are lines (so no payload names one: each line's is its own),
+    counting the bytes of `,"type":"task"` and `,"type":"task.` is the answer; otherwise each line is looked
+    at. (A line rewritten by hand in another form and a payload naming a type elsewhere could offset each
+    other: the count is a hint, and such a line breaks the hash chain `wb validate` checks.)"""
+    at = data.rfind(b"\n" + (oldest_read or b"") + b"\n") + 1
+    if at == 0:  # the first line (nothing before it), or not found
+        return 0
+    if data.count(b',"type":', 0, at) == data.count(b"\n", 0, at):  # one type key a line: each line's own
+        return data.count(b',"type":' + wanted + b'"', 0, at) + data.count(b',"type":' + wanted + b".", 0, at)
+    return sum(1 for _line in _matching(reversed(data[:at].split(b"\n")[:-1]), wanted, None, type, None))
+
+
+def _matching(lines: Iterable[bytes], wanted_type: bytes | None, wanted_session: bytes | None, type: str | None,
+              session: str | None) -> Iterator[bytes]:
+    # a line in wb's encoding without the wanted value after its key cannot match: passed over unread
+    needle = (b',"type":' + wanted_type if wanted_type is not None
+              else b',"session":' + wanted_session if wanted_session is not None else b"")
+    for line in lines:
+        if (needle in line or not line.startswith(_START)) and _line_matches(
+                line, wanted_type, wanted_session, type, session):
+            yield line
+
+
+def _past(lines: Iterable[bytes], oldest_read: bytes | None) -> Iterator[bytes]:
+    """The lines older than the line `oldest_read`, found again by its bytes (events appended since the first
+    read are newer: they come before it)."""
+    it = iter(lines)
+    for line in it:
+        if line == oldest_read:
+            break
+    return it
+
+
+_START = b'{"schema_version":'
+
+
+def _encoded(value: str) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode("utf-8")
+
+
+def _value_at(line: bytes, key: bytes) -> int | None:
+    """Where the value of the event's own `key` begins, when the line is in wb's encoding; else None."""
+    at = line.find(b',"' + key + b'":')
+    payload = line.find(b',"payload":')
+    if at == -1 or payload == -1 or at > payload or not line.startswith(_START):
+        return None
+    return at + len(key) + 4
+
+
+def _line_matches(line: bytes, wanted_type: bytes | None, wanted_session: bytes | None,
+                  type: str | None, session: str | None) -> bool:
+    if wanted_type is not None:
+        at = _value_at(line, b"type")
+        if at is None:
+            return matches(read_line(line, "events.jsonl", "an earlier line"), type, session)
+        if not line.startswith(wanted_type, at) or line[at + len(wanted_type):at + len(wanted_type) + 1] not in (
+                b'"', b"."):
+            return False
+    if wanted_session is not None:
+        at = _value_at(line, b"session")
+        if at is None:
+            return matches(read_line(line, "events.jsonl", "an earlier line"), type, session)
+        if not line.startswith(wanted_session, at) or line[at + len(wanted_session):at + len(wanted_session) + 1] \
+                not in (b",", b"}"):
+            return False
+    return True
