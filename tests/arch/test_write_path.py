@@ -24,6 +24,8 @@ OUTSIDE_THE_STORE = {
     "cli/merge_driver.py": ({"write_bytes"}, "the merge result into the file git names (%A), outside .workbench/"),
     "ops/person.py": ({"os.open:w", "os.write"}, "the question to a person, on /dev/tty (a terminal, not a file)"),
     "cli/harness_view.py": ({"os.open:w", "os.write"}, "the inline Allow? [y/N], on /dev/tty (a terminal, not a file)"),
+    "review/textconv_cache.py": ({"atomic_write"}, "the last render of a big log, kept in <git dir>/wb/textconv "
+                                                   "(a per-machine cache, never .workbench/)"),
     "faults.py": ({"write_text"}, "a test-only marker outside the repository, when WB_PAUSE holds wb at a fault point"),
     "ops/demo.py": ({"write_text", "shutil.copy"},
                     "the demo's throwaway repository: its project file, and config.yaml copied in as a person "
