@@ -891,11 +891,14 @@ class GitRepo:
             if body is None:
                 missing.append(sha)
                 continue
+            blobs = []
             for mode, child in self._parse_tree(body[1]).values():
                 if mode == "40000":
                     pending.append(child)
-                elif self._cat([child])[0] is None:
-                    missing.append(child)
+                else:
+                    blobs.append(child)
+            # one batch per tree: .workbench/log/ holds a blob per sealed segment
+            missing.extend(child for child, got in zip(blobs, self._cat(blobs), strict=True) if got is None)
         return missing
 
     def restore_objects(self, ref: str = "HEAD") -> list[str]:

@@ -6,11 +6,14 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.model import reducer
 from workbench.progress import tick
 from workbench.store.workbench import Workbench
+
+if TYPE_CHECKING:
+    from workbench.store.logcheck import SealedCheck
 
 
 @dataclass
@@ -39,7 +42,41 @@ def replay(wb: Workbench, progress: Callable[[int, int], None] | None = None) ->
             n += 1
 
     docs = reducer.fold(counted())
-    elapsed = time.perf_counter() - start
+    return compare(wb, docs, n, time.perf_counter() - start)
+
+
+def replay_sealed_once(wb: Workbench, check: SealedCheck) -> ReplayReport:
+    """As replay, but the sealed segments' fold comes from the record of the last time they were folded on this
+    machine (workbench/store/logcheck.py; `check` has run): only events.jsonl is folded. The first time, the
+    whole log is folded and the fold at the end of the sealed segments recorded."""
+    start = time.perf_counter()
+    docs = check.folded()
+    n = check.res.chain[-1].last if check.res.chain and docs is not None else 0
+    if docs is None and check.res.chain:
+        def sealed() -> Iterator[dict[str, Any]]:
+            for header in check.res.chain:
+                for _line, event in wb.log.sealed_events(header):
+                    yield event
+
+        docs = reducer.fold(sealed())
+        if docs is not None:
+            check.keep_folded(docs)
+            n = check.res.chain[-1].last
+    for _line, event in wb.log.iter_unsealed(check.res):
+        if docs is None:
+            docs = reducer.empty_docs(event["ts"])
+        try:
+            reducer.apply(docs, event)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
+            from workbench.errors import Refused
+
+            raise Refused(f"events.jsonl: seq {event.get('seq')} cannot be replayed ({err})") from None
+        n += 1
+    return compare(wb, docs, n, time.perf_counter() - start)
+
+
+def compare(wb: Workbench, docs: reducer.Docs | None, n: int, elapsed: float) -> ReplayReport:
+    """The report of a replay that rebuilt `docs` from `n` events: where the snapshots differ from them."""
     mismatches: list[str] = []
     current = wb.load(detect_human=True, thorough=True)
     if docs is None:

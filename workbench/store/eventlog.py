@@ -184,12 +184,12 @@ class EventLog:
         out: list[tuple[bytes, dict[str, Any]]] = []
         base_hash: str | None = None
         for h in self._resolved().chain:
-            if h.last < seq or h.first >= below:
-                if h.last == seq:
-                    base_hash = h.last_hash
-                continue
-            if h.first - 1 == seq:
+            if h.last == seq:
+                base_hash = h.last_hash
+            elif h.first - 1 == seq:
                 base_hash = h.prev_hash
+            if h.last <= seq or h.first >= below:
+                continue  # neither holds the events wanted nor the one before them
             for line, event in self.sealed_events(h):
                 if event["seq"] == seq:
                     base_hash = line_hash(line)

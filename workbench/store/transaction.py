@@ -28,10 +28,10 @@ from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
 from workbench.store import caches, configedit, humanedit, spool
 from workbench.store import commit as commit_policy
-from workbench.store.sealing import seal_log
 from workbench.store.atomic import FileChanged, append_lines, atomic_write, read_or_none, write_workbench_file
 from workbench.store.config import parse_config
 from workbench.store.eventlog import LogMoved, Tail, chain
+from workbench.store.sealing import seal_log
 
 if TYPE_CHECKING:
     from workbench.model.provenance import Who
