@@ -50,11 +50,11 @@ def whole_log(repo: Path) -> list[dict]:
 
 def committed_log(repo: Path, ref: str = "HEAD") -> list[dict]:
     """The whole log as committed at `ref`: its segments, then its events.jsonl (nothing read from disk)."""
-    from workbench.review.merge_driver import SideLog
+    from workbench.model.segments import WholeLog
 
     names = run_git(repo, "ls-tree", "--name-only", ref, "--", ".workbench/log/").split()
     segments = [(n.rsplit("/", 1)[-1], run_git(repo, "show", f"{ref}:{n}").encode()) for n in names]
-    return SideLog(segments, run_git(repo, "show", f"{ref}:.workbench/events.jsonl").encode()).events
+    return WholeLog(segments, run_git(repo, "show", f"{ref}:.workbench/events.jsonl").encode()).events
 
 
 def assert_sound(repo: Path, acknowledged: list[str]) -> None:

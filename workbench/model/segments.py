@@ -171,3 +171,44 @@ def resolve(headers: list[Header], tail_first: tuple[int, str | None] | None,
     return Resolved(chain, orphans, 0, f"events.jsonl: starts at seq {seq}, which does not continue the sealed "
                                        f"log (it ends at seq {last.last}, log/{last.name}): restore "
                                        ".workbench/log/ from git, or run `wb doctor`")
+
+
+class WholeLog:
+    """One copy's whole log from its bytes — sealed segments [(name, bytes)] and events.jsonl's — put together as
+    the store puts it together from files (resolve): for the merge driver (git blobs) and `wb sync` (a state
+    commit's files). Damaged lines are skipped and a torn last line ignored: the merged result is validated."""
+
+    def __init__(self, segments: list[tuple[str, bytes]], tail_raw: bytes) -> None:
+        from workbench.model.jsonl import records
+
+        tail_lines = split_lines(tail_raw)[0]
+        tail = records(tail_lines)[0]
+        by_name = dict(segments)
+        headers = []
+        for name, raw in sorted(segments):
+            try:
+                headers.append(header_of(raw, name))
+            except Refused:
+                continue  # not a segment wb wrote: `wb validate` reports it
+        pairs = zip(tail_lines, tail, strict=True) if len(tail_lines) == len(tail) else (
+            (encode_line(e), e) for e in tail)  # a damaged line was skipped: wb's own encoding, then
+        hashes = {e.get("seq"): line_hash(line) for line, e in pairs}
+        first = (tail[0]["seq"], tail[0].get("prev")) if tail else None
+        res = resolve(headers, first, hashes.get)
+        if res.problem:  # keep what is readable: the merged log is checked by `wb validate` afterwards
+            res.chain, res.overlap = [], 0
+        self.chain = res.chain
+        self.sealed: list[dict[str, Any]] = []
+        for h in self.chain:
+            self.sealed.extend(records(split_lines(by_name[h.name][h.size:])[0])[0])
+        self.unsealed = tail[res.overlap:]
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return self.sealed + self.unsealed
+
+
+def encode_line(event: dict[str, Any]) -> bytes:
+    from workbench.model.jsonl import encode
+
+    return encode(event)

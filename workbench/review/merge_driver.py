@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from workbench.model.segments import WholeLog
+
 KINDS = ("board", "events", "state")
 MERGED_PATHS = {"board": ".workbench/board.json", "events": ".workbench/events.jsonl", "state": ".workbench/state.md"}
 
@@ -138,46 +140,13 @@ def _segments_at(root: Path, commits: tuple[str, str, str]) -> dict[str, list[tu
     return {side: [(name, blobs[sha]) for name, sha in rows] for side, rows in listed.items()}
 
 
-class SideLog:
-    """One side's whole log, put together as the store does (workbench.model.segments.resolve)."""
-
-    def __init__(self, segments: list[tuple[str, bytes]], tail_raw: bytes) -> None:
-        from workbench.errors import Refused
-        from workbench.model.jsonl import line_hash, split_lines
-        from workbench.model.segments import header_of, resolve
-
-        tail_lines = split_lines(tail_raw)[0]
-        tail = _events(tail_raw)
-        by_name = dict(segments)
-        headers = []
-        for name, raw in segments:
-            try:
-                headers.append(header_of(raw, name))
-            except Refused:
-                continue  # not a segment wb wrote: `wb validate` reports it
-        hashes = {e.get("seq"): line_hash(line) for line, e in zip(tail_lines, tail, strict=False)}
-        first = (tail[0]["seq"], tail[0].get("prev")) if tail else None
-        res = resolve(headers, first, hashes.get)
-        if res.problem:  # keep what is readable: the merged log is checked by `wb validate` afterwards
-            res.chain, res.overlap = [], 0
-        self.chain = res.chain
-        self.sealed: list[dict[str, Any]] = []
-        for h in self.chain:
-            self.sealed.extend(_events(by_name[h.name][h.size:]))
-        self.unsealed = tail[res.overlap:]
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        return self.sealed + self.unsealed
-
-
 def _whole_logs(root: Path, commits: tuple[str, str, str], files: dict[str, dict[str, bytes]]
-                ) -> tuple[list[dict[str, Any]], Any, dict[str, list[dict[str, Any]]], SideLog]:
+                ) -> tuple[list[dict[str, Any]], Any, dict[str, list[dict[str, Any]]], WholeLog]:
     """(the sealed events all three sides share, the Tail they end at, each side's events after them, ours)."""
     from workbench.store.eventlog import Tail
 
     segments = _segments_at(root, commits)
-    sides = {s: SideLog(segments[s], files[s]["events.jsonl"]) for s in ("base", "ours", "theirs")}
+    sides = {s: WholeLog(segments[s], files[s]["events.jsonl"]) for s in ("base", "ours", "theirs")}
     shared = 0  # segments sealed before the fork: the same (name, digest) on all three sides
     for trio in zip(*(sides[s].chain for s in ("base", "ours", "theirs")), strict=False):
         if len({(h.name, h.sha256) for h in trio}) != 1:
@@ -191,7 +160,7 @@ def _whole_logs(root: Path, commits: tuple[str, str, str], files: dict[str, dict
     return prefix, start, rests, sides["ours"]
 
 
-def _tail_after_ours(events: list[dict[str, Any]], start: Any, ours: SideLog) -> list[dict[str, Any]]:
+def _tail_after_ours(events: list[dict[str, Any]], start: Any, ours: WholeLog) -> list[dict[str, Any]]:
     """The merged events events.jsonl holds: those after ours' last sealed segment when the merge kept ours'
     events as they were (a rebase's pick), else those after the segments sealed before the fork (ours' later
     segments are then left over, and the next wb write removes them)."""
