@@ -241,3 +241,24 @@ def test_doctor_fix_seals_an_old_long_events_jsonl(tmp_path: Path) -> None:
     assert_sound(repo, [*acked, "recorded"])
     second = json.loads(run_wb(repo, "doctor", "--json").stdout)
     assert second["healthy"] and not second["findings"]
+
+
+def test_wb_diff_across_a_seal_shows_the_events_appended_and_nothing_removed(tmp_path: Path) -> None:
+    repo = _workbench(tmp_path)  # seq 3
+    _notes(repo, 1)  # seq 4: events.jsonl holds 1..4
+    before = run_git(repo, "rev-parse", "HEAD").strip()
+    _notes(repo, 3, "after")  # seq 5 seals 1..5; 6 and 7 in events.jsonl
+    assert segments(repo)
+    for args in ((before,), (before, "HEAD")):
+        data = json.loads(_wb_ok(repo, "diff", *args, "--format", "json").stdout)["events"]
+        assert (data["appended"], data["removed"], data["rewritten"]) == (3, 0, False)
+        assert (data["first_seq"], data["last_seq"]) == (5, 7)
+
+
+def test_a_symlinked_log_directory_is_refused(tmp_path: Path) -> None:
+    repo = _workbench(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".workbench" / "log").symlink_to(elsewhere)
+    out = run_wb(repo, "note", "x")
+    assert out.returncode == 5 and "log" in out.stderr and "symbolic link" in out.stderr
