@@ -88,8 +88,9 @@ def test_a_write_past_the_threshold_seals_the_tail_in_its_own_commit(tmp_path: P
     tail = (repo / ".workbench" / "events.jsonl").read_bytes().splitlines()
     assert json.loads(tail[0])["seq"] == 16 and json.loads(tail[0])["prev"] == headers[-1].last_hash
     # the seal was committed by the write that made it: the commit that added segment 3 is a `wb note`
-    added = run_git(repo, "log", "--format=%s", "--diff-filter=A", "--", ".workbench/log/000003.jsonl").split("\n")
-    assert added[0].startswith("wb: note")
+    added = run_git(repo, "log", "--format=%B", "--diff-filter=A", "--", ".workbench/log/000003.jsonl")
+    assert added.startswith("wb: note")
+    assert "Wb-Also-Changed" not in added  # a seal is wb's own write, not a hand edit riding along
     assert_sound(repo, acked)
     # sealed segments are never rewritten afterwards
     sealed = {s.name: s.read_bytes() for s in segs}
@@ -149,6 +150,8 @@ def test_a_tampered_sealed_segment_is_damage_for_validate_and_doctor(tmp_path: P
     codes = {f["code"]: f for f in json.loads(doctor.stdout)["findings"]}
     assert "log_damaged" in codes and "000002" in codes["log_damaged"]["message"]
     assert not codes["log_damaged"]["fixable"]
+    assert run_wb(repo, "doctor", "--fix").returncode == 1
+    assert run_git(repo, "status", "--porcelain", "--", ".workbench/log")  # never committed by a repair
     assert run_wb(repo, "replay", "--verify").returncode != 0  # never silently used
     run_git(repo, "checkout", "--", ".workbench/log")
     assert run_wb(repo, "validate").returncode == 0

@@ -974,7 +974,8 @@ def _also_changed(files: dict[str, tuple[str, str]], old: dict[str, tuple[str, s
     """The workbench files a commit changes besides the four wb writes on every mutation and the tools'
     artifacts: config.yaml and .gitattributes edited by hand, most of all."""
     return sorted(rel for rel in set(files) | set(old)
-                  if rel not in WRITTEN_BY_WB and not rel.startswith("artifacts/") and files.get(rel) != old.get(rel))
+                  if rel not in WRITTEN_BY_WB and not rel.startswith(("artifacts/", "log/"))  # log/: sealed by wb
+                  and files.get(rel) != old.get(rel))
 
 
 # .workbench/.gitattributes: inside the workbench, so it is committed with it and travels with every clone,

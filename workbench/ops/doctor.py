@@ -167,8 +167,8 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
             continue
         if torn_calls and not fix and problem.startswith("calls.jsonl:") and "damaged line" in problem:
             continue  # the torn line, reported above
-        if "hash chain" in problem or "seq" in problem and not chain_ok:
-            continue
+        if "hash chain" in problem or ("seq" in problem or problem.startswith("log/")) and not chain_ok:
+            continue  # the damaged log, reported above
         add(Finding("invalid", problem + " (fix the file by hand, or restore it with git)", False))
 
     if disagree:  # a snapshot the log does not fold to (a cherry-pick, a hand edit wb's cache was made to hide)
@@ -254,8 +254,10 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
         dirty = run_git(wb.root, "status", "--porcelain", "--", ".workbench", check=False).stdout.decode().strip()
         if dirty:
             count = len(dirty.splitlines())
-            finding = Finding("uncommitted", f"{count} workbench file(s) changed since the last commit", True)
-            if fix:
+            finding = Finding("uncommitted", f"{count} workbench file(s) changed since the last commit"
+                              + ("" if chain_ok else " (not committed while the log is damaged: restore it "
+                                                     "first)"), chain_ok)
+            if fix and chain_ok:
                 # a load first: a hand edit among the changes (config.yaml's too) is recorded, in this commit
                 try:
                     with wb.transaction(actor="wb", commit=False):
