@@ -265,3 +265,32 @@ def test_a_symlinked_log_directory_is_refused(tmp_path: Path) -> None:
     (repo / ".workbench" / "log").symlink_to(elsewhere)
     out = run_wb(repo, "note", "x")
     assert out.returncode == 5 and "log" in out.stderr and "symbolic link" in out.stderr
+
+
+def test_a_left_over_segment_with_events_the_log_lacks_is_folded_in_by_doctor_fix(tmp_path: Path) -> None:
+    """As a merge made without wb's drivers could leave it: a segment the log does not continue, holding an
+    event the log lacks. validate says so; doctor --fix appends it (same id) with log.reconcile, removes it."""
+    import dataclasses
+
+    from workbench.model import ids
+    from workbench.model.jsonl import encode
+    from workbench.model.segments import encode_segment
+
+    repo = _workbench(tmp_path)
+    acked = _notes(repo, 13)  # segments 1-3 (seq 1-15), seq 16 in events.jsonl
+    last = header_of(segments(repo)[-1].read_bytes(), "000003.jsonl")
+    note = next(e for e in whole_log(repo) if e["type"] == "note.add")
+    lost = {**note, "id": ids.new_id(), "seq": 16, "prev": last.last_hash, "payload": {"text": "only there"}}
+    other_side = dataclasses.replace(last, sha256="0" * 64)  # sealed after another segment 3: not ours
+    data, _ = encode_segment(4, [encode(lost)], other_side)
+    (repo / ".workbench" / "log" / "000004.jsonl").write_bytes(data)
+    run_git(repo, "add", ".workbench/log")
+    run_git(repo, "commit", "-qm", "a merge made without wb's drivers")
+    out = run_wb(repo, "validate")
+    assert out.returncode == 5 and "000004.jsonl" in out.stderr and "lacks" in out.stderr
+    _wb_ok(repo, "doctor", "--fix")
+    assert not (repo / ".workbench" / "log" / "000004.jsonl").exists()
+    log = whole_log(repo)
+    assert [e["id"] for e in log if e["payload"].get("text") == "only there"] == [lost["id"]]
+    assert log[-1]["type"] == "log.reconcile" and log[-1]["payload"]["events"] == [lost["id"]]
+    assert_sound(repo, [*acked, "only there"])
