@@ -192,6 +192,17 @@ def test_validate_trusts_a_checked_segment_by_digest_and_full_rechecks(tmp_path:
     assert full.run() and full.checked == 3
     assert not (repo / ".workbench" / "segments.json").exists()  # the record lives in the git directory
     assert (repo / ".git" / "wb" / "cache" / "segments.json").exists()
+    # the sealed log's fold is kept too: after one more seal only the new segment is folded again
+    _wb_ok(repo, "validate")
+    _notes(repo, 5, "more")
+    later = SealedCheck(log, p)
+    assert later.run() and later.checked == 1 and later.trusted == 3
+    docs, k = later.folded()
+    assert docs is not None and k == 3
+    _wb_ok(repo, "validate")
+    last = SealedCheck(log, p)
+    assert last.run() and last.folded()[1] == 4
+    assert run_wb(repo, "replay", "--verify").returncode == 0
 
 
 # -- kill -9 while sealing -------------------------------------------------------------------------------------

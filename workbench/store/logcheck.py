@@ -41,10 +41,6 @@ def _save(p: Paths, record: dict[str, Any]) -> None:
         pass  # a cache: the next check does the work again
 
 
-def chain_key(digests: list[str]) -> str:
-    return hashlib.sha256("\n".join(digests).encode()).hexdigest()
-
-
 class SealedCheck:
     """The sealed segments of `log`, checked (`full`: all of them; otherwise those not checked before)."""
 
@@ -113,21 +109,28 @@ class SealedCheck:
         return out
 
     # -- the fold of the sealed log ----------------------------------------------------------------
-    def folded(self) -> reducer.Docs | None:
-        """The documents the sealed segments fold to, as recorded when they were last folded (None: unknown)."""
+    def folded(self) -> tuple[reducer.Docs | None, int]:
+        """(the documents the first k sealed segments fold to, k), as recorded when they were last folded on
+        this machine: the longest recorded prefix of the chain whose digests still match (a seal since then
+        adds a segment; only that one is folded again). (None, 0) when nothing recorded applies."""
         fold = self.record.get("fold")
-        if self.full or not self.digests or not isinstance(fold, dict) or fold.get("chain") != chain_key(self.digests):
-            return None
+        if self.full or not self.digests or not isinstance(fold, dict):
+            return None, 0
+        digests = fold.get("digests")
+        k = len(digests) if isinstance(digests, list) else 0
+        if not k or k > len(self.digests) or self.digests[:k] != digests:
+            return None, 0
         try:
-            return reducer.Docs(fold["state"], fold["body"], fold["board"])
+            return reducer.Docs(fold["state"], fold["body"], fold["board"]), k
         except (KeyError, TypeError):
-            return None
+            return None, 0
 
     def keep_folded(self, docs: reducer.Docs) -> None:
-        """Record the documents the sealed segments fold to (called once they are folded, before events.jsonl)."""
+        """Record the documents the whole sealed chain folds to (called once it is folded, before events.jsonl:
+        the record is written at once, so the caller may go on folding into `docs`)."""
         if not self.digests:
             return
-        self.record["fold"] = {"chain": chain_key(self.digests), "through": self.res.chain[-1].last,
+        self.record["fold"] = {"digests": self.digests, "through": self.res.chain[-1].last,
                                "state": docs.state, "body": docs.body, "board": docs.board}
         _save(self.p, self.record)
 
