@@ -524,6 +524,13 @@ class GitRepo:
     def _cat(self, specs: list[str]) -> list[tuple[str, bytes] | None]:
         return cat_batch(self.worktree, specs)
 
+    def _exist(self, shas: list[str]) -> list[bool]:
+        """Whether the object store has each object, in one `git cat-file --batch-check` (contents unread)."""
+        if not shas:
+            return []
+        out = run_git(self.worktree, "cat-file", "--batch-check", stdin=("\n".join(shas) + "\n").encode()).stdout
+        return [not line.endswith(b" missing") for line in out.splitlines()]
+
     def _parse_tree(self, body: bytes) -> dict[str, tuple[str, str]]:
         width = 20 if self._algo == "sha1" else 32
         entries: dict[str, tuple[str, str]] = {}
@@ -897,8 +904,8 @@ class GitRepo:
                     pending.append(child)
                 else:
                     blobs.append(child)
-            # one batch per tree: .workbench/log/ holds a blob per sealed segment
-            missing.extend(child for child, got in zip(blobs, self._cat(blobs), strict=True) if got is None)
+            # one batch per tree (.workbench/log/ holds a blob per sealed segment), their sizes only
+            missing.extend(child for child, there in zip(blobs, self._exist(blobs), strict=True) if not there)
         return missing
 
     def restore_objects(self, ref: str = "HEAD") -> list[str]:
