@@ -105,3 +105,18 @@ def test_both_clones_sealed_different_events_since_the_fork(tmp_path: Path) -> N
     assert_sound(a, [*shared, *ours, *theirs, "reconciled"])
     log = committed_log(a)
     assert len({e["id"] for e in log}) == len(log)
+
+
+def test_pull_rebase_when_both_clones_sealed_since_the_fork(tmp_path: Path) -> None:
+    a, b, shared = _two_clones(tmp_path, 0)
+    up = _notes(a, "up", 6)
+    run_git(a, "push", "-q", "origin", "main")
+    local = _notes(b, "local", 6)
+    assert segments(a) and segments(b)
+    run_git(b, "pull", "-q", "--rebase", "origin", "main")
+    assert_sound(b, [*shared, *up, *local])
+    _ok(b, "note", "after")
+    assert_sound(b, [*shared, *up, *local, "after"])
+    run_git(b, "push", "-q", "origin", "main")
+    run_git(a, "pull", "-q", "--rebase", "origin", "main")
+    assert_sound(a, [*shared, *up, *local, "after"])
