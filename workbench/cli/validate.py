@@ -28,5 +28,8 @@ def validate_command(
             output.error(problem)
         if not problems:
             also = ", handoff.json" if (bench.wb.paths.wb / "handoff.json").exists() else ""  # issue 16
-            output.say(f"ok: config.yaml, state.md, board.json{also}, events.jsonl and calls.jsonl are valid")
+            sealed = len(bench.wb.log.headers())
+            log = f"the event log ({sealed} sealed segment{'s' * (sealed != 1)} and events.jsonl)" if sealed \
+                else "events.jsonl"
+            output.say(f"ok: config.yaml, state.md, board.json{also}, {log} and calls.jsonl are valid")
     return 5 if problems else 0
