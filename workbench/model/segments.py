@@ -156,7 +156,11 @@ def resolve(headers: list[Header], tail_first: tuple[int, str | None] | None,
     if headers and not chain:
         return Resolved([], headers, 0, f"log/{headers[0].name}: the first sealed segment does not start the "
                                          "log (seq 1, no previous digest): restore .workbench/log/ from git")
-    if tail_first is None or not chain:
+    if tail_first is None and orphans:  # events.jsonl empty: the log ends at the last segment, so it must chain
+        after = f"log/{chain[-1].name} and " if chain else ""
+        return Resolved(chain, orphans, 0, f"{after}log/{orphans[0].name} do not chain (a sealed segment changed "
+                                           "after it was sealed): restore .workbench/log/ from git")
+    if tail_first is None:
         return Resolved(chain, orphans, 0)
     seq, prev = tail_first
     last = chain[-1]

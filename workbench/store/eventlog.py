@@ -233,7 +233,10 @@ class EventLog:
         expected = (base[1]["seq"] if base else 0) + 1
         reaches_back = base is None and (stop_at is not None or tail.good_size == 0)
         if reaches_back and self.log_dir.is_dir():
-            chain = self._resolved().chain
+            res = self.resolution()
+            # where the log ends is the last segment's end even when the chain before it is damaged (reported
+            # by validate and doctor): only reading events needs the chain whole
+            chain = self.headers() if res.problem and stop_at is None else self._resolved().chain
             if chain:
                 last = chain[-1]
                 if tail.good_size == 0:
