@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.errors import Refused
@@ -39,19 +38,21 @@ def is_segment_name(name: str) -> bool:
     return len(name) == 12 and name.endswith(".jsonl") and name[:6].isdigit()
 
 
-@dataclass
 class Header:
-    number: int
-    first: int
-    last: int
-    count: int
-    sha256: str
-    last_hash: str
-    prev_sha256: str | None
-    prev_hash: str | None
-    name: str = ""
-    size: int = 0  # bytes of the header line, newline included
-    problems: list[str] = field(default_factory=list)
+    """A sealed segment's header. A plain class: a dataclass would import inspect on every `wb status`."""
+
+    __slots__ = ("number", "first", "last", "count", "sha256", "last_hash", "prev_sha256", "prev_hash", "name",
+                 "size")
+
+    def __init__(self, number: int, first: int, last: int, count: int, sha256: str, last_hash: str,
+                 prev_sha256: str | None, prev_hash: str | None, name: str = "", size: int = 0) -> None:
+        self.number, self.first, self.last, self.count = number, first, last, count
+        self.sha256, self.last_hash, self.prev_sha256, self.prev_hash = sha256, last_hash, prev_sha256, prev_hash
+        self.name = name or segment_name(number)
+        self.size = size  # bytes of the header line, newline included
+
+    def __repr__(self) -> str:
+        return f"Header({self.name}, seq {self.first}..{self.last})"
 
     def as_dict(self) -> dict[str, Any]:
         return {"wb_segment": FORMAT, "number": self.number, "first": self.first, "last": self.last,
@@ -122,12 +123,15 @@ def check_body(raw: bytes, header: Header) -> list[tuple[bytes, dict[str, Any]]]
     return out
 
 
-@dataclass
 class Resolved:
-    chain: list[Header]  # the sealed segments of the log, in order
-    orphans: list[Header]  # segments a merge left that the log does not continue (superseded)
-    overlap: int  # events.jsonl's leading events that are sealed already (a seal cut short): skipped on read
-    problem: str | None = None  # the log cannot be put together: damage, reported
+    """Which segments make up the log: `chain`, the sealed segments of the log in order; `orphans`, segments a
+    merge left that the log does not continue (superseded); `overlap`, how many of events.jsonl's first events
+    are sealed already (a seal cut short: skipped on read); `problem`, why the log cannot be put together."""
+
+    __slots__ = ("chain", "orphans", "overlap", "problem")
+
+    def __init__(self, chain: list[Header], orphans: list[Header], overlap: int, problem: str | None = None) -> None:
+        self.chain, self.orphans, self.overlap, self.problem = chain, orphans, overlap, problem
 
 
 def resolve(headers: list[Header], tail_first: tuple[int, str | None] | None,

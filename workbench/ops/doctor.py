@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.errors import WorkbenchError
-from workbench.progress import Progress, share, tick
+from workbench.progress import Progress, advance, share, tick
 from workbench.store.atomic import remove_temp_files, torn_line_bytes, truncate_torn_line
 from workbench.store.commit import commits
 from workbench.store.lock import holder
@@ -90,7 +90,7 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
     first = share(progress, 0, 1, 2)
     check = SealedCheck(wb.log, p, full=full)
     try:
-        if not check.run():
+        if not check.run(lambda h: advance(first, h.first - 1, h.last, seqs)):
             raise WorkbenchError(check.problems[0] + (f" (and {len(check.problems) - 1} more)"
                                                       if len(check.problems) > 1 else ""))
         start = check.res.chain[-1].last if check.res.chain else 0

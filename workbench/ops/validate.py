@@ -10,7 +10,7 @@ from workbench.errors import GitError, NotFound, Refused, WorkbenchError
 from workbench.model import schemas
 from workbench.model.jsonl import split_lines
 from workbench.model.layout import WB_DIR
-from workbench.progress import tick
+from workbench.progress import advance, tick
 from workbench.store.logcheck import SealedCheck
 from workbench.store.workbench import Workbench
 
@@ -64,12 +64,12 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
 
     def events() -> int | None:
         # sealed segments: each checked in full once, then trusted by the digest of its bytes (--full: all)
-        if not check.run():
+        total = wb.log.tail().seq if progress else 0
+        if not check.run(lambda h: advance(progress, h.first - 1, h.last, total)):
             problems.extend(check.problems)
             return None
         problems.extend(check.orphans_missing())
         n = check.res.chain[-1].last if check.res.chain else 0
-        total = wb.log.tail().seq if progress else 0
         for _line, event in wb.log.iter_unsealed(check.res):
             tick(progress, n, total)
             n += 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from workbench.errors import Refused
@@ -53,7 +54,7 @@ class SealedCheck:
         self.checked = 0  # segments read and checked in full by this run
         self.trusted = 0  # segments taken by digest
 
-    def run(self) -> bool:
+    def run(self, on_segment: Callable[[Header], None] | None = None) -> bool:
         """Check every sealed segment of the chain: those not checked before (all of them with `full`) in
         full — digest, seq, hash chain and every event's schema. False when the sealed log is damaged or an
         event is invalid (`problems` says where); what passed is recorded, the rest is checked again next time."""
@@ -73,6 +74,8 @@ class SealedCheck:
             if not self.full and known.get(h.name) == digest:
                 fresh[h.name] = digest
                 self.trusted += 1
+                if on_segment:
+                    on_segment(h)
                 continue
             try:
                 events = check_body(raw, header_of(raw, h.name))
@@ -87,6 +90,8 @@ class SealedCheck:
             if len(self.problems) == before:
                 fresh[h.name] = digest
             self.checked += 1
+            if on_segment:
+                on_segment(h)
         if fresh != known:
             self.record["checked"] = fresh
             _save(self.p, self.record)
