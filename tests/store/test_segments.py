@@ -310,3 +310,12 @@ def test_a_left_over_segment_with_events_the_log_lacks_is_folded_in_by_doctor_fi
     assert [e["id"] for e in log if e["payload"].get("text") == "only there"] == [lost["id"]]
     assert log[-1]["type"] == "log.reconcile" and log[-1]["payload"]["events"] == [lost["id"]]
     assert_sound(repo, [*acked, "only there"])
+
+
+def test_resolve_without_segments_and_with_an_empty_tail() -> None:
+    from workbench.model.segments import encode_segment, resolve
+
+    assert resolve([], None, lambda _seq: None).chain == []
+    assert resolve([], (1, None), lambda _seq: None).problem is None
+    _data, first = encode_segment(1, [b'{"seq":1,"prev":null}'], None)
+    assert resolve([first], None, lambda _seq: None).chain == [first]

@@ -164,7 +164,7 @@ def resolve(headers: list[Header], tail_first: tuple[int, str | None] | None,
         after = f"log/{chain[-1].name} and " if chain else ""
         return Resolved(chain, orphans, 0, f"{after}log/{orphans[0].name} do not chain (a sealed segment changed "
                                            "after it was sealed): restore .workbench/log/ from git")
-    if tail_first is None:
+    if tail_first is None or not chain:
         return Resolved(chain, orphans, 0)
     seq, prev = tail_first
     last = chain[-1]
