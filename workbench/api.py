@@ -448,8 +448,10 @@ class Bench:
 
         return eventlist.newest(self.wb.log, limit, type=type, session=session)
 
-    def validate(self, progress: Callable[[int, int], None] | None = None) -> list[str]:
-        return validate_workbench(self.wb, progress)
+    def validate(self, progress: Callable[[int, int], None] | None = None, *, full: bool = False) -> list[str]:
+        """Every workbench file against its schema, the log's chain, the snapshots against the log. Sealed
+        segments checked before on this machine are trusted by digest; `full` checks everything again."""
+        return validate_workbench(self.wb, progress, full=full)
 
     def replay(self, progress: Callable[[int, int], None] | None = None) -> ReplayReport:
         return replay(self.wb, progress)
@@ -579,7 +581,8 @@ class Bench:
         return bound.abort(self.wb, reason, on_complete=self._session_ends, by=who.actor)
 
     # -- repair, review, upgrade: `wb doctor`, `wb diff`, `wb migrate` -------------------------------------
-    def doctor(self, fix: bool = False, progress: Callable[[int, int], None] | None = None) -> DoctorReport:
+    def doctor(self, fix: bool = False, progress: Callable[[int, int], None] | None = None, *,
+               full: bool = False) -> DoctorReport:
         """`wb doctor [--fix]`: a torn log tail, snapshots behind the log, a broken hash chain, schema problems,
         uncommitted workbench changes, leftover temp files, a lock held now. With `fix`, repair what can be
         (never the hash chain), after waiting for a running wb to finish. Returns the report: `.healthy`
@@ -590,7 +593,7 @@ class Bench:
         if fix:
             with self.wb.lock():
                 pass  # wait for a running wb to finish first
-        return examine(self.wb, fix=fix, progress=progress)
+        return examine(self.wb, fix=fix, progress=progress, full=full)
 
     def diff(self, rev_a: str | None = None, rev_b: str | None = None, *,
              all_fields: bool = False) -> dict[str, Any]:

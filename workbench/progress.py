@@ -28,3 +28,12 @@ def share(progress: Progress | None, before: int, weight: int, whole: int) -> Pr
     def report(done: int, total: int) -> None:
         outer(before * total + weight * done, whole * total)
     return report
+
+
+def advance(progress: Progress | None, start: int, end: int, total: int) -> None:
+    """Report, as `tick` would have item by item, the multiples of EVERY in [start, end): a block of items
+    taken at once (a sealed log segment trusted by its digest)."""
+    if progress is None:
+        return
+    for done in range(-(-start // EVERY) * EVERY, end, EVERY):
+        progress(done, total)

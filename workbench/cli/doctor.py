@@ -11,6 +11,8 @@ from workbench.cli.app import start_dir
 def doctor_command(
     fix: bool = typer.Option(False, "--fix", help="Repair what can be repaired (never the hash chain)."),
     json_: bool = typer.Option(False, "--json", help="Findings as JSON."),
+    full: bool = typer.Option(False, "--full", help="Check every sealed log segment again, not only those not "
+                                                    "checked before on this machine."),
 ) -> int:
     """Check the workbench: torn log tail, snapshots behind the log, hash chain, schemas, uncommitted
     changes, leftover temp files, stale lock. Exit 0 when healthy (or repaired), 1 otherwise."""
@@ -18,7 +20,7 @@ def doctor_command(
 
     bench = Bench.open(start_dir())
     with output.Progress("checking the event log") as progress:
-        report = bench.doctor(fix=fix, progress=progress)
+        report = bench.doctor(fix=fix, progress=progress, full=full)
     if json_:
         output.emit_json({"healthy": report.healthy, "findings": [f.as_dict() for f in report.findings]})
     else:

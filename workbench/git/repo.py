@@ -524,6 +524,13 @@ class GitRepo:
     def _cat(self, specs: list[str]) -> list[tuple[str, bytes] | None]:
         return cat_batch(self.worktree, specs)
 
+    def _exist(self, shas: list[str]) -> list[bool]:
+        """Whether the object store has each object, in one `git cat-file --batch-check` (contents unread)."""
+        if not shas:
+            return []
+        out = run_git(self.worktree, "cat-file", "--batch-check", stdin=("\n".join(shas) + "\n").encode()).stdout
+        return [not line.endswith(b" missing") for line in out.splitlines()]
+
     def _parse_tree(self, body: bytes) -> dict[str, tuple[str, str]]:
         width = 20 if self._algo == "sha1" else 32
         entries: dict[str, tuple[str, str]] = {}
@@ -891,11 +898,14 @@ class GitRepo:
             if body is None:
                 missing.append(sha)
                 continue
+            blobs = []
             for mode, child in self._parse_tree(body[1]).values():
                 if mode == "40000":
                     pending.append(child)
-                elif self._cat([child])[0] is None:
-                    missing.append(child)
+                else:
+                    blobs.append(child)
+            # one batch per tree (.workbench/log/ holds a blob per sealed segment), their sizes only
+            missing.extend(child for child, there in zip(blobs, self._exist(blobs), strict=True) if not there)
         return missing
 
     def restore_objects(self, ref: str = "HEAD") -> list[str]:
@@ -971,7 +981,8 @@ def _also_changed(files: dict[str, tuple[str, str]], old: dict[str, tuple[str, s
     """The workbench files a commit changes besides the four wb writes on every mutation and the tools'
     artifacts: config.yaml and .gitattributes edited by hand, most of all."""
     return sorted(rel for rel in set(files) | set(old)
-                  if rel not in WRITTEN_BY_WB and not rel.startswith("artifacts/") and files.get(rel) != old.get(rel))
+                  if rel not in WRITTEN_BY_WB and not rel.startswith(("artifacts/", "log/"))  # log/: sealed by wb
+                  and files.get(rel) != old.get(rel))
 
 
 # .workbench/.gitattributes: inside the workbench, so it is committed with it and travels with every clone,

@@ -334,8 +334,45 @@ def migrate(start: Path | None = None, *, dry_run: bool = False, now: str | None
     """Migrate the workbench containing `start` (default: the current directory). Idempotent; finishes an
     interrupted migration; `dry_run` computes the same plan and writes nothing. `progress(done, total)`
     follows the passes over an old event log; a migration that writes plans twice (before taking the lock and
-    under it), each plan half of the total."""
+    under it), each plan half of the total. Then an events.jsonl past its threshold (a workbench from before
+    sealed segments) is sealed into `.workbench/log/` and committed: no schema_version changes for that."""
     wb = Workbench.discover(start)
+    report = _migrate(wb, dry_run=dry_run, now=now, progress=progress)
+    _seal_backlog(wb, report)
+    return report
+
+
+def _seal_backlog(wb: Workbench, report: Report) -> None:
+    """Seal a long events.jsonl into segments (workbench/store/sealing.py), as the next write would: crash-safe
+    and resumable by itself (a re-run finishes a seal cut short), idempotent (nothing is due afterwards)."""
+    from workbench.store import sealing
+
+    try:
+        config = wb.reload_config()
+    except Refused:
+        return  # config.yaml does not load: the migration above said why
+    if not sealing.due(wb.log, config):
+        return
+    tail = wb.log.tail()
+    before = len(wb.log.headers())
+    change: dict[str, Any] = {"file": "events.jsonl", "from": KINDS["events"].current, "to": KINDS["events"].current,
+              "changes": [{"op": "change", "path": "segments", "old": f"{tail.good_size:,} bytes in events.jsonl",
+                           "new": "sealed segments in .workbench/log/ (events.jsonl keeps the newest)"}]}
+    if report.dry_run:
+        report.files.append(change)
+        return
+    with _lock(wb):
+        sealing.seal(wb.log, config)
+    made = len(wb.log.headers()) - before
+    change["changes"][0]["new"] = f"{made} sealed segment(s) in .workbench/log/ (events.jsonl keeps the newest)"
+    report.files.append(change)
+    outcome = commit_policy.commit(wb, f"wb: migrate: seal the event log into {made} segment(s)")
+    report.commit = outcome.sha or report.commit
+    if outcome.skipped:
+        report.warnings.append(outcome.skipped)
+
+
+def _migrate(wb: Workbench, *, dry_run: bool, now: str | None, progress: Progress | None) -> Report:
     path = wb.paths.wb / INTENT
     pending = _read_intent(path)
     if pending is None:

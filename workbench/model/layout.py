@@ -29,7 +29,7 @@ GITIGNORE_REF = """\
 
 # Entries of .workbench/ that wb reads or writes: none may be a symbolic link (a clone can carry one).
 LINK_CHECKED = ("config.yaml", "state.md", "board.json", "events.jsonl", "calls.jsonl", "artifacts", "archive",
-                ".cache", ".lock", ".gitignore", ".gitattributes", ".migrate.json")
+                ".cache", ".lock", ".gitignore", ".gitattributes", ".migrate.json", "log")
 
 
 def git_dir_of(root: Path) -> Path:
@@ -54,7 +54,8 @@ class Paths:
         self.wb = root / WB_DIR
         self.state = self.wb / "state.md"
         self.board = self.wb / "board.json"
-        self.events = self.wb / "events.jsonl"
+        self.events = self.wb / "events.jsonl"  # the tail segment of the log
+        self.log = self.wb / "log"  # its sealed segments, NNNNNN.jsonl (workbench/model/segments.py)
         self.calls = self.wb / "calls.jsonl"
         self.config = self.wb / "config.yaml"
         self.artifacts = self.wb / "artifacts"

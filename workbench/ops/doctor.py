@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.errors import WorkbenchError
-from workbench.progress import Progress, share, tick
+from workbench.progress import Progress, advance, share, tick
 from workbench.store.atomic import remove_temp_files, torn_line_bytes, truncate_torn_line
 from workbench.store.commit import commits
 from workbench.store.lock import holder
@@ -74,24 +74,35 @@ def tree_cache_finding(wb: Workbench, fix: bool) -> Finding | None:
     return finding
 
 
-def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) -> Report:
+def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, *, full: bool = False) -> Report:
     """What needs repair, repaired with `fix`. The log is read twice (its chain, then its schemas):
-    `progress(done, total)` counts both passes, every 5,000 events (total = twice the last seq)."""
+    `progress(done, total)` counts both passes, every 5,000 events (total = twice the last seq). Sealed
+    segments checked before on this machine are trusted by digest; `full` checks them all again."""
     report = Report()
     p = wb.paths
     add = report.findings.append
 
-    # 1. the event log: chain, then a torn tail
+    # 1. the event log: chain (sealed segments checked once, then trusted by digest; `full`: all), then a torn tail
+    from workbench.store.logcheck import SealedCheck
+
     chain_ok = True
     seqs = wb.log.tail().seq if progress else 0
     first = share(progress, 0, 1, 2)
+    check = SealedCheck(wb.log, p, full=full)
     try:
-        for n, _ in enumerate(wb.log.iter_all()):
+        if not check.run(lambda h: advance(first, h.first - 1, h.last, seqs)):
+            raise WorkbenchError(check.problems[0] + (f" (and {len(check.problems) - 1} more)"
+                                                      if len(check.problems) > 1 else ""))
+        start = check.res.chain[-1].last if check.res.chain else 0
+        for n, _ in enumerate(wb.log.iter_unsealed(check.res), start=start):
             tick(first, n, seqs)
     except WorkbenchError as err:
         chain_ok = False
         add(Finding("log_damaged", f"{err} — not repaired: the log is the audit trail; restore it from git "
-                                   "(`git log -p -- .workbench/events.jsonl`) or keep it for inspection", False))
+                                   "(`git log -p -- .workbench/events.jsonl .workbench/log/`) or keep it for "
+                                   "inspection", False))
+    if chain_ok:
+        segment_findings(wb, check, fix, add)
     tail = wb.log.tail()
     if tail.torn:
         finding = Finding("torn_tail", f"events.jsonl ends with {tail.torn} bytes of an interrupted write "
@@ -148,7 +159,7 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
     from workbench.ops.validate import DISAGREE, validate_workbench
 
     disagree = []
-    for problem in validate_workbench(wb, share(progress, 1, 1, 2)):
+    for problem in validate_workbench(wb, share(progress, 1, 1, 2), full=full):
         if DISAGREE in problem:
             disagree.append(problem.replace(f" ({DISAGREE})", ""))
             continue
@@ -156,8 +167,8 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
             continue
         if torn_calls and not fix and problem.startswith("calls.jsonl:") and "damaged line" in problem:
             continue  # the torn line, reported above
-        if "hash chain" in problem or "seq" in problem and not chain_ok:
-            continue
+        if "hash chain" in problem or ("seq" in problem or problem.startswith("log/")) and not chain_ok:
+            continue  # the damaged log, reported above
         add(Finding("invalid", problem + " (fix the file by hand, or restore it with git)", False))
 
     if disagree:  # a snapshot the log does not fold to (a cherry-pick, a hand edit wb's cache was made to hide)
@@ -243,8 +254,10 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None) 
         dirty = run_git(wb.root, "status", "--porcelain", "--", ".workbench", check=False).stdout.decode().strip()
         if dirty:
             count = len(dirty.splitlines())
-            finding = Finding("uncommitted", f"{count} workbench file(s) changed since the last commit", True)
-            if fix:
+            finding = Finding("uncommitted", f"{count} workbench file(s) changed since the last commit"
+                              + ("" if chain_ok else " (not committed while the log is damaged: restore it "
+                                                     "first)"), chain_ok)
+            if fix and chain_ok:
                 # a load first: a hand edit among the changes (config.yaml's too) is recorded, in this commit
                 try:
                     with wb.transaction(actor="wb", commit=False):
@@ -331,6 +344,57 @@ def add_agent_wiring_finding(wb: Workbench, add: Any) -> None:
                         f"{wired[client]} wires {client} to wb, yet {count} event(s) by an agent since then came "
                         f"with no hook event of {client}: its tool calls were neither recorded nor guarded. "
                         + _TRUST_STEP[client], False))
+
+def segment_findings(wb: Workbench, check: Any, fix: bool, add: Any) -> None:
+    """The sealed segments: an events.jsonl past its threshold (a workbench from before segments, or a seal
+    cut short) is sealed; segments a merge left over are removed once the log holds their events, and the
+    events it lacks are appended to the log first (a `log.reconcile` event records what was folded in)."""
+    from workbench.store import sealing
+
+    lacking = check.orphans_missing()
+    if check.res.orphans:
+        finding = Finding("segments_left", f"{len(check.res.orphans)} sealed segment(s) a merge left over, which "
+                                           "the log does not continue" + (f": {'; '.join(lacking)}" if lacking
+                                                                          else " (their events are in the log)"),
+                          True)
+        if fix:
+            if lacking:
+                fold_orphans(wb)
+            with wb.lock():
+                sealing.remove_orphans(wb.log)
+            finding.fixed = not wb.log.resolution().orphans
+        add(finding)
+    if sealing.due(wb.log, wb.config):
+        tail = wb.log.tail()
+        finding = Finding("log_unsealed", f"events.jsonl holds {tail.good_size:,} bytes past the last sealed "
+                                          "segment: sealing moves them into .workbench/log/", True)
+        if fix:
+            with wb.lock():
+                sealing.seal(wb.log, wb.config)
+            finding.fixed = not sealing.due(wb.log, wb.config)
+        add(finding)
+
+
+def fold_orphans(wb: Workbench) -> None:
+    """Append the events of leftover segments that the log lacks (by id), in their order, as one transaction."""
+    from workbench.model.jsonl import records, split_lines
+
+    with wb.transaction(actor="wb") as tx:
+        have = {e["id"] for _line, e in wb.log.iter_all()} | {e["id"] for e in tx.events}
+        res = wb.log.resolution()
+        folded = []
+        for h in res.orphans:
+            for event in records(split_lines((wb.log.log_dir / h.name).read_bytes()[h.size:])[0])[0]:
+                if event.get("id") not in have:
+                    have.add(event["id"])
+                    folded.append(event)
+        for event in folded:  # the same events, by id: only their seq and chain are new
+            fresh = tx.emit(event["type"], event["payload"], actor=event.get("actor"), session=event.get("session"),
+                            ts=event.get("ts"))
+            fresh["id"] = event["id"]
+        tx.emit("log.reconcile", {"segments": [h.name for h in res.orphans], "events": [e["id"] for e in folded]})
+        tx.summary = f"wb: doctor: fold {len(folded)} event(s) of segments a merge left over into the log"
+
 
 def record_disagreement(wb: Workbench, rebuilt: Any) -> None:
     """Snapshots that differ from what the whole log folds to are a hand edit, whoever made or committed them:

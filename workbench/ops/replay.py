@@ -6,11 +6,14 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.model import reducer
 from workbench.progress import tick
 from workbench.store.workbench import Workbench
+
+if TYPE_CHECKING:
+    from workbench.store.logcheck import SealedCheck
 
 
 @dataclass
@@ -39,7 +42,44 @@ def replay(wb: Workbench, progress: Callable[[int, int], None] | None = None) ->
             n += 1
 
     docs = reducer.fold(counted())
-    elapsed = time.perf_counter() - start
+    return compare(wb, docs, n, time.perf_counter() - start)
+
+
+def replay_sealed_once(wb: Workbench, check: SealedCheck) -> ReplayReport:
+    """As replay, but the sealed segments' fold comes from the record of the last time they were folded on this
+    machine (workbench/store/logcheck.py; `check` has run): only the segments sealed since, and events.jsonl,
+    are folded. The first time, the whole log is folded and the fold at the end of the sealed segments kept."""
+    start = time.perf_counter()
+    chain = check.res.chain
+    docs, k = check.folded()
+    n = chain[k - 1].last if k else 0
+    for header in chain[k:]:
+        for _line, event in wb.log.sealed_events(header):
+            docs = _apply(docs, event)
+            n += 1
+    if chain[k:] and docs is not None:
+        check.keep_folded(docs)
+    for _line, event in wb.log.iter_unsealed(check.res):
+        docs = _apply(docs, event)
+        n += 1
+    return compare(wb, docs, n, time.perf_counter() - start)
+
+
+def _apply(docs: reducer.Docs | None, event: dict[str, Any]) -> reducer.Docs:
+    """Fold one event as reducer.fold does (the first one stamps the empty documents)."""
+    from workbench.errors import Refused
+
+    if docs is None:
+        docs = reducer.empty_docs(event["ts"])
+    try:
+        reducer.apply(docs, event)
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
+        raise Refused(f"events.jsonl: seq {event.get('seq')} cannot be replayed ({err})") from None
+    return docs
+
+
+def compare(wb: Workbench, docs: reducer.Docs | None, n: int, elapsed: float) -> ReplayReport:
+    """The report of a replay that rebuilt `docs` from `n` events: where the snapshots differ from them."""
     mismatches: list[str] = []
     current = wb.load(detect_human=True, thorough=True)
     if docs is None:

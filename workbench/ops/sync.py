@@ -229,7 +229,8 @@ def _merge_once(wb: Workbench, ref: str, local: str | None, base: str | None, re
     else:
         target_events, renames = _combine(_events(files_at[remote]), _events(files_at[local]))
         target_files = _other_files(files_at[remote], files_at[local], files_at.get(fork or base or ""))
-        target_files = {**target_files, **_snapshot_files(wb, target_events, files_at[remote], files_at[local])}
+        target_files = _sealed({**target_files, **_snapshot_files(wb, target_events, files_at[remote],
+                                                                   files_at[local])}, target_events)
     known = {e["id"] for e in target_events}
     extra = [e for e in wt_events if e["id"] not in known]
     if extra:
@@ -246,7 +247,7 @@ def _merge_once(wb: Workbench, ref: str, local: str | None, base: str | None, re
             others == {k: v for k, v in target_files.items() if k not in SNAPSHOTS}:
         new, files = target_commit, target_files  # a fast-forward (or nothing): the commit as it is
     else:
-        files = {**others, **_snapshot_files(wb, final, target_files, wt_files)}
+        files = _sealed({**others, **_snapshot_files(wb, final, target_files, wt_files)}, final)
         parents = [p for p in parents if p]
         summary = "wb: sync: merge " + (f"{report.remote} " if report.remote else "") + "state"
         if target_commit is not None and remote is None:
@@ -326,10 +327,41 @@ def _with_renumbers(events: list[dict[str, Any]], renames: dict[str, str], workt
 
 
 def _events(files: dict[str, tuple[str, bytes]]) -> list[dict[str, Any]]:
-    from workbench.model.jsonl import records, split_lines
+    """A state commit's whole log: its sealed segments (log/), then its events.jsonl."""
+    from workbench.model.segments import LOG_DIR, WholeLog, is_segment_name
 
-    raw = files.get("events.jsonl", ("", b""))[1]
-    return records(split_lines(raw)[0])[0]
+    segments = sorted((rel[len(LOG_DIR) + 1:], raw) for rel, (_mode, raw) in files.items()
+                      if rel.startswith(LOG_DIR + "/") and is_segment_name(rel[len(LOG_DIR) + 1:]))
+    return WholeLog(segments, files.get("events.jsonl", ("", b""))[1]).events
+
+
+def _sealed(files: dict[str, tuple[str, bytes]], events: list[dict[str, Any]]) -> dict[str, tuple[str, bytes]]:
+    """`files` with events.jsonl holding only the merged events after the sealed segments that hold the
+    merged log's first events byte for byte; a segment that does not (sealed differently on the other side) is
+    left out: its events are in events.jsonl, and the next write seals them again."""
+    from workbench.errors import Refused
+    from workbench.model.jsonl import encode, line_hash
+    from workbench.model.segments import LOG_DIR, header_of, is_segment_name
+
+    out = dict(files)
+    through, prev = 0, None
+    for rel in sorted(k for k in files if k.startswith(LOG_DIR + "/")):
+        name = rel[len(LOG_DIR) + 1:]
+        keep = False
+        if is_segment_name(name):
+            try:
+                h = header_of(files[rel][1], name)
+            except Refused:
+                h = None
+            keep = h is not None and h.first == through + 1 and h.prev_hash == prev and h.last <= len(events) \
+                and line_hash(encode(events[h.last - 1])) == h.last_hash
+            if keep and h is not None:
+                through, prev = h.last, h.last_hash
+        if not keep:
+            del out[rel]
+    mode = files.get("events.jsonl", ("100644", b""))[0]
+    out["events.jsonl"] = (mode, b"".join(encode(e) + b"\n" for e in events[through:]))
+    return out
 
 
 def _worktree_files(wb: Workbench) -> dict[str, tuple[str, bytes]]:

@@ -10,13 +10,17 @@ from workbench.errors import GitError, NotFound, Refused, WorkbenchError
 from workbench.model import schemas
 from workbench.model.jsonl import split_lines
 from workbench.model.layout import WB_DIR
-from workbench.progress import tick
+from workbench.progress import advance, tick
+from workbench.store.logcheck import SealedCheck
 from workbench.store.workbench import Workbench
 
 
-def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | None = None) -> list[str]:
+def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | None = None, *,
+                       full: bool = False) -> list[str]:
     """Every workbench file against its schema, the log's chain, and the snapshots against the log.
-    `progress(done, total)` is called every 5,000 events of the log (total = the last seq), as replay does."""
+    `progress(done, total)` is called every 5,000 events of the log (total = the last seq), as replay does.
+    A sealed segment checked before on this machine is trusted by its digest, and the sealed log's fold is
+    taken from then (workbench/store/logcheck.py); `full` checks and replays everything again."""
     from workbench.model import statefile
     from workbench.store.config import load_config
 
@@ -38,7 +42,8 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
         parsed = attempt(lambda: statefile.parse(p.state.read_bytes()))
         if parsed is not None:
             state = parsed.data
-            problems.extend(str(e) for e in schemas.iter_errors("state", state, "state.md"))
+            if not schemas.is_valid("state", state):  # the compiled check first: jsonschema only to explain
+                problems.extend(str(e) for e in schemas.iter_errors("state", state, "state.md"))
     else:
         problems.append("state.md: missing (restore it with `git checkout -- .workbench/state.md`)")
     board = None
@@ -48,17 +53,25 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
 
         board = attempt(lambda: _parse_board(read_board_bytes(p.board)))
         if board is not None:
-            problems.extend(str(e) for e in schemas.iter_errors("board", board, "board.json"))
+            if not schemas.is_valid("board", board):
+                problems.extend(str(e) for e in schemas.iter_errors("board", board, "board.json"))
             problems.extend(f"board.json: tasks[{i}].id: duplicate id {tid}"
                             for i, tid in duplicate_ids(board.get("tasks")))
             problems.extend(archive_problems(wb, board))
     else:
         problems.append("board.json: missing (restore it with `git checkout -- .workbench/board.json`)")
 
-    def events() -> int:
-        n = 0
+    check = SealedCheck(wb.log, p, full=full)
+
+    def events() -> int | None:
+        # sealed segments: each checked in full once, then trusted by the digest of its bytes (--full: all)
         total = wb.log.tail().seq if progress else 0
-        for _line, event in wb.log.iter_all():
+        if not check.run(lambda h: advance(progress, h.first - 1, h.last, total)):
+            problems.extend(check.problems)
+            return None
+        problems.extend(check.orphans_missing())
+        n = check.res.chain[-1].last if check.res.chain else 0
+        for _line, event in wb.log.iter_unsealed(check.res):
             tick(progress, n, total)
             n += 1
             if not schemas.is_valid("event", event):
@@ -102,7 +115,7 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
     if not problems:  # every file is valid on its own: the events after the snapshots must also fold into them
         attempt(lambda: wb.load(detect_human=False))
     if not problems:  # and the whole log must rebuild the snapshots: what `wb replay --verify` finds, this finds
-        problems.extend(attempt(lambda: snapshot_disagreements(wb)) or [])
+        problems.extend(attempt(lambda: snapshot_disagreements(wb, None if full else check)) or [])
     return problems
 
 
@@ -119,12 +132,13 @@ def archive_problems(wb: Workbench, board: dict[str, Any]) -> list[str]:
 DISAGREE = "the snapshots disagree with the event log; `wb doctor --fix` rebuilds them from it"
 
 
-def snapshot_disagreements(wb: Workbench) -> list[str]:
+def snapshot_disagreements(wb: Workbench, check: SealedCheck | None = None) -> list[str]:
     """Where state.md and board.json differ from what the whole log rebuilds (a hand edit not yet recorded is
-    not one: the next write records it). Each line ends with DISAGREE."""
-    from workbench.ops.replay import replay
+    not one: the next write records it). Each line ends with DISAGREE. With `check` (run already), the sealed
+    segments' fold is the one recorded on this machine, and only events.jsonl is replayed."""
+    from workbench.ops.replay import replay, replay_sealed_once
 
-    report = replay(wb)
+    report = replay(wb) if check is None else replay_sealed_once(wb, check)
     return [f"{m} ({DISAGREE})" for m in report.mismatches
             if "by hand not yet recorded" not in m and "empty log" not in m]
 
@@ -151,6 +165,9 @@ def committed_lines_changed(wb: Workbench) -> str | None:
     committed = committed[:committed.rfind(b"\n") + 1]  # a torn last line committed by hand was never an event
     if current.startswith(committed):
         return None
+    committed = _less_sealed(wb, committed)  # a seal since that commit moved its first lines into log/
+    if current.startswith(committed):
+        return None
     old_lines, new_lines = committed.split(b"\n"), current.split(b"\n")
     for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
         if old != new:
@@ -159,3 +176,31 @@ def committed_lines_changed(wb: Workbench) -> str | None:
                     "need)")
     return (f"events.jsonl: {len(old_lines) - len(new_lines)} committed line(s) were removed after {ref} recorded "
             "them (restore the log with `git checkout -- .workbench/events.jsonl`)")
+
+
+def _less_sealed(wb: Workbench, committed: bytes) -> bytes:
+    """The committed events.jsonl without its leading lines that are sealed in log/ now, byte for byte (the
+    chain makes the last of them enough to compare: its hash is the one the sealed log holds at its seq)."""
+    from workbench.model.jsonl import line_hash
+
+    chain = wb.log.resolution().chain
+    if not chain:
+        return committed
+    last = chain[-1].last
+    lines = committed.split(b"\n")
+    cut = 0
+    for i, line in enumerate(lines):
+        try:
+            seq = json.loads(line).get("seq") if line else None
+        except (ValueError, AttributeError):
+            break
+        if not isinstance(seq, int) or seq > last:
+            break
+        cut = i + 1
+    if not cut:
+        return committed
+    seq = json.loads(lines[cut - 1])["seq"]
+    sealed = [h for h in chain if h.first <= seq <= h.last][0]
+    want = sealed.last_hash if seq == sealed.last else next(
+        (line_hash(raw) for raw, e in wb.log.sealed_events(sealed) if e["seq"] == seq), None)
+    return b"\n".join(lines[cut:]) if line_hash(lines[cut - 1]) == want else committed

@@ -28,7 +28,7 @@ from workbench.review.parse import (
     parse_state,
     session_summary,
 )
-from workbench.review.sides import Side, resolve
+from workbench.review.sides import Side, aligned_logs, resolve
 from workbench.review.story import harness_summary
 
 SCHEMA_VERSION = 1
@@ -228,7 +228,8 @@ def compare(old: Side, new: Side, *, all_fields: bool = False) -> dict[str, Any]
     labels = (old.label, new.label)
     state = diff_state(old.files.get("state.md"), new.files.get("state.md"), all_fields, warnings, labels)
     board = diff_board(old.files.get("board.json"), new.files.get("board.json"), all_fields, warnings, labels)
-    events = diff_events(old.files.get("events.jsonl"), new.files.get("events.jsonl"), warnings)
+    old_log, new_log = aligned_logs(old, new)  # a seal between the two sides moved events into log/
+    events = diff_events(old_log, new_log, warnings)
     calls = diff_calls(old.files.get("calls.jsonl"), new.files.get("calls.jsonl"), warnings)
     config = diff_config(old.files.get("config.yaml"), new.files.get("config.yaml"), warnings, labels)
     changed = bool(
@@ -236,7 +237,7 @@ def compare(old: Side, new: Side, *, all_fields: bool = False) -> dict[str, Any]
         or board["fields"] or board["added"] or board["removed"] or board["changed"] or board.get("archived")
         or events["appended"] or events["removed"] or calls["added"] or calls["removed"] or config["fields"]
     )
-    done = done_proofs(old.files.get("events.jsonl"), new.files.get("events.jsonl"))  # issue 16
+    done = done_proofs(old_log, new_log)  # issue 16
     return {
         "schema_version": SCHEMA_VERSION,
         "old": old.describe(),

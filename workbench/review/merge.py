@@ -22,11 +22,14 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.model import reducer
 from workbench.model.archive import highest_archived, holding, refs
 from workbench.model.ids import task_number
+
+if TYPE_CHECKING:
+    from workbench.store.eventlog import Tail
 
 SIDES = ("ours", "theirs")
 DERIVED_STATE = {"schema_version", "updated_at", "last_event", "counters", "session", "status"}
@@ -105,14 +108,18 @@ def _adds(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs: list[dict[str, Any]],
-                 *, pick: bool = False) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
+                 *, pick: bool = False, start: Tail | None = None
+                 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
     """The union by event id — base first, then both sides' new events merged in time order (each side's own
     order kept) — with colliding task ids renumbered, seq and prev rebuilt. `pick`: a rebase or cherry-pick
-    applying one commit onto ours (see _append_theirs), also taken when base is not a prefix of ours."""
+    applying one commit onto ours (see _append_theirs), also taken when base is not a prefix of ours.
+    `start`: where the three lists begin — the end of the sealed segments the sides share, whose events are
+    not passed (their seq and chain stay as sealed); the start of the log by default."""
     from workbench.store.eventlog import Tail, chain
 
+    start = start or Tail(0, None, 0, 0)
     if pick or not _is_prefix(base, ours):
-        return _append_theirs(ours, theirs)
+        return _append_theirs(ours, theirs, start)
     base_ids = {e["id"] for e in base}
     ours_new = [e for e in ours if e["id"] not in base_ids]
     seen = base_ids | {e["id"] for e in ours_new}
@@ -139,14 +146,14 @@ def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs:
         e.pop("more", None)  # batches may interleave after a merge; every one of them is complete
         e.pop("seq", None)
         e.pop("prev", None)
-    return chain(out, Tail(0, None, 0, 0)), renames
+    return chain(out, start), renames
 
 
 def _is_prefix(base: list[dict[str, Any]], ours: list[dict[str, Any]]) -> bool:
     return len(base) <= len(ours) and all(b["id"] == o["id"] for b, o in zip(base, ours, strict=False))
 
 
-def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
+def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], start: Tail | None = None
                    ) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
     """A rebase or cherry-pick applies one commit of another line onto ours: `base` is that commit's parent, not
     an ancestor of ours, so ours is kept exactly (its events are already recorded, and perhaps published) and
@@ -183,7 +190,7 @@ def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
         for key in ("more", "seq", "prev"):
             fresh.pop(key, None)
         added.append(fresh)
-    tail = Tail(ours[-1]["seq"], line_hash(encode(ours[-1])), 0, 0) if ours else Tail(0, None, 0, 0)
+    tail = Tail(ours[-1]["seq"], line_hash(encode(ours[-1])), 0, 0) if ours else (start or Tail(0, None, 0, 0))
     chain(added, tail, batch=False)  # each one complete: no batch to recognise after a merge
     return [dict(e) for e in ours] + added, {"ours": {}, "theirs": renames}
 

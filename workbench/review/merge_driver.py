@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from workbench.model.segments import WholeLog
+
 KINDS = ("board", "events", "state")
 MERGED_PATHS = {"board": ".workbench/board.json", "events": ".workbench/events.jsonl", "state": ".workbench/state.md"}
 
@@ -118,6 +120,60 @@ def _versions_at(root: Path, commits: tuple[str, str, str]) -> dict[str, dict[st
     return out
 
 
+def _segments_at(root: Path, commits: tuple[str, str, str]) -> dict[str, list[tuple[str, bytes]]]:
+    """{side: [(name, bytes)]}: the sealed segments under .workbench/log/ at each commit, each blob read once."""
+    from workbench.git.repo import cat_batch, run_git
+    from workbench.model.segments import is_segment_name
+
+    listed: dict[str, list[tuple[str, str]]] = {}
+    for side, commit in zip(("base", "ours", "theirs"), commits, strict=True):
+        proc = run_git(root, "ls-tree", commit, "--", ".workbench/log/", check=False)
+        rows = []
+        for line in proc.stdout.decode(errors="replace").splitlines():
+            meta, _tab, path = line.partition("\t")
+            name = path.rsplit("/", 1)[-1]
+            if meta.split()[1:2] == ["blob"] and is_segment_name(name):
+                rows.append((name, meta.split()[2]))
+        listed[side] = sorted(rows)
+    shas = sorted({sha for rows in listed.values() for _name, sha in rows})
+    blobs = {sha: (got[1] if got else b"") for sha, got in zip(shas, cat_batch(root, shas), strict=True)}
+    return {side: [(name, blobs[sha]) for name, sha in rows] for side, rows in listed.items()}
+
+
+def _whole_logs(root: Path, commits: tuple[str, str, str], files: dict[str, dict[str, bytes]]
+                ) -> tuple[list[dict[str, Any]], Any, dict[str, list[dict[str, Any]]], WholeLog]:
+    """(the sealed events all three sides share, the Tail they end at, each side's events after them, ours)."""
+    from workbench.store.eventlog import Tail
+
+    segments = _segments_at(root, commits)
+    sides = {s: WholeLog(segments[s], files[s]["events.jsonl"]) for s in ("base", "ours", "theirs")}
+    shared = 0  # segments sealed before the fork: the same (name, digest) on all three sides
+    for trio in zip(*(sides[s].chain for s in ("base", "ours", "theirs")), strict=False):
+        if len({(h.name, h.sha256) for h in trio}) != 1:
+            break
+        shared += 1
+    head = sides["ours"].chain[shared - 1] if shared else None
+    through = head.last if head else 0
+    start = Tail(through, head.last_hash if head else None, 0, 0)
+    rests = {s: [e for e in side.events if e["seq"] > through] for s, side in sides.items()}
+    prefix = sides["ours"].events[:through]
+    return prefix, start, rests, sides["ours"]
+
+
+def _tail_after_ours(events: list[dict[str, Any]], start: Any, ours: WholeLog) -> list[dict[str, Any]]:
+    """The merged events events.jsonl holds: those after ours' last sealed segment when the merge kept ours'
+    events as they were (a rebase's pick), else those after the segments sealed before the fork (ours' later
+    segments are then left over, and the next wb write removes them)."""
+    from workbench.model.jsonl import encode, line_hash
+
+    if ours.chain and ours.chain[-1].last > start.seq:
+        last = ours.chain[-1]
+        at = [e for e in events if e["seq"] == last.last]
+        if at and line_hash(encode(at[0])) == last.last_hash:
+            return [e for e in events if e["seq"] > last.last]
+    return events
+
+
 def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, list[str]]:
     from workbench.model import statefile
     from workbench.model.boardfile import encode_board
@@ -133,11 +189,13 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
         files = _versions_at(root, commits)
         for side in own:
             files[side][own_name] = own[side]
-        events, renames = merge.merge_events(*(_events(files[s]["events.jsonl"]) for s in ("base", "ours", "theirs")),
-                                             pick=pick)
+        # the whole logs (sealed segments, then events.jsonl): the segments all three share stay as they are,
+        # and what follows them is merged by event id
+        prefix, start, rests, ours_log = _whole_logs(root, commits, files)
+        rest, renames = merge.merge_events(rests["base"], rests["ours"], rests["theirs"], pick=pick, start=start)
         if kind == "events":
-            return b"".join(encode(e) + b"\n" for e in events), []
-        docs = merge.replay(events)
+            return b"".join(encode(e) + b"\n" for e in _tail_after_ours(rest, start, ours_log)), []
+        docs = merge.replay(prefix + rest)
         if kind == "board":
             b, o, t = (_board(files[s]["board.json"]) for s in ("base", "ours", "theirs"))
             if pick:  # base is the picked commit's parent: its tasks carry theirs' ids

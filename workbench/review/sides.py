@@ -25,6 +25,46 @@ class Side:
     label: str  # what the user typed ("HEAD", "main~3"), or "working tree"
     commit: str | None  # the commit it resolved to; None for the working tree or an empty side
     files: dict[str, bytes | None] = field(default_factory=dict)
+    root: Path | None = None  # where to read its sealed log segments (.workbench/log/) from, when needed
+
+    def sealed_from(self, seq: int) -> bytes:
+        """The event lines of this side's sealed segments with seq >= `seq` (read newest first, only as far
+        back as needed): what a seal since the other side moved out of events.jsonl."""
+        from workbench.errors import Refused
+        from workbench.model.jsonl import split_lines
+        from workbench.model.segments import LOG_DIR, header_of, is_segment_name
+
+        if self.root is None:
+            return b""
+        log = f"{WB_DIR}/{LOG_DIR}"
+        if self.commit is None:
+            try:
+                names = sorted(n for n in (p.name for p in (self.root / log).iterdir()) if is_segment_name(n))
+            except OSError:
+                return b""
+        else:
+            listed = run_git(self.root, "ls-tree", "--name-only", self.commit, "--", log + "/", check=False)
+            names = sorted(n for n in (x.rsplit("/", 1)[-1] for x in listed.stdout.decode().split())
+                           if is_segment_name(n))
+        parts: list[bytes] = []
+        for name in reversed(names):
+            if self.commit is None:
+                raw = (self.root / log / name).read_bytes()
+            else:
+                got = cat_batch(self.root, [f"{self.commit}:{log}/{name}"])[0]
+                raw = got[1] if got else b""
+            try:
+                header = header_of(raw, name)
+            except Refused:
+                break
+            if header.last < seq:
+                break
+            lines = split_lines(raw[header.size:])[0][max(0, seq - header.first):]
+            parts.append(b"".join(line + b"\n" for line in lines))
+            if header.first <= seq:
+                break
+        return b"".join(reversed(parts))
+
 
     @property
     def has_workbench(self) -> bool:
@@ -32,6 +72,34 @@ class Side:
 
     def describe(self) -> dict[str, Any]:
         return {"label": self.label, "commit": self.commit, "workbench": self.has_workbench}
+
+
+def aligned_logs(old: Side, new: Side) -> tuple[bytes | None, bytes | None]:
+    """The two sides' events.jsonl from the same first event: a side sealed since the other (its events.jsonl
+    begins later, or is empty) gets its sealed events from there put back in front, so a seal between two
+    revisions reads as what it is — nothing removed — and the events appended since are the ones shown."""
+    from workbench.model.jsonl import loads_record
+
+    raw = [old.files.get("events.jsonl"), new.files.get("events.jsonl")]
+
+    def first_seq(data: bytes | None) -> int | None:
+        if not data or b"\n" not in data:
+            return None
+        event = loads_record(data[:data.index(b"\n")])
+        return event.get("seq") if event and isinstance(event.get("seq"), int) else None
+
+    firsts = [first_seq(r) for r in raw]
+    known = [f for f in firsts if f is not None]
+    if not known or (len(known) == 2 and known[0] == known[1]):
+        return raw[0], raw[1]
+    start = min(known)
+    out = []
+    for side, data, first in zip((old, new), raw, firsts, strict=True):
+        if first == start or data is None:
+            out.append(data)
+            continue
+        out.append(side.sealed_from(start) + data)
+    return out[0], out[1]
 
 
 def read_worktree(root: Path) -> Side:
@@ -42,7 +110,7 @@ def read_worktree(root: Path) -> Side:
             files[name] = (base / name).read_bytes()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             files[name] = None
-    return Side(WORKTREE, None, files)
+    return Side(WORKTREE, None, files, root)
 
 
 def read_revs(root: Path, revs: list[tuple[str, bool]]) -> list[Side]:
@@ -65,7 +133,7 @@ def read_revs(root: Path, revs: list[tuple[str, bool]]) -> list[Side]:
                 continue
             raise NotFound(f"unknown revision '{rev}'")
         files = {name: (blob[1] if blob else None) for name, blob in zip(FILES, blobs, strict=True)}
-        sides.append(Side(rev, commit[0], files))
+        sides.append(Side(rev, commit[0], files, root))
     return sides
 
 

@@ -26,6 +26,7 @@ ATTRIBUTES = (
     "events.jsonl diff=wb-events merge=wb-events\n"
     "state.md diff=wb-state merge=wb-state\n"
     "calls.jsonl merge=union\n"
+    "log/*.jsonl merge=wb-segment\n"
 )
 
 
@@ -67,6 +68,10 @@ def wanted_config() -> dict[str, str]:
         wanted[f"diff.{name}.cachetextconv"] = "true"  # git log -p need not start wb for every old version
         wanted[f"merge.{name}.name"] = f"wb {kind} merge (by id; see docs/git.md)"
         wanted[f"merge.{name}.driver"] = f"{command} merge-driver {kind} %O %A %B %P"
+    # a sealed segment both sides sealed differently since their fork: ours is kept, and the events.jsonl
+    # driver (which reads all three commits' whole logs) carries theirs' events into the merged log
+    wanted["merge.wb-segment.name"] = "wb sealed log segment (ours kept; events merged by the events.jsonl driver)"
+    wanted["merge.wb-segment.driver"] = "true"
     return wanted
 
 

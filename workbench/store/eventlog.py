@@ -1,4 +1,5 @@
-"""events.jsonl: the append-only write-ahead log and audit trail.
+"""events.jsonl: the append-only write-ahead log and audit trail — its tail segment; older events are sealed
+in `.workbench/log/` (workbench/model/segments.py, sealed by workbench/store/sealing.py) and read from there.
 
 One JSON object per line, `seq` 1, 2, 3… without gaps, `prev` = sha256 of the previous line, so an edit or
 deletion inside the log is detectable. Events written by one transaction go in one write; the first ones
@@ -15,6 +16,16 @@ from typing import Any
 
 from workbench.errors import Refused
 from workbench.model.jsonl import MAX_LINE_BYTES, encode, line_hash, read_line, split_lines
+from workbench.model.segments import (
+    LOG_DIR,
+    Header,
+    Resolved,
+    check_body,
+    header_of,
+    is_segment_name,
+    parse_header,
+    resolve,
+)
 
 _BLOCK = 1 << 16
 
@@ -54,6 +65,8 @@ def _too_long(at: int) -> Refused:
 class EventLog:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.log_dir = path.parent / LOG_DIR
+        self._headers: dict[str, tuple[tuple[int, int, int], Header]] = {}
 
     # -- reading ------------------------------------------------------------------------------
     def _lines_backwards(self) -> Iterator[tuple[int, bytes]]:
@@ -102,18 +115,96 @@ class EventLog:
         return self._scan_tail(stop_at=None)[0]
 
     def read_after(self, seq: int) -> list[dict[str, Any]]:
-        """The complete events with seq > `seq`, oldest first, checked for gaps and chain breaks."""
+        """The complete events with seq > `seq`, oldest first, checked for gaps and chain breaks. Events after
+        the last sealed segment are read from events.jsonl alone; older ones from the segments that hold them."""
         return self._scan_tail(stop_at=seq)[1]
 
     def scan_after(self, seq: int) -> tuple[Tail, list[dict[str, Any]]]:
         """The tail and the events after `seq`, in one read from the end."""
         return self._scan_tail(stop_at=seq)
 
-    def _scan_tail(self, stop_at: int | None) -> tuple[Tail, list[dict[str, Any]]]:
-        """Read from the end: the last complete batch ends at the newest line without `more`.
+    # -- sealed segments (workbench/model/segments.py) ------------------------------------------------
+    def headers(self) -> list[Header]:
+        """The headers of every sealed segment under log/, by number (each read once per change of its stat)."""
+        try:
+            entries = sorted((e for e in os.scandir(self.log_dir) if is_segment_name(e.name)), key=lambda e: e.name)
+        except FileNotFoundError:
+            return []
+        out = []
+        for entry in entries:
+            st = entry.stat(follow_symlinks=False)
+            key = (st.st_size, st.st_mtime_ns, st.st_ino)
+            known = self._headers.get(entry.name)
+            if known is None or known[0] != key:
+                with open(entry.path, "rb") as fh:
+                    first = fh.readline(1 << 12)
+                if not first.endswith(b"\n"):
+                    raise Refused(f"log/{entry.name}: no header line: not a sealed segment wb wrote; restore "
+                                  ".workbench/log/ from git")
+                known = (key, parse_header(first[:-1], entry.name))
+                self._headers[entry.name] = known
+            out.append(known[1])
+        return out
+
+    def resolution(self) -> Resolved:
+        """Which sealed segments the log is made of (and which a merge left over): see segments.resolve."""
+        headers = self.headers()
+        if not headers:
+            return Resolved([], [], 0)
+        first = self._first_event()
+        return resolve(headers, (first["seq"], first.get("prev")) if first else None, self._hash_at)
+
+    def _resolved(self) -> Resolved:
+        res = self.resolution()
+        if res.problem:
+            raise Refused(res.problem)
+        return res
+
+    def _first_event(self) -> dict[str, Any] | None:
+        good = self._scan_file(None)[0].good_size
+        if not good:
+            return None
+        with open(self.path, "rb") as fh:
+            line = fh.readline(MAX_LINE_BYTES + 1)
+        return self._parse(line.rstrip(b"\n"), "line 1")
+
+    def _hash_at(self, seq: int) -> str | None:
+        for line, event in self._file_events():
+            if event["seq"] == seq:
+                return line_hash(line)
+        return None
+
+    def sealed_events(self, header: Header) -> list[tuple[bytes, dict[str, Any]]]:
+        """A sealed segment's events, checked against its header (digest, seq, chain): Refused when damaged."""
+        raw = (self.log_dir / header.name).read_bytes()
+        return check_body(raw, header_of(raw, header.name))
+
+    def _sealed_after(self, seq: int, below: int) -> tuple[str | None, list[tuple[bytes, dict[str, Any]]]]:
+        """(hash of the event at `seq`, the sealed events with seq < seq < below), from the segments needed."""
+        out: list[tuple[bytes, dict[str, Any]]] = []
+        base_hash: str | None = None
+        for h in self._resolved().chain:
+            if h.last == seq:
+                base_hash = h.last_hash
+            elif h.first - 1 == seq:
+                base_hash = h.prev_hash
+            if h.last <= seq or h.first >= below:
+                continue  # neither holds the events wanted nor the one before them
+            for line, event in self.sealed_events(h):
+                if event["seq"] == seq:
+                    base_hash = line_hash(line)
+                elif seq < event["seq"] < below:
+                    out.append((line, event))
+        return base_hash, out
+
+    # -- reading events.jsonl --------------------------------------------------------------------
+    def _scan_file(self, stop_at: int | None) -> tuple[Tail, tuple[bytes, dict[str, Any]] | None,
+                                                       list[tuple[bytes, dict[str, Any]]]]:
+        """Read events.jsonl from the end: the last complete batch ends at the newest line without `more`.
 
         Everything after it (a torn line, or the first lines of a batch cut short) is the torn tail.
-        With `stop_at`, keep reading back to the event with seq <= stop_at and return those after it.
+        With `stop_at`, keep reading back to the event with seq <= stop_at (the base, None when the file has
+        none) and return those after it, newest first.
         """
         size = self.path.stat().st_size if self.path.exists() else 0
         good_end: int | None = None
@@ -132,14 +223,32 @@ class EventLog:
                 break
             newer.append((line, event))
         if good_end is None or last is None:
-            return Tail(0, None, 0, size), []
-        tail = Tail(last[1]["seq"], line_hash(last[0]), good_end, size - good_end)
+            return Tail(0, None, 0, size), None, []
+        return Tail(last[1]["seq"], line_hash(last[0]), good_end, size - good_end), base, newer
+
+    def _scan_tail(self, stop_at: int | None) -> tuple[Tail, list[dict[str, Any]]]:
+        tail, base, newer = self._scan_file(stop_at)
+        sealed: list[tuple[bytes, dict[str, Any]]] = []
+        prev: str | None = line_hash(base[0]) if base else None
+        expected = (base[1]["seq"] if base else 0) + 1
+        reaches_back = base is None and (stop_at is not None or tail.good_size == 0)
+        if reaches_back and self.log_dir.is_dir():
+            res = self.resolution()
+            # where the log ends is the last segment's end even when the chain before it is damaged (reported
+            # by validate and doctor): only reading events needs the chain whole
+            chain = self.headers() if res.problem and stop_at is None else self._resolved().chain
+            if chain:
+                last = chain[-1]
+                if tail.good_size == 0:
+                    tail = Tail(last.last, last.last_hash, 0, tail.torn)
+                if stop_at is not None:
+                    below = newer[-1][1]["seq"] if newer else last.last + 1
+                    prev, sealed = self._sealed_after(stop_at, below)
+                    expected = stop_at + 1
         if stop_at is None:
             return tail, []
-        expected = (base[1]["seq"] if base else 0) + 1
-        prev = line_hash(base[0]) if base else None
         out = []
-        for line, event in reversed(newer):
+        for line, event in [*sealed, *reversed(newer)]:
             if event["seq"] != expected:
                 raise Refused(
                     f"events.jsonl: seq {event['seq']} follows seq {expected - 1}: a gap in the log; run `wb doctor`"
@@ -151,17 +260,30 @@ class EventLog:
             prev = line_hash(line)
         return tail, out
 
-    def iter_all(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
-        """Every complete event from the start, verifying seq and the hash chain; stops before a torn tail."""
-        tail = self.tail()
-        if tail.good_size == 0:
+    def _file_events(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        """events.jsonl's complete events, oldest first, unchecked."""
+        good = self._scan_file(None)[0].good_size
+        if not good:
             return
-        prev: str | None = None
-        expected = 1
         with open(self.path, "rb") as fh:
-            data = fh.read(tail.good_size)
+            data = fh.read(good)
         for number, line in enumerate(split_lines(data)[0], start=1):
-            event = self._parse(line, f"line {number}")
+            yield line, self._parse(line, f"line {number}")
+
+    def iter_unsealed(self, res: Resolved | None = None) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        """The events after the sealed segments (events.jsonl's, less any it still holds of a seal cut short),
+        verifying seq and the hash chain from the last segment on; stops before a torn tail."""
+        res = self._resolved() if res is None else res
+        last = res.chain[-1] if res.chain else None
+        prev, expected = (last.last_hash, last.last + 1) if last else (None, 1)
+        skip = res.overlap
+        for number, (line, event) in enumerate(self._file_events(), start=1):
+            if skip:
+                skip -= 1
+                if not skip and last is not None and line_hash(line) != last.last_hash:
+                    raise Refused(f"events.jsonl: line {number}: differs from the sealed seq {event['seq']} "
+                                  f"(log/{last.name}); run `wb doctor`")
+                continue
             if event["seq"] != expected:
                 raise Refused(f"events.jsonl: line {number}: seq {event['seq']} where {expected} was expected")
             if event.get("prev") != prev:
@@ -170,25 +292,49 @@ class EventLog:
             expected += 1
             yield line, event
 
-    def lines_backwards(self) -> Iterator[bytes]:
-        """The line of each complete event, newest first, unparsed and unchecked (a torn tail and a batch cut
-        short are left out): for a reader that wants the newest few, or only looks at the bytes of the rest."""
-        complete = False
-        for off, line in self._lines_backwards():
-            if not complete:
-                if self._parse(line, f"line at byte {off}").get("more"):
-                    continue  # part of a batch cut short
-                complete = True
-            yield line
+    def _sealed_body(self, header: Header) -> bytes:
+        """A sealed segment's event lines as stored (its header line left out), unchecked."""
+        raw = (self.log_dir / header.name).read_bytes()
+        return raw[raw.index(b"\n") + 1:] if b"\n" in raw else b""
 
-    def complete_bytes(self) -> bytes:
-        """The bytes of every complete event, oldest first, each line ending in a newline (a torn tail and a
-        batch cut short left out); unchecked: for a reader that only counts in them (`wb log`)."""
-        good = self.tail().good_size
+    def _unsealed_bytes(self, res: Resolved) -> bytes:
+        """events.jsonl's complete events after the sealed ones (less what it still holds of a seal cut short)."""
+        good = self._scan_file(None)[0].good_size
         if not good:
             return b""
         with open(self.path, "rb") as fh:
-            return fh.read(good)
+            data = fh.read(good)
+        skip = res.overlap
+        at = 0
+        while skip and at < len(data):
+            at = data.index(b"\n", at) + 1
+            skip -= 1
+        return data[at:]
+
+    def lines_backwards(self) -> Iterator[bytes]:
+        """The line of each complete event, newest first — events.jsonl's, then each sealed segment's — unparsed
+        and unchecked (a torn tail and a batch cut short are left out): for a reader that wants the newest few,
+        or only looks at the bytes of the rest."""
+        res = self._resolved() if self.log_dir.is_dir() else Resolved([], [], 0)
+        if res.overlap:  # a seal cut short: rare, and the file is small then
+            yield from reversed(split_lines(self._unsealed_bytes(res))[0])
+        else:
+            complete = False
+            for off, line in self._lines_backwards():
+                if not complete:
+                    if self._parse(line, f"line at byte {off}").get("more"):
+                        continue  # part of a batch cut short
+                    complete = True
+                yield line
+        for header in reversed(res.chain):
+            yield from reversed(split_lines(self._sealed_body(header))[0])
+
+    def complete_bytes(self) -> bytes:
+        """The bytes of every complete event, oldest first — the sealed segments', then events.jsonl's — each
+        line ending in a newline (a torn tail and a batch cut short left out); unchecked: for a reader that
+        only counts in them (`wb log`)."""
+        res = self._resolved() if self.log_dir.is_dir() else Resolved([], [], 0)
+        return b"".join([*(self._sealed_body(h) for h in res.chain), self._unsealed_bytes(res)])
 
     def iter_backwards(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
         """Every complete event, newest first, checked as it goes: each seq one less than the one read before
@@ -206,6 +352,14 @@ class EventLog:
             newer = event
         if newer is not None and (newer["seq"] != 1 or newer.get("prev") is not None):
             raise Refused(f"events.jsonl: the log begins at seq {newer['seq']}, not 1; run `wb doctor`")
+
+    def iter_all(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        """Every complete event from the start — the sealed segments, then events.jsonl — verifying seq and the
+        hash chain; stops before a torn tail."""
+        res = self._resolved()
+        for header in res.chain:
+            yield from self.sealed_events(header)
+        yield from self.iter_unsealed(res)
 
     # -- writing ------------------------------------------------------------------------------
     def append(self, events: list[dict[str, Any]], tail: Tail) -> None:

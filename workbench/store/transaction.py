@@ -31,6 +31,7 @@ from workbench.store import commit as commit_policy
 from workbench.store.atomic import FileChanged, append_lines, atomic_write, read_or_none, write_workbench_file
 from workbench.store.config import parse_config
 from workbench.store.eventlog import LogMoved, Tail, chain
+from workbench.store.sealing import seal_log
 
 if TYPE_CHECKING:
     from workbench.model.provenance import Who
@@ -344,6 +345,7 @@ class Transaction:
             raise SnapshotsBehind(err) from None
         for rel, data in self.put_files.items():  # the files the events name (acceptance output, the handoff)
             write_workbench_file(self.wb.paths.wb, rel, data)
+        seal_log(self.wb.log, self.wb.config)  # events.jsonl past its threshold moves to log/, in this commit
         if kept:
             self.outcome = CommitOutcome(skipped=f"recorded in events.jsonl, not yet committed: {kept} was saved "
                                                  "by hand just as wb wrote it and is left as saved; the next wb "
