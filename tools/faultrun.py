@@ -89,7 +89,10 @@ SCENARIO_POINTS = {
     "sync_before_ref": "tests/sync/test_sync.py", "sync_after_ref": "tests/sync/test_sync.py",
     "sync_mid_write": "tests/sync/test_sync.py", "before_push": "tests/sync/test_sync.py",
     "after_push": "tests/sync/test_sync.py", "after_shared_result": "tests/git_scenarios/test_branch_switch.py",
-    "after_segment_write": "tests/store/test_archive.py",  # the board's archive: needs archive.keep/chunk set
+    "after_archive_write": "tests/store/test_archive.py",  # the board's archive: needs archive.keep/chunk set
+    # sealing the log: needs a tail past log.segment_events, which faultrun's schedules do not reach
+    "after_segment_write": "tests/store/test_segments.py", "before_tail_rewrite": "tests/store/test_segments.py",
+    "after_tail_rewrite": "tests/store/test_segments.py",
 }
 COVERED = set(STORE_POINTS) | set(HARNESS_POINTS) | set(MIGRATE_POINTS) | set(SCENARIO_POINTS)
 

@@ -167,7 +167,7 @@ def test_two_clones_that_both_archived_merge_valid_with_nothing_lost(archiving: 
 def test_kill_9_while_a_segment_is_written_loses_nothing(archiving: Path) -> None:
     repo = archiving
     _finish(repo, "T-001", "T-002", "T-003", "T-004")
-    env = {**os.environ, "WB_FAULT": "after_segment_write"}
+    env = {**os.environ, "WB_FAULT": "after_archive_write"}
     killed = spawn_wb(repo, "task", "done", "T-005", env=env)
     assert killed.returncode == -9, killed.stdout + killed.stderr
     # it loads and validates at once (the event is in the log; the board catches up on the next write)

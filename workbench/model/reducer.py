@@ -361,12 +361,15 @@ def fold(events: Iterable[dict[str, Any]], empty_ts: str | None = None) -> Docs 
     """The documents the events rebuild from empty (stamped with the first event's time), as `wb replay`,
     `wb init` and a merge rebuild them; for no events, None (or the empty documents stamped `empty_ts`). An
     event that cannot be applied is Refused, naming its seq."""
-    docs: Docs | None = empty_docs(empty_ts) if empty_ts is not None else None
-    started = False
+    return fold_more(empty_docs(empty_ts) if empty_ts is not None else None, events)
+
+
+def fold_more(docs: Docs | None, events: Iterable[dict[str, Any]]) -> Docs | None:
+    """Go on folding `events` into `docs` (a fold of the events before them; None: none yet — the first event
+    then stamps the empty documents). Refused, naming its seq, for an event that cannot be applied."""
     for event in events:
-        if not started:
-            docs, started = empty_docs(event["ts"]), True
-        assert docs is not None
+        if docs is None:
+            docs = empty_docs(event["ts"])
         try:
             apply(docs, event)
         except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:

@@ -50,7 +50,7 @@ def write_sealed(p: Paths, docs: Docs) -> None:
     for rel, raw in docs.sealed.items():
         if read_or_none(p.wb / rel) != raw:
             write_workbench_file(p.wb, rel, raw)
-            faults.point("after_segment_write")
+            faults.point("after_archive_write")
     docs.sealed.clear()
 
 
