@@ -117,7 +117,9 @@ KILLER = textwrap.dedent("""
         env = dict(os.environ, WB_FAULT=point)
         p = subprocess.run([wb, "task", "add", f"killed-{i:02d}"], capture_output=True, text=True, env=env,
                            stdin=subprocess.DEVNULL)
-        if p.returncode != -9:
+        # a git point is not reached by a write that leaves its commit to a writer queued behind it (group
+        # commit): it exits 0, acknowledged, and the checks below find it committed by another
+        if p.returncode != -9 and not (p.returncode == 0 and point.startswith("after_git")):
             failures.append(f"killed-{i:02d} at {point}: exit {p.returncode}: {p.stderr.strip()}")
     print("\\n".join(failures))
     sys.exit(1 if failures else 0)
