@@ -5,6 +5,7 @@ module, and at most ten modules sit directly under workbench/."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,9 +58,24 @@ def layer_of(module: str) -> int:
     return rank
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for all the checks (each parse of ~150 modules costs seconds)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _type_only_ranges(path: Path) -> tuple[tuple[int, int], ...]:
+    ranges = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            ranges.append((node.body[0].lineno, max(getattr(n, "end_lineno", node.lineno) for n in node.body)))
+    return tuple(ranges)
+
+
 def imports(path: Path, module: str) -> Iterator[tuple[str, list[str], int]]:
     """(imported module, names taken from it, line) for every workbench import, at any depth of the file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -86,13 +102,7 @@ def imports(path: Path, module: str) -> Iterator[tuple[str, list[str], int]]:
 
 
 def is_type_only(path: Path, lineno: int) -> bool:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            end = max(getattr(n, "end_lineno", node.lineno) for n in node.body)
-            if node.body[0].lineno <= lineno <= end:
-                return True
-    return False
+    return any(start <= lineno <= end for start, end in _type_only_ranges(path))
 
 
 def test_every_package_named_in_the_architecture_doc_exists_and_opens_with_a_docstring() -> None:

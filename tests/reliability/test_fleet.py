@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # 13 s of many agents on clones: in the slow step of .ci/run
 def test_fleet_ci_sized(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "fleet.py"), "--clones", "4", "--seconds", "5",
                            "--dir", str(tmp_path / "fleet"), "--json"],

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = re.compile(r"^gitrace: seconds=\S+ writers=(\d+) user_ops=(\d+) acknowledged=(\d+) lost=(\d+) "
                      r"user_failures_wb=(\d+) user_failures=(\d+)$", re.M)
@@ -30,6 +32,7 @@ def test_gitrace_ci_sized(tmp_path: Path) -> None:
     assert writers == 2 and user_ops > 10 and acknowledged > 2, proc.stdout  # the race really ran
 
 
+@pytest.mark.slow  # the CI-sized race above runs by default; this variant in the slow step
 def test_gitrace_with_state_on_its_own_ref(tmp_path: Path) -> None:
     """`wb init --ref wb-state`: the user's branches do not track `.workbench/` and wb never touches their
     branch, index or HEAD, so none of their git commands can fail because of wb (docs/git.md)."""
