@@ -12,9 +12,9 @@ from tests.conftest import WB_ARGV, run_git, run_wb
 REF = "wb-state"
 
 
-def make_remote(tmp: Path) -> Path:
+def make_remote(tmp: Path, config: str = "") -> Path:
     """A bare remote holding one commit of the user's on main, and its first clone with a workbench on wb-state
-    pushed there."""
+    pushed there (`config`: lines added to its config.yaml first, recorded by a note)."""
     remote = tmp / "remote.git"
     run_git(tmp, "init", "-q", "--bare", "-b", "main", str(remote))
     seed = tmp / "seed"
@@ -24,6 +24,10 @@ def make_remote(tmp: Path) -> Path:
     run_git(seed, "commit", "-q", "-m", "initial commit")
     run_git(seed, "push", "-q", "origin", "HEAD:main")
     assert run_wb(seed, "init", "--ref", REF).returncode == 0
+    if config:
+        with open(seed / ".workbench" / "config.yaml", "a", encoding="utf-8") as fh:
+            fh.write(config)
+        assert run_wb(seed, "note", "config set").returncode == 0
     assert run_wb(seed, "sync").returncode == 0
     return remote
 

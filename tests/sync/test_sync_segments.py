@@ -7,28 +7,11 @@ from pathlib import Path
 
 from tests.conftest import run_git, run_wb
 from tests.store.test_segments import SMALL, segments, whole_log
-from tests.sync.helpers import REF, assert_converged, clone, sync_all
-
-
-def _remote(tmp: Path) -> Path:
-    remote = tmp / "remote.git"
-    run_git(tmp, "init", "-q", "--bare", "-b", "main", str(remote))
-    seed = tmp / "seed"
-    run_git(tmp, "clone", "-q", str(remote), str(seed))
-    (seed / "app.py").write_text("print('hello')\n")
-    run_git(seed, "add", "app.py")
-    run_git(seed, "commit", "-q", "-m", "initial commit")
-    run_git(seed, "push", "-q", "origin", "HEAD:main")
-    assert run_wb(seed, "init", "--ref", REF).returncode == 0
-    with open(seed / ".workbench" / "config.yaml", "a", encoding="utf-8") as fh:
-        fh.write(SMALL)
-    assert run_wb(seed, "note", "config set").returncode == 0
-    assert run_wb(seed, "sync").returncode == 0
-    return remote
+from tests.sync.helpers import REF, assert_converged, clone, make_remote, sync_all
 
 
 def test_clones_that_each_sealed_converge_with_every_event_once(tmp_path: Path) -> None:
-    remote = _remote(tmp_path)
+    remote = make_remote(tmp_path, SMALL)
     a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
     notes = []
     for repo, name in ((a, "A"), (b, "B")):
