@@ -9,7 +9,7 @@ import pytest
 
 from workbench.errors import Refused
 from workbench.model.jsonl import encode
-from workbench.ops.eventlist import matches, newest
+from workbench.ops.eventlist import every, matches, newest
 from workbench.store.eventlog import EventLog, chain
 
 
@@ -78,3 +78,34 @@ def test_a_log_whose_payloads_name_no_type_is_counted_from_its_bytes(tmp_path, t
     for limit in (1, 3):
         shown, earlier = newest(log, limit, type=type_)
         assert shown == everything[-limit:] and earlier == max(0, len(everything) - limit)
+
+
+def test_the_earlier_count_across_sealed_segments_is_what_reading_every_event_finds(tmp_path):
+    """With the log sealed in segments, the count of earlier matching events is the same — the first time (each
+    wholly earlier segment counted and kept by its digest), and again from what was kept."""
+    from tests.conftest import run_git, run_wb
+    from workbench.api import Bench
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run_git(repo, "init", "-q", "-b", "main")
+    run_git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
+    assert run_wb(repo, "init").returncode == 0
+    config = repo / ".workbench" / "config.yaml"
+    config.write_text(config.read_text() + "log:\n  segment_events: 5\n")
+    bench = Bench.open(repo)
+    for i in range(40):
+        if i % 3:
+            bench.note(f"note {i}")
+        else:
+            bench.add_task(f"task {i}")
+    assert len(list((repo / ".workbench" / "log").glob("*.jsonl"))) >= 6
+    cache = repo / ".git" / "wb" / "cache" / "typecounts.json"
+    for limit in (1, 3, 7, 12):
+        for type_ in ("task", "note", "task.add", "workbench"):
+            everything = every(Bench.open(repo).wb.log, type=type_)
+            for _again in range(2):
+                shown, earlier = Bench.open(repo).log_newest(limit, type=type_)
+                assert shown == everything[-limit:], (limit, type_)
+                assert earlier == max(0, len(everything) - limit), (limit, type_)
+    assert cache.exists()

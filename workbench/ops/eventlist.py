@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from workbench.model.jsonl import read_line
+from workbench.model.layout import Paths
+from workbench.store import caches
 from workbench.store.eventlog import EventLog
 
 
@@ -33,13 +35,17 @@ CHECKED = 1000  # events read back and checked (seq, hash chain) before the rest
 
 
 def newest(log: EventLog, limit: int, *, type: str | None = None, session: str | None = None,
-           checked: int = CHECKED) -> tuple[list[dict[str, Any]], int]:
+           checked: int = CHECKED, counts: Paths | None = None) -> tuple[list[dict[str, Any]], int]:
     """(the newest `limit` matching events, oldest first; how many earlier events match). The newest `checked`
-    events are read and checked; past them, a rare type's events are picked out by their bytes and parsed."""
+    events are read and checked; past them, a rare type's events are picked out by their bytes and parsed.
+    `counts`: the workbench whose per-machine cache keeps each sealed segment's count by type (a sealed segment
+    never changes: its count is kept by its digest), so counting the earlier events reads only what is not
+    sealed."""
     shown: list[dict[str, Any]] = []
     oldest_read: bytes | None = None
+    oldest_seq = 0
     for read, (line, event) in enumerate(log.iter_backwards(), start=1):
-        oldest_read = line
+        oldest_read, oldest_seq = line, event["seq"]
         if matches(event, type, session):
             shown.append(event)
             if len(shown) == limit:
@@ -51,27 +57,58 @@ def newest(log: EventLog, limit: int, *, type: str | None = None, session: str |
     wanted_type = None if type is None else _encoded(type)[:-1]  # `"task`: then `"` or `.`
     wanted_session = None if session is None else _encoded(session)
     if len(shown) == limit and type is not None and session is None:
-        return shown[::-1], _count_type(log.complete_bytes(), oldest_read, wanted_type or b"", type)
+        return shown[::-1], _count_earlier(log, oldest_read, oldest_seq, wanted_type or b"", type, counts)
     rest = _matching(_past(log.lines_backwards(), oldest_read), wanted_type, wanted_session, type, session)
     if len(shown) < limit:
         for line in rest:
-            shown.append(read_line(line, "events.jsonl", "an earlier line"))
+            event = read_line(line, "events.jsonl", "an earlier line")
+            shown.append(event)
             if len(shown) == limit:
+                oldest_read, oldest_seq = line, event["seq"]
                 break
         else:
             return shown[::-1], 0
+    if type is not None and session is None:  # counted as above, from the oldest line shown
+        return shown[::-1], _count_earlier(log, oldest_read, oldest_seq, wanted_type or b"", type, counts)
     return shown[::-1], sum(1 for _line in rest)
 
 
-def _count_type(data: bytes, oldest_read: bytes | None, wanted: bytes, type: str) -> int:
+def _count_earlier(log: EventLog, oldest_read: bytes | None, oldest_seq: int, wanted: bytes, type: str,
+                   counts: Paths | None) -> int:
+    """The events of `type` before `oldest_read` (seq `oldest_seq`): the sealed segments wholly before it counted
+    once per machine and kept by digest, the rest (where it lies, and what follows) from its bytes."""
+    chain = log.sealed_chain()
+    if not chain:
+        return _count_type(log.complete_bytes(), oldest_read, wanted, type)
+    kept = caches.read_type_counts(counts) if counts is not None else {}
+    total, changed = 0, False
+    for header in chain:
+        if header.last < oldest_seq:  # wholly before the line: all of it counts
+            key = f"{header.sha256}:{type}"
+            n = kept.get(key)
+            if not isinstance(n, int):
+                n = _count_type(log.sealed_body(header), None, wanted, type, whole=True)
+                kept[key], changed = n, True
+            total += n
+        elif header.first <= oldest_seq:  # the line is in this segment
+            return total + _count_type(log.sealed_body(header), oldest_read, wanted, type)
+    if changed and counts is not None:
+        caches.write_type_counts(counts, kept)
+    return total + _count_type(log.unsealed_bytes(), oldest_read, wanted, type)
+
+
+def _count_type(data: bytes, oldest_read: bytes | None, wanted: bytes, type: str, *, whole: bool = False) -> int:
     """The events of `type` in `data` (the log's complete lines) before the line `oldest_read`. When the
     lines name as many `,"type":` keys as there are lines (so no payload names one: each line's is its own),
     counting the bytes of `,"type":"task"` and `,"type":"task.` is the answer; otherwise each line is looked
     at. (A line rewritten by hand in another form and a payload naming a type elsewhere could offset each
     other: the count is a hint, and such a line breaks the hash chain `wb validate` checks.)"""
-    at = data.rfind(b"\n" + (oldest_read or b"") + b"\n") + 1
-    if at == 0:  # the first line (nothing before it), or not found
-        return 0
+    if whole:
+        at = len(data)
+    else:
+        at = (b"\n" + data).rfind(b"\n" + (oldest_read or b"") + b"\n")
+        if at <= 0:  # the first line (nothing before it), or not found
+            return 0
     if data.count(b',"type":', 0, at) == data.count(b"\n", 0, at):  # one type key a line: each line's own
         return data.count(b',"type":' + wanted + b'"', 0, at) + data.count(b',"type":' + wanted + b".", 0, at)
     return sum(1 for _line in _matching(reversed(data[:at].split(b"\n")[:-1]), wanted, None, type, None))

@@ -187,3 +187,18 @@ def write_guard(p: Paths, guard: dict[str, Any]) -> None:
         atomic_write(p.cache / "guard.json", json.dumps(guard).encode(), durable=False)
     except OSError:
         pass
+
+
+# -- each sealed log segment's events by type (wb log's count of earlier events): kept by the segment's digest --
+def read_type_counts(p: Paths) -> dict[str, int]:
+    data = read_json(p.cache / "typecounts.json")
+    return {k: v for k, v in data.items() if isinstance(v, int)} if data else {}
+
+
+def write_type_counts(p: Paths, counts: dict[str, int]) -> None:
+    if not _ready(p):
+        return
+    try:
+        atomic_write(p.cache / "typecounts.json", json.dumps(counts, separators=(",", ":")).encode(), durable=False)
+    except OSError:
+        pass  # a cache: counted again next time

@@ -329,6 +329,18 @@ class EventLog:
         for header in reversed(res.chain):
             yield from reversed(split_lines(self._sealed_body(header))[0])
 
+    def sealed_chain(self) -> list[Header]:
+        """The sealed segments the log is made of, oldest first ([] when nothing is sealed)."""
+        return self._resolved().chain if self.log_dir.is_dir() else []
+
+    def sealed_body(self, header: Header) -> bytes:
+        """A sealed segment's event lines as stored, unchecked (`wb validate` checks them)."""
+        return self._sealed_body(header)
+
+    def unsealed_bytes(self) -> bytes:
+        """events.jsonl's complete event lines after the sealed ones, unchecked."""
+        return self._unsealed_bytes(self._resolved() if self.log_dir.is_dir() else Resolved([], [], 0))
+
     def complete_bytes(self) -> bytes:
         """The bytes of every complete event, oldest first — the sealed segments', then events.jsonl's — each
         line ending in a newline (a torn tail and a batch cut short left out); unchecked: for a reader that
