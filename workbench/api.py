@@ -446,7 +446,7 @@ class Bench:
         """(the newest `limit` matching events, oldest first; how many earlier events match): `wb log`'s page."""
         from workbench.ops import eventlist
 
-        return eventlist.newest(self.wb.log, limit, type=type, session=session, counts=self.wb.paths)
+        return eventlist.newest(self.wb.log, limit, type=type, session=session, paths=self.wb.paths)
 
     def validate(self, progress: Callable[[int, int], None] | None = None, *, full: bool = False) -> list[str]:
         """Every workbench file against its schema, the log's chain, the snapshots against the log. Sealed

@@ -13,7 +13,7 @@ import pytest
 
 from .wbhelpers import (
     WB,
-    assert_ids_unique,
+    assert_every_writers_adds_landed,
     assert_init_left_user_alone,
     assert_log_sound,
     base_env,
@@ -78,23 +78,7 @@ def test_concurrent_task_adds_serialize(tmp_path: Path, writers: int, each: int)
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, f"writer w{w} failed:\n{out}{err}"
 
-    tasks = board(repo)["tasks"]
-    assert len(tasks) == total
-    assert_ids_unique(tasks)
-    assert [t["id"] for t in tasks] == [f"T-{i:03d}" for i in range(1, total + 1)]
-    titles = [t["title"] for t in tasks]
-    assert sorted(titles) == sorted(f"w{w}-{i:02d}" for w in range(writers) for i in range(each)), "lost update"
-    for w in range(writers):  # each writer's own adds land in the order it made them
-        mine = [title for title in titles if title.startswith(f"w{w}-")]
-        assert mine == sorted(mine)
-
-    validate, verify = wb_parallel(repo, ["validate"], ["replay", "--verify"])
-    assert validate.returncode == 0, validate.stderr + validate.stdout
-    assert verify.returncode == 0, verify.stderr + verify.stdout
-    events = assert_log_sound(repo)
-    assert [e["seq"] for e in events] == list(range(1, total + 2))
-    assert [e["type"] for e in events] == ["workbench.init"] + ["task.add"] * total
-    assert [e["payload"]["task"]["title"] for e in events[1:]] == titles
+    assert_every_writers_adds_landed(repo, writers, each, "w{w}")
 
     # every mutation in a commit that names its event, in order, touching only .workbench/; a writer with
     # others queued behind it leaves its commit to them (group commit), so a commit may carry several

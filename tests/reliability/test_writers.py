@@ -21,7 +21,7 @@ import pytest
 
 from .wbhelpers import (
     WB,
-    assert_ids_unique,
+    assert_every_writers_adds_landed,
     assert_log_sound,
     base_env,
     board,
@@ -99,22 +99,7 @@ def test_many_writers_at_default_settings(tmp_path: Path, writers: int, each: in
     failures = run_writers(repo, writers, each)
     assert not failures, "\n".join(failures)  # no "lock held >10s", no other error
 
-    tasks = board(repo)["tasks"]
-    assert len(tasks) == total
-    assert_ids_unique(tasks)
-    assert [t["id"] for t in tasks] == [f"T-{i:03d}" for i in range(1, total + 1)]
-    titles = [t["title"] for t in tasks]
-    assert sorted(titles) == sorted(f"w{w:02d}-{i:02d}" for w in range(writers) for i in range(each)), "lost"
-    for w in range(writers):  # each writer's own adds land in the order it made them
-        mine = [title for title in titles if title.startswith(f"w{w:02d}-")]
-        assert mine == sorted(mine)
-
-    validate, verify = wb_parallel(repo, ["validate"], ["replay", "--verify"])
-    assert validate.returncode == 0, validate.stderr + validate.stdout
-    assert verify.returncode == 0, verify.stderr + verify.stdout
-    events = assert_log_sound(repo)
-    assert [e["type"] for e in events] == ["workbench.init"] + ["task.add"] * total
-    assert [e["payload"]["task"]["title"] for e in events[1:]] == titles
+    assert_every_writers_adds_landed(repo, writers, each, "w{w:02d}")
 
     # git holds every write, each named by a Wb-Event trailer of the commit that carries it, once
     assert wb_events_in_history(repo, head0) == list(range(2, total + 2))
@@ -161,6 +146,19 @@ def _spawn(repo: Path, *args: str, **env: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _a_holding_the_lock_b_queued(repo: Path, tmp_path: Path, start_b: Callable[[], subprocess.Popen[str]]
+                                 ) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
+    """A (`task add "acked by A"`) held at a fault point with the lock, B started and queued behind it; then A
+    goes on. Returns (A, B), both running."""
+    pause = tmp_path / "pause-a"
+    a = _spawn(repo, "task", "add", "acked by A", WB_PAUSE="before_event_append", WB_PAUSE_FILE=str(pause))
+    _wait_until("A holding the lock", Path(str(pause) + ".here").exists, a)
+    b = start_b()
+    _wait_until("B queued behind A", lambda: len(_queue(repo)) == 2, b)
+    Path(str(pause) + ".go").touch()
+    return a, b
+
+
 @pytest.mark.parametrize("point", ["after_git_objects", "before_git_ref", "after_git_ref"])
 def test_kill_of_the_writer_holding_a_group_commit_loses_nothing(tmp_path: Path, point: str) -> None:
     """A writes while B queues behind it, so A leaves its commit to B and exits 0 (acknowledged: in the log);
@@ -169,12 +167,8 @@ def test_kill_of_the_writer_holding_a_group_commit_loses_nothing(tmp_path: Path,
     repo = make_repo(tmp_path / "repo")
     wb_ok(repo, "init")
     head0 = head(repo)
-    pause = tmp_path / "pause-a"
-    a = _spawn(repo, "task", "add", "acked by A", WB_PAUSE="before_event_append", WB_PAUSE_FILE=str(pause))
-    _wait_until("A holding the lock", Path(str(pause) + ".here").exists, a)
-    b = _spawn(repo, "task", "add", "killed B", WB_FAULT=point)
-    _wait_until("B queued behind A", lambda: len(_queue(repo)) == 2, b)
-    Path(str(pause) + ".go").touch()
+    a, b = _a_holding_the_lock_b_queued(repo, tmp_path, lambda: _spawn(repo, "task", "add", "killed B",
+                                                                      WB_FAULT=point))
     out, err = a.communicate(timeout=60)
     assert a.returncode == 0 and out == "T-001 added: acked by A\n", err
     b.communicate(timeout=60)
@@ -213,13 +207,9 @@ def test_a_failed_write_commits_what_was_left_to_it(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     wb_ok(repo, "init")
     head0 = head(repo)
-    pause = tmp_path / "pause-a"
-    a = _spawn(repo, "task", "add", "acked by A", WB_PAUSE="before_event_append", WB_PAUSE_FILE=str(pause))
-    _wait_until("A holding the lock", Path(str(pause) + ".here").exists, a)
-    b = subprocess.Popen([sys.executable, "-c", FAILING], cwd=repo, env=default_env(), stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait_until("B queued behind A", lambda: len(_queue(repo)) == 2, b)
-    Path(str(pause) + ".go").touch()
+    a, b = _a_holding_the_lock_b_queued(repo, tmp_path, lambda: subprocess.Popen(
+        [sys.executable, "-c", FAILING], cwd=repo, env=default_env(), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     assert a.communicate(timeout=60)[0] == "T-001 added: acked by A\n"
     _out, err = b.communicate(timeout=60)
     assert b.returncode == 1 and err == "refused under the lock\n"

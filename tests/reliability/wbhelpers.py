@@ -164,3 +164,29 @@ def wait_for_line(proc: subprocess.Popen[str], expected: str) -> None:
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.strip() == expected, f"helper said {line!r}; stderr: {proc.stderr.read() if proc.stderr else ''}"
+
+
+def assert_every_writers_adds_landed(repo: Path, writers: int, each: int, prefix: str) -> list[str]:
+    """`writers` processes each added `each` tasks titled `{prefix}-NN` (prefix formatted with `w`, the
+    writer's number): the board holds every one once, ids in order, each writer's own in the order it made them;
+    validate and replay --verify pass; the log holds init, then one task.add per task in board order. Returns
+    the titles in board order."""
+    total = writers * each
+    tasks = board(repo)["tasks"]
+    assert len(tasks) == total
+    assert_ids_unique(tasks)
+    assert [t["id"] for t in tasks] == [f"T-{i:03d}" for i in range(1, total + 1)]
+    titles = [t["title"] for t in tasks]
+    expected = [f"{prefix.format(w=w)}-{i:02d}" for w in range(writers) for i in range(each)]
+    assert sorted(titles) == sorted(expected), "lost update"
+    for w in range(writers):  # each writer's own adds land in the order it made them
+        mine = [title for title in titles if title.startswith(prefix.format(w=w) + "-")]
+        assert mine == sorted(mine)
+    validate, verify = wb_parallel(repo, ["validate"], ["replay", "--verify"])
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+    assert verify.returncode == 0, verify.stderr + verify.stdout
+    events = assert_log_sound(repo)
+    assert [e["seq"] for e in events] == list(range(1, total + 2))
+    assert [e["type"] for e in events] == ["workbench.init"] + ["task.add"] * total
+    assert [e["payload"]["task"]["title"] for e in events[1:]] == titles
+    return titles

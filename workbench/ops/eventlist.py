@@ -35,10 +35,10 @@ CHECKED = 1000  # events read back and checked (seq, hash chain) before the rest
 
 
 def newest(log: EventLog, limit: int, *, type: str | None = None, session: str | None = None,
-           checked: int = CHECKED, counts: Paths | None = None) -> tuple[list[dict[str, Any]], int]:
+           checked: int = CHECKED, paths: Paths | None = None) -> tuple[list[dict[str, Any]], int]:
     """(the newest `limit` matching events, oldest first; how many earlier events match). The newest `checked`
     events are read and checked; past them, a rare type's events are picked out by their bytes and parsed.
-    `counts`: the workbench whose per-machine cache keeps each sealed segment's count by type (a sealed segment
+    `paths`: the workbench whose per-machine cache keeps each sealed segment's count by type (a sealed segment
     never changes: its count is kept by its digest), so counting the earlier events reads only what is not
     sealed."""
     shown: list[dict[str, Any]] = []
@@ -57,7 +57,7 @@ def newest(log: EventLog, limit: int, *, type: str | None = None, session: str |
     wanted_type = None if type is None else _encoded(type)[:-1]  # `"task`: then `"` or `.`
     wanted_session = None if session is None else _encoded(session)
     if len(shown) == limit and type is not None and session is None:
-        return shown[::-1], _count_earlier(log, oldest_read, oldest_seq, wanted_type or b"", type, counts)
+        return shown[::-1], _count_earlier(log, oldest_read, oldest_seq, wanted_type or b"", type, paths)
     rest = _matching(_past(log.lines_backwards(), oldest_read), wanted_type, wanted_session, type, session)
     if len(shown) < limit:
         for line in rest:
@@ -69,18 +69,18 @@ def newest(log: EventLog, limit: int, *, type: str | None = None, session: str |
         else:
             return shown[::-1], 0
     if type is not None and session is None:  # counted as above, from the oldest line shown
-        return shown[::-1], _count_earlier(log, oldest_read, oldest_seq, wanted_type or b"", type, counts)
+        return shown[::-1], _count_earlier(log, oldest_read, oldest_seq, wanted_type or b"", type, paths)
     return shown[::-1], sum(1 for _line in rest)
 
 
 def _count_earlier(log: EventLog, oldest_read: bytes | None, oldest_seq: int, wanted: bytes, type: str,
-                   counts: Paths | None) -> int:
+                   paths: Paths | None) -> int:
     """The events of `type` before `oldest_read` (seq `oldest_seq`): the sealed segments wholly before it counted
     once per machine and kept by digest, the rest (where it lies, and what follows) from its bytes."""
     chain = log.sealed_chain()
     if not chain:
         return _count_type(log.complete_bytes(), oldest_read, wanted, type)
-    kept = caches.read_type_counts(counts) if counts is not None else {}
+    kept = caches.read_type_counts(paths) if paths is not None else {}
     total, changed = 0, False
     for header in chain:
         if header.last < oldest_seq:  # wholly before the line: all of it counts
@@ -92,8 +92,8 @@ def _count_earlier(log: EventLog, oldest_read: bytes | None, oldest_seq: int, wa
             total += n
         elif header.first <= oldest_seq:  # the line is in this segment
             return total + _count_type(log.sealed_body(header), oldest_read, wanted, type)
-    if changed and counts is not None:
-        caches.write_type_counts(counts, kept)
+    if changed and paths is not None:
+        caches.write_type_counts(paths, kept)
     return total + _count_type(log.unsealed_bytes(), oldest_read, wanted, type)
 
 

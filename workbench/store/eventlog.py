@@ -315,7 +315,7 @@ class EventLog:
         """The line of each complete event, newest first — events.jsonl's, then each sealed segment's — unparsed
         and unchecked (a torn tail and a batch cut short are left out): for a reader that wants the newest few,
         or only looks at the bytes of the rest."""
-        res = self._resolved() if self.log_dir.is_dir() else Resolved([], [], 0)
+        res = self._resolved_or_none()
         if res.overlap:  # a seal cut short: rare, and the file is small then
             yield from reversed(split_lines(self._unsealed_bytes(res))[0])
         else:
@@ -329,9 +329,13 @@ class EventLog:
         for header in reversed(res.chain):
             yield from reversed(split_lines(self._sealed_body(header))[0])
 
+    def _resolved_or_none(self) -> Resolved:
+        """As _resolved, and nothing sealed when there is no log/ (one stat)."""
+        return self._resolved() if self.log_dir.is_dir() else Resolved([], [], 0)
+
     def sealed_chain(self) -> list[Header]:
         """The sealed segments the log is made of, oldest first ([] when nothing is sealed)."""
-        return self._resolved().chain if self.log_dir.is_dir() else []
+        return self._resolved_or_none().chain
 
     def sealed_body(self, header: Header) -> bytes:
         """A sealed segment's event lines as stored, unchecked (`wb validate` checks them)."""
@@ -339,13 +343,13 @@ class EventLog:
 
     def unsealed_bytes(self) -> bytes:
         """events.jsonl's complete event lines after the sealed ones, unchecked."""
-        return self._unsealed_bytes(self._resolved() if self.log_dir.is_dir() else Resolved([], [], 0))
+        return self._unsealed_bytes(self._resolved_or_none())
 
     def complete_bytes(self) -> bytes:
         """The bytes of every complete event, oldest first — the sealed segments', then events.jsonl's — each
         line ending in a newline (a torn tail and a batch cut short left out); unchecked: for a reader that
         only counts in them (`wb log`)."""
-        res = self._resolved() if self.log_dir.is_dir() else Resolved([], [], 0)
+        res = self._resolved_or_none()
         return b"".join([*(self._sealed_body(h) for h in res.chain), self._unsealed_bytes(res)])
 
     def iter_backwards(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
