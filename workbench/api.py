@@ -31,7 +31,15 @@ from workbench.errors import NotFound, PersonRequired, Refused, UsageError, Work
 from workbench.model import ids, provenance, reducer
 from workbench.model.ids import TASK_ID
 from workbench.model.redaction import redact, secret_values
-from workbench.ops.acceptance import dependency_problem, last_line, run_acceptance, run_all, task_problem
+from workbench.ops.acceptance import (
+    dependency_problem,
+    last_line,
+    run_acceptance,
+    run_all,
+    task_problem,
+    unmet_dependencies,
+    unmet_refusal,
+)
 from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import STATUSES, next_task, status_of
 from workbench.ops.validate import validate_workbench
@@ -187,16 +195,29 @@ class Bench:
             raise _not_on_board(self.wb, tx.docs, task_id)
         return task
 
-    def start_task(self, task_id: str, actor: str = "agent") -> dict[str, Any]:
+    def start_task(self, task_id: str, actor: str = "agent", *, force: bool = False) -> dict[str, Any]:
+        """Start a task. One whose dependencies are not all done is Refused (exit 5) naming them (issue 22),
+        unless `force`: a person's, proven at a terminal, and recorded (`unmet` in the task.start event)."""
+        if force:
+            board = self.wb.load(detect_human=False).docs.board
+            seen = reducer.find_task(board, task_id)
+            if seen is not None and seen.get("status") != "in_progress" and unmet_dependencies(board, seen):
+                actor = person_only(f"starting {task_id} before its dependencies are done",
+                                    f"wb task start {task_id} --force")
         with self._tx(actor) as tx:
             task = self._task(tx, task_id)
             _require_open(task, "start")
             if task["status"] == "in_progress":  # nothing to do: no event, no commit (the CLI says so)
                 return dict(task)
+            unmet = unmet_dependencies(tx.docs.board, task)
+            if unmet and not (force and provenance.current().proven_person):
+                raise unmet_refusal(task_id, unmet, "start")
             before = task["status"]
-            tx.summary = f"wb: {task_id} {before} → in_progress"
+            tx.summary = f"wb: {task_id} {before} → in_progress" + (" (forced)" if unmet else "")
             # issue 16: the HEAD the task starts at, what `wb task done` compares its scope with
             started: dict[str, Any] = {"id": task_id, "from": before}
+            if unmet:
+                started["unmet"] = [d for d, _ in unmet]
             head = _head(self.root)
             if head:
                 started["head"] = head
@@ -235,6 +256,9 @@ class Bench:
         if task is None:
             raise _not_on_board(self.wb, loaded_docs, task_id)
         _require_open(task, "finish")
+        unmet = unmet_dependencies(loaded_docs.board, task)
+        if unmet and not force:  # issue 22: dependencies first, before any command runs
+            raise unmet_refusal(task_id, unmet, "done")
         if force:  # issue 19: forcing done is a person's, proven at a terminal, before anything runs
             actor = person_only(f"forcing {task_id} done", f"wb task done {task_id} --force")
         verdict = scope_verdict(self.root, task)
@@ -262,8 +286,11 @@ class Bench:
                 changed = sorted(k for k in set(current) | set(task) if current.get(k) != task.get(k))
                 raise Refused(f"{task_id} changed while its acceptance ran ({', '.join(changed)}); "
                               f"run `wb task done {task_id}` again")
+            unmet = unmet_dependencies(tx.docs.board, current)
+            if unmet and not force:
+                raise unmet_refusal(task_id, unmet, "done")
             before = current["status"]
-            forced = bool(failed) or bool(blocked)
+            forced = bool(failed) or bool(blocked) or bool(unmet)
             tx.summary = f"wb: {task_id} {before} → done" + (" (forced)" if forced else "")
             payload: dict[str, Any] = {"id": task_id, "from": before, "forced": forced,
                                        "acceptance": [self._proof_of_check(tx, task_id, i, r)
@@ -273,6 +300,8 @@ class Bench:
                 payload["scope"] = verdict
             if blocked:
                 payload["override"] = f"forced past the scope by {actor}: " + "; ".join(blocked)
+            if unmet:
+                payload["unmet"] = [d for d, _ in unmet]
             tx.emit("task.done", payload)
         self._done(tx)
         return dict(current)

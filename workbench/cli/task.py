@@ -141,16 +141,22 @@ def proof_lines(task: dict[str, Any]) -> list[str]:
 
 
 @app.command("start")
-def start(task_id: str = typer.Argument(..., metavar="ID"), actor: str = ACTOR) -> int:
-    """Mark a task in progress and make it the active task."""
-    return writes.task_start(start_dir(), task_id, actor=actor)
+def start(
+    task_id: str = typer.Argument(..., metavar="ID"),
+    force: bool = typer.Option(False, "--force", help="Start it although a dependency is not done (or was "
+                                                      "cancelled; recorded). Person-only: asks for a code on the "
+                                                      "terminal."),
+    actor: str = ACTOR,
+) -> int:
+    """Mark a task in progress and make it the active task. Refused while a dependency is not done."""
+    return writes.task_start(start_dir(), task_id, actor=actor, force=force)
 
 
 @app.command("done")
 def done(
     task_id: str = typer.Argument(..., metavar="ID"),
-    force: bool = typer.Option(False, "--force", help="Mark done even if an acceptance command fails "
-                                                      "or the scope refuses (recorded). Person-only: asks "
+    force: bool = typer.Option(False, "--force", help="Mark done even if an acceptance command fails, "
+                                                      "the scope refuses or a dependency is not done (recorded). Person-only: asks "
                                                       "for a code on the terminal."),
     actor: str = ACTOR,
 ) -> int:

@@ -45,7 +45,7 @@ FAST: dict[tuple[str, ...], tuple[Params, str]] = {
         "--kind": ("kind", "value"), "--reviews": ("reviews", "value"), "--owner": ("owner", "value"),
         "--accept": ("accept", "multi"), "--depends-on": ("depends_on", "multi"),
         "--description": ("description", "value"), **SCOPE, **ACTOR, **JSON}), "task_add"),
-    ("task", "start"): (Params((("task_id", 1),), {**ACTOR}), "task_start"),
+    ("task", "start"): (Params((("task_id", 1),), {"--force": ("force", "flag"), **ACTOR}), "task_start"),
     ("task", "done"): (Params((("task_id", 1),), {"--force": ("force", "flag"), **ACTOR}), "task_done"),
     ("task", "block"): (Params((("task_id", 1),), {"--reason": ("reason", "value"), **ACTOR}, ("reason",)),
                         "task_block"),
@@ -194,12 +194,12 @@ def task_add(chdir: Path | None, title: str, kind: str = "build", reviews: str |
     return 0
 
 
-def task_start(chdir: Path | None, task_id: str, actor: str | None = None) -> int:
+def task_start(chdir: Path | None, task_id: str, actor: str | None = None, force: bool = False) -> int:
     bench = _bench(chdir)
     if bench.show_task(task_id).get("status") == "in_progress":
         output.say(f"{task_id} is already in progress: nothing to do")
         return 0
-    bench.start_task(task_id, actor=actor_of(actor))
+    bench.start_task(task_id, actor=actor_of(actor), force=force)
     output.say(output.shown(bench.last.summary))
     output.report_write(bench)
     return 0
