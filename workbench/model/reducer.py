@@ -14,7 +14,7 @@ from workbench.errors import Refused
 from workbench.model.eventtypes import HAND_EDIT_EVENTS, HARNESS_EVENTS, SYNC_EVENTS
 
 STATE_VERSION = 1
-BOARD_VERSION = 1
+BOARD_VERSION = 2
 EMPTY_BODY = "\n# Decision log\n"
 COUNTERS = ("tasks_completed", "tasks_failed", "turns", "tool_calls", "tokens_consumed")
 # Keys a human edit cannot set: wb derives them from the log.
