@@ -155,9 +155,9 @@ def start(
 @app.command("done")
 def done(
     task_id: str = typer.Argument(..., metavar="ID"),
-    force: bool = typer.Option(False, "--force", help="Mark done even if an acceptance command fails, "
-                                                      "the scope refuses or a dependency is not done (recorded). Person-only: asks "
-                                                      "for a code on the terminal."),
+    force: bool = typer.Option(False, "--force", help="Mark done even if an acceptance command fails, the scope "
+                                                      "refuses or a dependency is not done (recorded). "
+                                                      "Person-only: asks for a code on the terminal."),
     actor: str = ACTOR,
 ) -> int:
     """Check what the task changed against its scope, run its acceptance commands; mark it done only if the
