@@ -57,7 +57,8 @@ __all__ = ["Bench", "LastWrite", "ReplayReport", "diff", "init", "replay", "run_
            "validate_workbench"]
 
 EVENT_TYPE = re.compile(r"^[a-z]+(\.[a-z_]+)+$")  # as schemas/event.schema.json
-SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews", "scope")
+SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews", "scope",
+                      "priority", "labels", "parent", "assignee")  # issue 22: the last four
 # -- scope contract & proof of done (issue 16): what only a proven person changes once a task has started
 GOALPOSTS = ("acceptance", "scope")
 SETTABLE_STATE_KEYS = ("status", "next_action", "active_task_id", "touched_files", "assumptions", "blockers")
@@ -117,11 +118,16 @@ class Bench:
     def add_task(self, title: str, *, kind: str = "build", owner: str | None = None,
                  acceptance: list[str] | None = None, depends_on: list[str] | None = None,
                  description: str | None = None, reviews: str | None = None, actor: str = "agent",
-                 scope: dict[str, Any] | None = None) -> dict[str, Any]:
+                 scope: dict[str, Any] | None = None, priority: int | None = None,
+                 labels: list[str] | None = None, parent: str | None = None,
+                 assignee: str | None = None) -> dict[str, Any]:
         """Add a task to the board; returns it with its new id. `scope` is its scope contract (`allowed`,
-        `forbidden`, `approvals_required`, `outside`, `severity`: docs/handoff.md)."""
+        `forbidden`, `approvals_required`, `outside`, `severity`: docs/handoff.md). Issue 22: `priority` 0
+        (highest) … 4 (absent: 2), `labels`, `parent` (the epic it belongs to), `assignee`."""
         with self._tx(actor) as tx:
             board = tx.docs.board
+            if parent is not None and reducer.find_task(board, parent) is None:
+                raise Refused(f"board.json: no task {parent} to be the parent (see `wb task list`)")
             for dep in [*(depends_on or []), *([reviews] if reviews else [])]:
                 if isinstance(dep, str) and TASK_ID.match(dep) and reducer.find_task(board, dep) is None \
                         and not _archived(board, dep):
@@ -144,6 +150,9 @@ class Bench:
                 task["reviews"] = reviews
             if scope:
                 task["scope"] = scope
+            extra = {"priority": priority, "labels": list(labels) if labels else None, "parent": parent,
+                     "assignee": assignee}
+            task.update({k: v for k, v in extra.items() if v is not None})
             task_problem(task)
             added = tx.emit("task.add", {"task": task}, ts=now)["payload"]["task"]
             tx.summary = f"wb: add {task['id']} {_short(added['title'])}"  # redacted before it is cut short
@@ -256,6 +265,7 @@ class Bench:
         if task is None:
             raise _not_on_board(self.wb, loaded_docs, task_id)
         _require_open(task, "finish")
+        open_children(loaded_docs.board, task_id)
         unmet = unmet_dependencies(loaded_docs.board, task)
         if unmet and not force:  # issue 22: dependencies first, before any command runs
             raise unmet_refusal(task_id, unmet, "done")
@@ -286,6 +296,7 @@ class Bench:
                 changed = sorted(k for k in set(current) | set(task) if current.get(k) != task.get(k))
                 raise Refused(f"{task_id} changed while its acceptance ran ({', '.join(changed)}); "
                               f"run `wb task done {task_id}` again")
+            open_children(tx.docs.board, task_id)
             unmet = unmet_dependencies(tx.docs.board, current)
             if unmet and not force:
                 raise unmet_refusal(task_id, unmet, "done")
@@ -346,6 +357,8 @@ class Bench:
                     raise Refused(f"board.json: no task {dep} to depend on (see `wb task list`)")
             if "depends_on" in changes:
                 dependency_problem(tx.docs.board, task_id, list(changes["depends_on"] or []))
+            if changes.get("parent") is not None:
+                parent_problem(tx.docs.board, task_id, changes["parent"])
             real = {k: v for k, v in changes.items() if task.get(k) != v}
             if not real:
                 return dict(task)
@@ -412,6 +425,40 @@ class Bench:
                           f"first; `wb task start {task['id']}` starts {task['id']} beside it")
         started = self.start_task(task["id"], actor=actor)
         return {"task": started, "started": bool(self.last.seqs), "why": "", "active": active}
+
+    def comment_task(self, task_id: str, text: str, actor: str = "agent") -> dict[str, Any]:
+        """`wb task comment ID TEXT` (issue 22): a `task.comment` event; the task keeps it in `comments`."""
+        if not text.strip():
+            raise UsageError("a comment says something: wb task comment ID TEXT")
+        with self._tx(actor) as tx:
+            task = self._task(tx, task_id)
+            tx.summary = f"wb: {task_id} comment {_short(text.strip(), 40)}"
+            tx.emit("task.comment", {"id": task_id, "text": text.strip()})
+        self._done(tx)
+        return dict(task)
+
+    def delete_task(self, task_id: str, actor: str = "agent") -> str:
+        """`wb task delete ID` (issue 22): a cancelled task leaves the board for a segment of the archive of
+        its own (a `board.archive` event: model/archive.py), so `wb task show`/`list --all` still find it and
+        a dependency on it stays a cancelled one. Only a cancelled task; returns the segment file."""
+        from workbench.model.archive import digest, encode_segment, segment_file
+
+        with self._tx(actor) as tx:
+            task = self._task(tx, task_id)
+            if task["status"] != "cancelled":
+                raise Refused(f"{task_id} is {task['status']}: only a cancelled task is deleted (cancel it first: "
+                              f"`wb task set {task_id} status=cancelled`)")
+            children = [t["id"] for t in tx.docs.board["tasks"] if t.get("parent") == task_id]
+            if children:
+                raise Refused(f"{task_id} is the parent of {', '.join(children)}: move them first "
+                              f"(`wb task set ID parent=null`)")
+            raw = encode_segment([task])
+            sha = digest(raw)
+            file = segment_file([task], sha)
+            tx.summary = f"wb: delete {task_id} (cancelled; kept in .workbench/{file})"
+            tx.emit("board.archive", {"file": file, "ids": [task_id], "sha256": sha})
+        self._done(tx)
+        return file
 
     def show_task(self, task_id: str) -> dict[str, Any]:
         """The task on the board, or in its archive (then with `archived`: the segment file that holds it)."""
@@ -944,6 +991,29 @@ def _not_on_board(wb: Workbench, docs: reducer.Docs, task_id: str) -> NotFound |
         return Refused(f"{task_id} is archived in .workbench/{ref['file']}: archived tasks are sealed and cannot "
                        "change (see it with `wb task show`; add a new task to take the work up again)")
     return NotFound(f"no task {task_id} on the board (see `wb task list`)")
+
+
+def parent_problem(board: dict[str, Any], task_id: str, parent: str) -> None:
+    """Refuse a parent that is missing, the task itself, or one of its own descendants (issue 22)."""
+    seen = {task_id}
+    node: str | None = parent
+    while node is not None:
+        if node in seen:
+            raise Refused(f"board.json: {task_id} cannot have {parent} as parent: it would be its own ancestor")
+        seen.add(node)
+        found = reducer.find_task(board, node)
+        if found is None:
+            raise Refused(f"board.json: no task {node} to be the parent (see `wb task list`)")
+        node = found.get("parent")
+
+
+def open_children(board: dict[str, Any], task_id: str) -> None:
+    """Refuse to finish a parent whose children are not all done or cancelled (issue 22), naming them."""
+    left = [f"{t['id']} ({t.get('status')})" for t in board["tasks"]
+            if t.get("parent") == task_id and t.get("status") not in ("done", "cancelled")]
+    if left:
+        raise Refused(f"{task_id} is the parent of {', '.join(left)}: finish or cancel "
+                      f"{'it' if len(left) == 1 else 'them'} first")
 
 
 def _require_open(task: dict[str, Any], verb: str) -> None:
