@@ -375,13 +375,14 @@ class Bench:
         trust.remember(self.root, [trust.acceptance_command(c, [task_id]) for c in real.get("acceptance") or []])
         return dict(task)
 
-    def list_tasks(self, status: str | None = None) -> list[dict[str, Any]]:
+    def list_tasks(self, status: str | None = None, where: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """The tasks in board order, or only those with `status` (one of todo, in_progress, blocked, done,
-        cancelled; anything else is a UsageError, not an empty list)."""
+        cancelled; anything else is a UsageError, not an empty list) and passing `where` (`filter_tasks`)."""
         if status is not None and status not in STATUSES:
             raise UsageError(f"status {status!r}: one of {', '.join(STATUSES)}")
-        tasks = self.wb.load(detect_human=False).docs.board["tasks"]
-        return [t for t in tasks if status is None or t.get("status") == status]
+        board = self.wb.load(detect_human=False).docs.board
+        tasks = [t for t in board["tasks"] if status is None or t.get("status") == status]
+        return filter_tasks(board, tasks, where) if where else tasks
 
     def list_archived(self, status: str | None = None) -> list[dict[str, Any]]:
         """The tasks of the board's archive (issue 20), oldest segment first, each with `archived`: the segment
@@ -991,6 +992,41 @@ def _not_on_board(wb: Workbench, docs: reducer.Docs, task_id: str) -> NotFound |
         return Refused(f"{task_id} is archived in .workbench/{ref['file']}: archived tasks are sealed and cannot "
                        "change (see it with `wb task show`; add a new task to take the work up again)")
     return NotFound(f"no task {task_id} on the board (see `wb task list`)")
+
+
+TASK_FILTERS = ("ready", "blocked", "label", "priority", "parent", "assignee", "search")
+
+
+def filter_tasks(board: dict[str, Any], tasks: list[dict[str, Any]], where: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The tasks that pass every filter of `where` (issue 22; `wb task list` and MCP's task_list): `ready`
+    (todo, every dependency done), `blocked` (blocked, or todo waiting on a dependency), `label`, `priority`
+    (absent: 2), `parent`, `assignee`, `search` (title, description, labels, comments; any case)."""
+    bad = [k for k in where if k not in TASK_FILTERS]
+    if bad:
+        raise UsageError(f"no task filter {', '.join(bad)}; filters: {', '.join(TASK_FILTERS)}")
+    pri = where.get("priority")
+    if pri is not None and (not isinstance(pri, int) or isinstance(pri, bool) or not 0 <= pri <= 4):
+        raise UsageError(f"priority {pri!r}: one of 0 (highest), 1, 2 (the default), 3, 4")
+    needle = str(where["search"]).casefold() if where.get("search") else None
+
+    def keep(t: dict[str, Any]) -> bool:
+        todo = t.get("status") == "todo"
+        waits = bool(unmet_dependencies(board, t)) if where.get("ready") or where.get("blocked") else False
+        return not ((where.get("ready") and not (todo and not waits))
+                    or (where.get("blocked") and not (t.get("status") == "blocked" or (todo and waits)))
+                    or (where.get("label") is not None and where["label"] not in (t.get("labels") or []))
+                    or (pri is not None and t.get("priority", 2) != pri)
+                    or (where.get("parent") is not None and t.get("parent") != where["parent"])
+                    or (where.get("assignee") is not None and t.get("assignee") != where["assignee"])
+                    or (needle is not None and needle not in _haystack(t)))
+
+    return [t for t in tasks if keep(t)]
+
+
+def _haystack(task: dict[str, Any]) -> str:
+    parts = [task.get("title", ""), task.get("description", ""), *(task.get("labels") or []),
+             *(c.get("text", "") for c in task.get("comments") or [] if isinstance(c, dict))]
+    return "\n".join(str(p) for p in parts).casefold()
 
 
 def parent_problem(board: dict[str, Any], task_id: str, parent: str) -> None:

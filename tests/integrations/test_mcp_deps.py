@@ -41,3 +41,32 @@ def test_mcp_refuses_to_start_or_finish_a_task_before_its_dependencies(bench, re
     assert out["in_order"]["summary"] == "T-002 todo → in_progress"
     tasks = {t["id"]: t for t in json.loads((repo / ".workbench" / "board.json").read_text())["tasks"]}
     assert tasks["T-001"]["status"] == "done" and tasks["T-002"]["status"] == "in_progress"
+
+
+def test_mcp_task_add_takes_the_new_fields_and_task_list_filters(bench, repo: Path) -> None:
+    async def body(session: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        ok(await session.call_tool("task_add", {"title": "Epic"}))
+        out["child"] = ok(await session.call_tool("task_add", {"title": "Lexer", "priority": 1, "labels": ["core"],
+                                                               "parent": "T-001", "assignee": "ana"}))["task"]
+        ok(await session.call_tool("task_add", {"title": "Docs", "depends_on": ["T-002"]}))
+        ok(await session.call_tool("task_update", {"id": "T-003", "action": "set", "changes": {"priority": 0}}))
+        out["core"] = ok(await session.call_tool("task_list", {"where": {"label": "core"},
+                                                               "fields": ["id", "priority", "parent"]}))
+        out["blocked"] = ok(await session.call_tool("task_list", {"where": {"blocked": True}}))
+        out["bad"] = await session.call_tool("task_list", {"where": {"colour": "red"}})
+        return out
+
+    out = with_client(repo, body)
+    child = out["child"]
+    assert (child["priority"], child["labels"], child["parent"], child["assignee"]) == (1, ["core"], "T-001", "ana")
+    assert out["core"]["tasks"] == [{"id": "T-002", "priority": 1, "parent": "T-001"}]
+    assert [t["id"] for t in out["blocked"]["tasks"]] == ["T-003"]
+    assert out["bad"].is_error and "colour" in text_of(out["bad"]), text_of(out["bad"])
+
+
+def test_mcp_names_the_filters_the_api_has() -> None:
+    from workbench import api
+    from workbench.integrations import mcp
+
+    assert mcp.TASK_FILTERS == api.TASK_FILTERS

@@ -82,6 +82,7 @@ def list_(
     json_: bool = JSON,
 ) -> int:
     """List the tasks on the board (and, with --all, those in its archive), with what each waits on."""
+    from workbench.api import filter_tasks
     from workbench.cli.writes import priority_of
     from workbench.ops.acceptance import unmet_dependencies
 
@@ -90,21 +91,10 @@ def list_(
     if all_:
         tasks = tasks + bench.list_archived(status)
     board = bench.wb.load(detect_human=False).docs.board
+    where = {"ready": ready, "blocked": blocked, "label": label, "priority": priority_of(priority),
+             "parent": parent, "assignee": assignee, "search": search}
+    tasks = filter_tasks(board, tasks, {k: v for k, v in where.items() if v is not None and v is not False})
     waits = {t["id"]: unmet_dependencies(board, t) for t in tasks}
-    wanted_priority = priority_of(priority)
-    needle = search.casefold() if search else None
-
-    def keep(t: dict[str, Any]) -> bool:
-        todo = t.get("status") == "todo"
-        return not ((ready and not (todo and not waits[t["id"]]))
-                    or (blocked and not (t.get("status") == "blocked" or (todo and waits[t["id"]])))
-                    or (label is not None and label not in (t.get("labels") or []))
-                    or (wanted_priority is not None and t.get("priority", 2) != wanted_priority)
-                    or (parent is not None and t.get("parent") != parent)
-                    or (assignee is not None and t.get("assignee") != assignee)
-                    or (needle is not None and needle not in _haystack(t)))
-
-    tasks = [t for t in tasks if keep(t)]
     depth: dict[str, int] = {}
     if tree:
         tasks, depth = _as_tree(tasks)
@@ -136,12 +126,6 @@ def list_(
     if archived_note:
         output.say(archived_note)
     return 0
-
-
-def _haystack(task: dict[str, Any]) -> str:
-    parts = [task.get("title", ""), task.get("description", ""), *(task.get("labels") or []),
-             *(c.get("text", "") for c in task.get("comments") or [])]
-    return "\n".join(str(p) for p in parts).casefold()
 
 
 def _as_tree(tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
