@@ -180,6 +180,57 @@ def show(task_id: str = typer.Argument(..., metavar="ID"), json_: bool = JSON) -
     return 0
 
 
+@app.command("edit")
+def edit(task_id: str = typer.Argument(..., metavar="ID"), actor: str = ACTOR) -> int:
+    """Edit a task's fields in $EDITOR (as JSON). Checked on save like `wb task set`; a bad value is refused
+    naming file, path and rule, and your text is kept under the git dir (the path is printed) and reopened by
+    the next `wb task edit ID`: nothing is lost."""
+    import json
+    import os
+    import shlex
+    import subprocess
+
+    from workbench.api import SETTABLE_TASK_KEYS
+    from workbench.errors import UsageError, WorkbenchError
+
+    bench = _bench()
+    task = bench.show_task(task_id)
+    shown = {k: task[k] for k in SETTABLE_TASK_KEYS if k in task}
+    defaults = {"priority": 2, "labels": [], "parent": None, "assignee": None}
+    for key, value in defaults.items():
+        shown.setdefault(key, value)
+    kept = bench.wb.git.git_dir / "wb" / "edit" / f"{task_id}.json"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    reopened = kept.exists()
+    if reopened:
+        output.say(f"reopening your last edit of {task_id}, kept in {kept}")
+    else:
+        kept.write_text(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    if subprocess.run([*shlex.split(editor), str(kept)]).returncode != 0:
+        raise UsageError(f"{editor} exited non-zero; nothing changed (your text is kept in {kept})")
+    text = kept.read_text()
+    try:
+        try:
+            edited = json.loads(text)
+        except ValueError as err:
+            raise UsageError(f"{kept}: line {getattr(err, 'lineno', '?')}: not JSON ({err})") from None
+        if not isinstance(edited, dict):
+            raise UsageError(f"{kept}: (top level): a JSON object of the task's fields")
+        changes = {k: v for k, v in edited.items()
+                   if v != shown.get(k) and not (k not in task and v == defaults.get(k, object()))}
+        changes.update({k: None for k in shown if k not in edited})
+        if changes:
+            bench.set_task(task_id, changes, actor=actor_of(actor))
+    except WorkbenchError as err:
+        err.message = f"{err.message}; your edit is kept in {kept} (`wb task edit {task_id}` reopens it)"
+        raise
+    kept.unlink()
+    output.say(f"{task_id}: set {', '.join(sorted(changes))}" if changes else f"{task_id}: nothing changed")
+    output.report_write(bench)
+    return 0
+
+
 @app.command("comment")
 def comment(
     task_id: str = typer.Argument(..., metavar="ID"),
