@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 
 def editor(tmp_path, name, body):
@@ -25,7 +26,7 @@ def test_edit_refuses_a_bad_value_keeps_the_text_and_reopens_it(bench, repo, wb,
     line = error_line(r.stderr)
     assert "priority" in line and "9" in line and "kept in " in line, line
     kept = line.split("kept in ", 1)[1].split()[0].rstrip(";:,)")
-    assert json.loads(open(kept).read())["title"] == "Lexer, table-driven"  # the user's text, not lost
+    assert json.loads(Path(kept).read_text())["title"] == "Lexer, table-driven"  # the user's text, not lost
     assert json.loads(wb(repo, "task", "show", "T-001", "--json").stdout)["title"] == "Lexer"  # nothing written
 
     env["EDITOR"] = editor(tmp_path, "fix", "assert d['title'] == 'Lexer, table-driven'\nd['priority'] = 1")
@@ -33,5 +34,5 @@ def test_edit_refuses_a_bad_value_keeps_the_text_and_reopens_it(bench, repo, wb,
     assert r.returncode == 0, r.stdout + r.stderr
     task = json.loads(wb(repo, "task", "show", "T-001", "--json").stdout)
     assert task["title"] == "Lexer, table-driven" and task["priority"] == 1
-    assert not os.path.exists(kept)
+    assert not Path(kept).exists()
     assert wb(repo, "replay", "--verify").returncode == 0
