@@ -27,6 +27,8 @@ def test_mcp_refuses_to_start_or_finish_a_task_before_its_dependencies(bench, re
         out["start"] = await session.call_tool("task_update", {"id": "T-002", "action": "start"})
         out["done"] = await session.call_tool("task_update", {"id": "T-002", "action": "done"})
         out["forced"] = await session.call_tool("task_update", {"id": "T-002", "action": "done", "force": True})
+        out["forced_start"] = await session.call_tool("task_update", {"id": "T-002", "action": "start",
+                                                                      "force": True})
         out["files_after"] = hash_workbench(repo)
         ok(await session.call_tool("task_update", {"id": "T-001", "action": "start"}))
         ok(await session.call_tool("task_update", {"id": "T-001", "action": "done"}))
@@ -36,7 +38,8 @@ def test_mcp_refuses_to_start_or_finish_a_task_before_its_dependencies(bench, re
     out = with_client(repo, body)
     for key in ("start", "done"):
         assert out[key].is_error and "T-002 waits on T-001 (todo)" in text_of(out[key]), text_of(out[key])
-    assert out["forced"].is_error and "person" in text_of(out["forced"]), text_of(out["forced"])
+    for key in ("forced", "forced_start"):  # MCP is an agent's door: never a person's --force
+        assert out[key].is_error and "person" in text_of(out[key]), text_of(out[key])
     assert out["files_after"] == out["files"]
     assert out["in_order"]["summary"] == "T-002 todo → in_progress"
     tasks = {t["id"]: t for t in json.loads((repo / ".workbench" / "board.json").read_text())["tasks"]}

@@ -332,7 +332,7 @@ class Tools:
         def update() -> dict[str, Any]:
             bench = self.bench()
             if action == "start":
-                task = bench.start_task(id)
+                task = bench.start_task(id, force=force)
             elif action == "done":
                 task = bench.done_task(id, force=force)
             elif action == "block":
