@@ -77,3 +77,15 @@ def test_delete_only_a_cancelled_task(bench, repo, wb, error_line):
     assert listed(wb, repo) == ["T-001"]
     assert "T-002" in listed(wb, repo, "--all")  # in the archive, not lost
     assert wb(repo, "replay", "--verify").returncode == 0
+
+
+def test_import_takes_the_new_fields_and_refuses_comments(bench, repo, wb, tmp_path):
+    good = tmp_path / "tasks.json"
+    good.write_text(json.dumps([{"title": "Lexer", "priority": 0, "labels": ["core"], "assignee": "ana"}]))
+    assert wb(repo, "task", "import", str(good)).returncode == 0
+    task = json.loads(wb(repo, "task", "show", "T-001", "--json").stdout)
+    assert (task["priority"], task["labels"], task["assignee"]) == (0, ["core"], "ana")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"title": "X", "comments": [{"text": "hi"}]}]))
+    r = wb(repo, "task", "import", str(bad))
+    assert r.returncode == 5 and "comments" in r.stderr, r.stderr

@@ -122,8 +122,8 @@ def ready_tasks(board: dict[str, Any], agent: str, at: str) -> list[dict[str, An
 
 def claim_next(wb: Workbench, *, agent: str | None = None, lease_s: int = DEFAULT_LEASE_S,
                remote: str | None = None) -> dict[str, Any] | None:
-    """Claim the first ready task (by priority, then board order); a task lost to another agent's race is skipped for the next. None when no
-    task is ready."""
+    """Claim the first ready task (by priority, then board order); a task lost to another agent's race is
+    skipped for the next. None when no task is ready."""
     agent = syncop.agent_name(agent)
     tried: set[str] = set()
     while True:

@@ -47,7 +47,7 @@ from workbench.ops.acceptance import task_problem
 
 FORMATS = ("json", "markdown")
 IMPORTED_STATUSES = ("todo", "done", "cancelled")
-KEPT_BY_WB = ("proof", "claim", "start_head", "forced_done", "blocked_reason")
+KEPT_BY_WB = ("proof", "claim", "start_head", "forced_done", "blocked_reason", "comments")  # comments: issue 22
 STAMPED = ("created_at", "updated_at")
 BOXES = {" ": "todo", "x": "done", "X": "done", "-": "cancelled"}
 # Markdown keys -> the task field each sets, and whether it repeats (a list) or is said once
