@@ -31,7 +31,15 @@ from workbench.errors import NotFound, PersonRequired, Refused, UsageError, Work
 from workbench.model import ids, provenance, reducer
 from workbench.model.ids import TASK_ID
 from workbench.model.redaction import redact, secret_values
-from workbench.ops.acceptance import dependency_problem, last_line, run_acceptance, run_all, task_problem
+from workbench.ops.acceptance import (
+    dependency_problem,
+    last_line,
+    run_acceptance,
+    run_all,
+    task_problem,
+    unmet_dependencies,
+    unmet_refusal,
+)
 from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import STATUSES, next_task, status_of
 from workbench.ops.validate import validate_workbench
@@ -49,7 +57,8 @@ __all__ = ["Bench", "LastWrite", "ReplayReport", "diff", "init", "replay", "run_
            "validate_workbench"]
 
 EVENT_TYPE = re.compile(r"^[a-z]+(\.[a-z_]+)+$")  # as schemas/event.schema.json
-SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews", "scope")
+SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews", "scope",
+                      "priority", "labels", "parent", "assignee")  # issue 22: the last four
 # -- scope contract & proof of done (issue 16): what only a proven person changes once a task has started
 GOALPOSTS = ("acceptance", "scope")
 SETTABLE_STATE_KEYS = ("status", "next_action", "active_task_id", "touched_files", "assumptions", "blockers")
@@ -109,11 +118,16 @@ class Bench:
     def add_task(self, title: str, *, kind: str = "build", owner: str | None = None,
                  acceptance: list[str] | None = None, depends_on: list[str] | None = None,
                  description: str | None = None, reviews: str | None = None, actor: str = "agent",
-                 scope: dict[str, Any] | None = None) -> dict[str, Any]:
+                 scope: dict[str, Any] | None = None, priority: int | None = None,
+                 labels: list[str] | None = None, parent: str | None = None,
+                 assignee: str | None = None) -> dict[str, Any]:
         """Add a task to the board; returns it with its new id. `scope` is its scope contract (`allowed`,
-        `forbidden`, `approvals_required`, `outside`, `severity`: docs/handoff.md)."""
+        `forbidden`, `approvals_required`, `outside`, `severity`: docs/handoff.md). Issue 22: `priority` 0
+        (highest) … 4 (absent: 2), `labels`, `parent` (the epic it belongs to), `assignee`."""
         with self._tx(actor) as tx:
             board = tx.docs.board
+            if parent is not None and reducer.find_task(board, parent) is None:
+                raise Refused(f"board.json: no task {parent} to be the parent (see `wb task list`)")
             for dep in [*(depends_on or []), *([reviews] if reviews else [])]:
                 if isinstance(dep, str) and TASK_ID.match(dep) and reducer.find_task(board, dep) is None \
                         and not _archived(board, dep):
@@ -136,6 +150,9 @@ class Bench:
                 task["reviews"] = reviews
             if scope:
                 task["scope"] = scope
+            extra = {"priority": priority, "labels": list(labels) if labels else None, "parent": parent,
+                     "assignee": assignee}
+            task.update({k: v for k, v in extra.items() if v is not None})
             task_problem(task)
             added = tx.emit("task.add", {"task": task}, ts=now)["payload"]["task"]
             tx.summary = f"wb: add {task['id']} {_short(added['title'])}"  # redacted before it is cut short
@@ -187,16 +204,29 @@ class Bench:
             raise _not_on_board(self.wb, tx.docs, task_id)
         return task
 
-    def start_task(self, task_id: str, actor: str = "agent") -> dict[str, Any]:
+    def start_task(self, task_id: str, actor: str = "agent", *, force: bool = False) -> dict[str, Any]:
+        """Start a task. One whose dependencies are not all done is Refused (exit 5) naming them (issue 22),
+        unless `force`: a person's, proven at a terminal, and recorded (`unmet` in the task.start event)."""
+        if force:
+            board = self.wb.load(detect_human=False).docs.board
+            seen = reducer.find_task(board, task_id)
+            if seen is not None and seen.get("status") != "in_progress" and unmet_dependencies(board, seen):
+                actor = person_only(f"starting {task_id} before its dependencies are done",
+                                    f"wb task start {task_id} --force")
         with self._tx(actor) as tx:
             task = self._task(tx, task_id)
             _require_open(task, "start")
             if task["status"] == "in_progress":  # nothing to do: no event, no commit (the CLI says so)
                 return dict(task)
+            unmet = unmet_dependencies(tx.docs.board, task)
+            if unmet and not (force and provenance.current().proven_person):
+                raise unmet_refusal(task_id, unmet, "start")
             before = task["status"]
-            tx.summary = f"wb: {task_id} {before} → in_progress"
+            tx.summary = f"wb: {task_id} {before} → in_progress" + (" (forced)" if unmet else "")
             # issue 16: the HEAD the task starts at, what `wb task done` compares its scope with
             started: dict[str, Any] = {"id": task_id, "from": before}
+            if unmet:
+                started["unmet"] = [d for d, _ in unmet]
             head = _head(self.root)
             if head:
                 started["head"] = head
@@ -235,6 +265,10 @@ class Bench:
         if task is None:
             raise _not_on_board(self.wb, loaded_docs, task_id)
         _require_open(task, "finish")
+        open_children(loaded_docs.board, task_id)
+        unmet = unmet_dependencies(loaded_docs.board, task)
+        if unmet and not force:  # issue 22: dependencies first, before any command runs
+            raise unmet_refusal(task_id, unmet, "done")
         if force:  # issue 19: forcing done is a person's, proven at a terminal, before anything runs
             actor = person_only(f"forcing {task_id} done", f"wb task done {task_id} --force")
         verdict = scope_verdict(self.root, task)
@@ -262,8 +296,12 @@ class Bench:
                 changed = sorted(k for k in set(current) | set(task) if current.get(k) != task.get(k))
                 raise Refused(f"{task_id} changed while its acceptance ran ({', '.join(changed)}); "
                               f"run `wb task done {task_id}` again")
+            open_children(tx.docs.board, task_id)
+            unmet = unmet_dependencies(tx.docs.board, current)
+            if unmet and not force:
+                raise unmet_refusal(task_id, unmet, "done")
             before = current["status"]
-            forced = bool(failed) or bool(blocked)
+            forced = bool(failed) or bool(blocked) or bool(unmet)
             tx.summary = f"wb: {task_id} {before} → done" + (" (forced)" if forced else "")
             payload: dict[str, Any] = {"id": task_id, "from": before, "forced": forced,
                                        "acceptance": [self._proof_of_check(tx, task_id, i, r)
@@ -273,6 +311,8 @@ class Bench:
                 payload["scope"] = verdict
             if blocked:
                 payload["override"] = f"forced past the scope by {actor}: " + "; ".join(blocked)
+            if unmet:
+                payload["unmet"] = [d for d, _ in unmet]
             tx.emit("task.done", payload)
         self._done(tx)
         return dict(current)
@@ -317,6 +357,8 @@ class Bench:
                     raise Refused(f"board.json: no task {dep} to depend on (see `wb task list`)")
             if "depends_on" in changes:
                 dependency_problem(tx.docs.board, task_id, list(changes["depends_on"] or []))
+            if changes.get("parent") is not None:
+                parent_problem(tx.docs.board, task_id, changes["parent"])
             real = {k: v for k, v in changes.items() if task.get(k) != v}
             if not real:
                 return dict(task)
@@ -333,13 +375,14 @@ class Bench:
         trust.remember(self.root, [trust.acceptance_command(c, [task_id]) for c in real.get("acceptance") or []])
         return dict(task)
 
-    def list_tasks(self, status: str | None = None) -> list[dict[str, Any]]:
+    def list_tasks(self, status: str | None = None, where: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """The tasks in board order, or only those with `status` (one of todo, in_progress, blocked, done,
-        cancelled; anything else is a UsageError, not an empty list)."""
+        cancelled; anything else is a UsageError, not an empty list) and passing `where` (`filter_tasks`)."""
         if status is not None and status not in STATUSES:
             raise UsageError(f"status {status!r}: one of {', '.join(STATUSES)}")
-        tasks = self.wb.load(detect_human=False).docs.board["tasks"]
-        return [t for t in tasks if status is None or t.get("status") == status]
+        board = self.wb.load(detect_human=False).docs.board
+        tasks = [t for t in board["tasks"] if status is None or t.get("status") == status]
+        return filter_tasks(board, tasks, where) if where else tasks
 
     def list_archived(self, status: str | None = None) -> list[dict[str, Any]]:
         """The tasks of the board's archive (issue 20), oldest segment first, each with `archived`: the segment
@@ -383,6 +426,40 @@ class Bench:
                           f"first; `wb task start {task['id']}` starts {task['id']} beside it")
         started = self.start_task(task["id"], actor=actor)
         return {"task": started, "started": bool(self.last.seqs), "why": "", "active": active}
+
+    def comment_task(self, task_id: str, text: str, actor: str = "agent") -> dict[str, Any]:
+        """`wb task comment ID TEXT` (issue 22): a `task.comment` event; the task keeps it in `comments`."""
+        if not text.strip():
+            raise UsageError("a comment says something: wb task comment ID TEXT")
+        with self._tx(actor) as tx:
+            task = self._task(tx, task_id)
+            tx.summary = f"wb: {task_id} comment {_short(text.strip(), 40)}"
+            tx.emit("task.comment", {"id": task_id, "text": text.strip()})
+        self._done(tx)
+        return dict(task)
+
+    def delete_task(self, task_id: str, actor: str = "agent") -> str:
+        """`wb task delete ID` (issue 22): a cancelled task leaves the board for a segment of the archive of
+        its own (a `board.archive` event: model/archive.py), so `wb task show`/`list --all` still find it and
+        a dependency on it stays a cancelled one. Only a cancelled task; returns the segment file."""
+        from workbench.model.archive import digest, encode_segment, segment_file
+
+        with self._tx(actor) as tx:
+            task = self._task(tx, task_id)
+            if task["status"] != "cancelled":
+                raise Refused(f"{task_id} is {task['status']}: only a cancelled task is deleted (cancel it first: "
+                              f"`wb task set {task_id} status=cancelled`)")
+            children = [t["id"] for t in tx.docs.board["tasks"] if t.get("parent") == task_id]
+            if children:
+                raise Refused(f"{task_id} is the parent of {', '.join(children)}: move them first "
+                              f"(`wb task set ID parent=null`)")
+            raw = encode_segment([task])
+            sha = digest(raw)
+            file = segment_file([task], sha)
+            tx.summary = f"wb: delete {task_id} (cancelled; kept in .workbench/{file})"
+            tx.emit("board.archive", {"file": file, "ids": [task_id], "sha256": sha})
+        self._done(tx)
+        return file
 
     def show_task(self, task_id: str) -> dict[str, Any]:
         """The task on the board, or in its archive (then with `archived`: the segment file that holds it)."""
@@ -915,6 +992,64 @@ def _not_on_board(wb: Workbench, docs: reducer.Docs, task_id: str) -> NotFound |
         return Refused(f"{task_id} is archived in .workbench/{ref['file']}: archived tasks are sealed and cannot "
                        "change (see it with `wb task show`; add a new task to take the work up again)")
     return NotFound(f"no task {task_id} on the board (see `wb task list`)")
+
+
+TASK_FILTERS = ("ready", "blocked", "label", "priority", "parent", "assignee", "search")
+
+
+def filter_tasks(board: dict[str, Any], tasks: list[dict[str, Any]], where: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The tasks that pass every filter of `where` (issue 22; `wb task list` and MCP's task_list): `ready`
+    (todo, every dependency done), `blocked` (blocked, or todo waiting on a dependency), `label`, `priority`
+    (absent: 2), `parent`, `assignee`, `search` (title, description, labels, comments; any case)."""
+    bad = [k for k in where if k not in TASK_FILTERS]
+    if bad:
+        raise UsageError(f"no task filter {', '.join(bad)}; filters: {', '.join(TASK_FILTERS)}")
+    pri = where.get("priority")
+    if pri is not None and (not isinstance(pri, int) or isinstance(pri, bool) or not 0 <= pri <= 4):
+        raise UsageError(f"priority {pri!r}: one of 0 (highest), 1, 2 (the default), 3, 4")
+    needle = str(where["search"]).casefold() if where.get("search") else None
+
+    def keep(t: dict[str, Any]) -> bool:
+        todo = t.get("status") == "todo"
+        waits = bool(unmet_dependencies(board, t)) if where.get("ready") or where.get("blocked") else False
+        return not ((where.get("ready") and not (todo and not waits))
+                    or (where.get("blocked") and not (t.get("status") == "blocked" or (todo and waits)))
+                    or (where.get("label") is not None and where["label"] not in (t.get("labels") or []))
+                    or (pri is not None and t.get("priority", 2) != pri)
+                    or (where.get("parent") is not None and t.get("parent") != where["parent"])
+                    or (where.get("assignee") is not None and t.get("assignee") != where["assignee"])
+                    or (needle is not None and needle not in _haystack(t)))
+
+    return [t for t in tasks if keep(t)]
+
+
+def _haystack(task: dict[str, Any]) -> str:
+    parts = [task.get("title", ""), task.get("description", ""), *(task.get("labels") or []),
+             *(c.get("text", "") for c in task.get("comments") or [] if isinstance(c, dict))]
+    return "\n".join(str(p) for p in parts).casefold()
+
+
+def parent_problem(board: dict[str, Any], task_id: str, parent: str) -> None:
+    """Refuse a parent that is missing, the task itself, or one of its own descendants (issue 22)."""
+    seen = {task_id}
+    node: str | None = parent
+    while node is not None:
+        if node in seen:
+            raise Refused(f"board.json: {task_id} cannot have {parent} as parent: it would be its own ancestor")
+        seen.add(node)
+        found = reducer.find_task(board, node)
+        if found is None:
+            raise Refused(f"board.json: no task {node} to be the parent (see `wb task list`)")
+        node = found.get("parent")
+
+
+def open_children(board: dict[str, Any], task_id: str) -> None:
+    """Refuse to finish a parent whose children are not all done or cancelled (issue 22), naming them."""
+    left = [f"{t['id']} ({t.get('status')})" for t in board["tasks"]
+            if t.get("parent") == task_id and t.get("status") not in ("done", "cancelled")]
+    if left:
+        raise Refused(f"{task_id} is the parent of {', '.join(left)}: finish or cancel "
+                      f"{'it' if len(left) == 1 else 'them'} first")
 
 
 def _require_open(task: dict[str, Any], verb: str) -> None:

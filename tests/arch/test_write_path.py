@@ -30,6 +30,8 @@ OUTSIDE_THE_STORE = {
     "ops/demo.py": ({"write_text", "shutil.copy"},
                     "the demo's throwaway repository: its project file, and config.yaml copied in as a person "
                     "would edit it"),
+    "cli/task.py": ({"write_text", "unlink"}, "`wb task edit`: the task's text for $EDITOR, kept in <git dir>/wb/edit "
+                                              "until saved (a per-machine file, never .workbench/)"),
 }
 
 # calls that write, delete or replace a file: name → how it is spelled (function or method name)

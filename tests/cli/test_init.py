@@ -19,7 +19,7 @@ def test_init_creates_the_workbench_and_one_commit(repo, wb, git, commits):
     assert git(repo, "log", "-1", "--format=%s").strip() == "wb: init"
     assert ".workbench/" not in git(repo, "status", "--porcelain", "--untracked-files=all")
     board = json.loads((wbdir / "board.json").read_text())
-    assert board == {"schema_version": 1, "last_event": 1, "tasks": []}
+    assert board == {"schema_version": 2, "last_event": 1, "tasks": []}
     assert (wbdir / "events.jsonl").read_text().count("\n") == 1
     assert wb(repo, "validate").returncode == 0
 

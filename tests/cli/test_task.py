@@ -113,6 +113,8 @@ def test_list_and_show(bench, repo, wb):
     assert json.loads(wb(repo, "task", "list", "--json").stdout) == []
     bench.add_task("Parser", acceptance=["true"])
     bench.add_task("Printer", depends_on=["T-001"])
+    bench.start_task("T-001")
+    bench.done_task("T-001")  # dependencies first (issue 22)
     bench.start_task("T-002")
 
     tasks = json.loads(wb(repo, "task", "list", "--json").stdout)
@@ -124,9 +126,9 @@ def test_list_and_show(bench, repo, wb):
     assert [t["id"] for t in in_progress] == ["T-002"]
 
     lines = wb(repo, "task", "list").stdout.splitlines()
-    assert lines[0].split() == ["ID", "STATUS", "KIND", "OWNER", "TITLE"]
-    assert lines[1].split() == ["T-001", "todo", "build", "builder", "Parser"]
-    assert lines[2].split() == ["T-002", "in_progress", "build", "builder", "Printer"]
+    assert lines[0].split() == ["ID", "STATUS", "PRI", "KIND", "OWNER", "WAITS", "ON", "TITLE"]
+    assert lines[1].split() == ["T-001", "done", "2", "build", "builder", "-", "Parser"]
+    assert lines[2].split() == ["T-002", "in_progress", "2", "build", "builder", "met", "Printer"]
 
     shown = json.loads(wb(repo, "task", "show", "T-002", "--json").stdout)
     assert shown == tasks[1]

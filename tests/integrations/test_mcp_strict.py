@@ -90,7 +90,8 @@ def test_bad_arguments_are_one_line_errors_and_change_nothing(bench, repo: Path)
                                   "note, set_state, log, run, resume, abort, claim, sync")
     errors = {key: one_line_error(result) for key, result in out.items()}
     assert errors["unknown"] == ("task_add: unknown argument 'accept' (did you mean acceptance?); allowed: title, "
-                                 "acceptance, kind, reviews, owner, depends_on, description, scope")
+                                 "acceptance, kind, reviews, owner, depends_on, description, scope, priority, labels, "
+                                 "parent, assignee")
     assert errors["enum"] == 'task_list: status: "finished" is not one of todo, in_progress, blocked, done, cancelled'
     assert errors["type"] == 'log: limit: expected integer, got "ten"'
     assert errors["range"].startswith("task_list: limit: 0 is out of range 1..")

@@ -44,7 +44,7 @@ def test_dry_run_shows_the_changes_and_writes_nothing(v0_repo):
     for line in ("config.yaml         0 → 1", "  + schema_version: 1", '  ~ git.commit: true → "every"',
                  "state.md            0 → 1", '  > risks → blockers: ["T-002: GET /api/health times out after 30s"]',
                  '  > current_task → active_task_id: "T-003"', '  - agent: "task-processor"',
-                 "board.json          0 → 1", '  ~ tasks[T-001].status: "completed" → "done"',
+                 "board.json          0 → 2", '  ~ tasks[T-001].status: "completed" → "done"',
                  '  + tasks[T-002].kind: "build"', "events.jsonl        created (version 1)",
                  "  + events: workbench.init, migration.apply", "calls.jsonl         created (version 1)"):
         assert line in out.splitlines(), line
@@ -58,7 +58,7 @@ def test_dry_run_json(v0_repo):
     assert data["dry_run"] is True and data["changed"] is True and data["commit"] is None
     assert data["versions"] == {"config.yaml": 0, "state.md": 0, "board.json": 0, "events.jsonl": None,
                                 "calls.jsonl": None}
-    assert data["current"] == {"config.yaml": 1, "state.md": 1, "board.json": 1, "events.jsonl": 1,
+    assert data["current"] == {"config.yaml": 1, "state.md": 1, "board.json": 2, "events.jsonl": 1,
                                "calls.jsonl": 1}
     files = {f["file"]: f for f in data["files"]}
     assert (files["state.md"]["from"], files["state.md"]["to"]) == (0, 1)
@@ -103,7 +103,7 @@ def test_migrate_brings_version_0_to_the_current_formats(v0_repo):
     apply = log[-1]["payload"]
     assert apply["from"] == {"config.yaml": 0, "calls.jsonl": None, "state.md": 0, "board.json": 0,
                              "events.jsonl": None}
-    assert set(apply["to"].values()) == {1}
+    assert apply["to"] == {"config.yaml": 1, "calls.jsonl": 1, "state.md": 1, "board.json": 2, "events.jsonl": 1}
     # the files: current versions, the human's config comments kept
     assert "  commit: every          # wb 0.0.x: true = one commit per change" in (wbdir / "config.yaml").read_text()
     status = json.loads(run_wb(v0_repo, "status", "--json").stdout)
@@ -123,7 +123,7 @@ def test_a_second_migrate_changes_nothing(v0_repo):
     before = tree_hashes(v0_repo)
     r = run_wb(v0_repo, "migrate")
     assert r.returncode == 0, r.stderr
-    assert r.stdout == ("already current (config.yaml 1, state.md 1, board.json 1, events.jsonl 1, calls.jsonl 1): "
+    assert r.stdout == ("already current (config.yaml 1, state.md 1, board.json 2, events.jsonl 1, calls.jsonl 1): "
                         "nothing to migrate\n")
     assert head_count(v0_repo) == count
     assert tree_hashes(v0_repo) == before
@@ -199,7 +199,7 @@ def test_a_newer_board_is_refused_and_nothing_is_touched(v0_repo):
         r = run_wb(v0_repo, *args)
         assert r.returncode == 5, r.stdout
         line = one_error_line(r.stderr)
-        assert line == ("wb: board.json: schema_version 99 is newer than this wb understands (1); upgrade wb. "
+        assert line == ("wb: board.json: schema_version 99 is newer than this wb understands (2); upgrade wb. "
                         "Nothing was changed")
         assert tree_hashes(v0_repo) == before
 

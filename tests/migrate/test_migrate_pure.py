@@ -67,10 +67,21 @@ def test_migrations_for_an_unknown_kind_are_refused():
 
 def test_upgrade_runs_the_chain_and_never_aliases_its_input():
     doc = v0_board()
-    assert migrate.upgrade("board", doc, 0, CTX) == migrate.board_0_to_1(doc, CTX)
-    current = migrate.board_0_to_1(doc, CTX)
-    again = migrate.upgrade("board", current, 1, CTX)
+    assert migrate.upgrade("board", doc, 0, CTX) == migrate.board_1_to_2(migrate.board_0_to_1(doc, CTX), CTX)
+    current = migrate.upgrade("board", doc, 0, CTX)
+    again = migrate.upgrade("board", current, 2, CTX)
     assert again == current and again is not current
+
+
+def test_board_1_to_2_changes_no_task_and_its_output_is_valid():
+    doc = migrate.board_0_to_1(v0_board(), CTX)
+    before = copy.deepcopy(doc)
+    out = migrate.board_1_to_2(doc, CTX)
+    assert doc == before and out["schema_version"] == 2  # pure: its input untouched
+    assert out["tasks"] == doc["tasks"] and {k for k in out if k != "schema_version"} == set(doc) - {"schema_version"}
+    schemas.check("board", out, "board.json")
+    with pytest.raises(Exception, match="schema_version"):
+        schemas.check("board", doc, "board.json")  # a v1 board is not a v2 one: the gate asks for `wb migrate`
 
 
 # -- state.md --------------------------------------------------------------------------------------------
@@ -135,7 +146,7 @@ def test_board_0_to_1_on_the_fixture():
     before = copy.deepcopy(doc)
     out = migrate.board_0_to_1(doc, CTX)
     assert doc == before
-    schemas.check("board", out, "board.json")
+    schemas.check("board", migrate.board_1_to_2(out, CTX), "board.json")  # valid once at the current version
     tasks = {t["id"]: t for t in out["tasks"]}
     assert [t["id"] for t in out["tasks"]] == ["T-001", "T-002", "T-003", "T-004"]
     assert {t["kind"] for t in out["tasks"]} == {"build"} and {t["owner"] for t in out["tasks"]} == {"builder"}
@@ -157,7 +168,7 @@ def test_board_0_to_1_renumbers_ids_that_are_not_task_ids_and_follows_references
         {"id": "T-010", "title": "Review it", "status": "todo", "reviews": "migrar-schema-v2"},
     ]}
     out = migrate.board_0_to_1(doc, CTX)
-    schemas.check("board", out, "board.json")
+    schemas.check("board", migrate.board_1_to_2(out, CTX), "board.json")  # valid once at the current version
     assert [t["id"] for t in out["tasks"]] == ["T-011", "T-007", "T-012", "T-013", "T-010"]
     first, second, _no_id, dup, review = out["tasks"]
     assert first["description"] == 'Kept from wb 0.0.x: id: "migrar-schema-v2"'
@@ -167,7 +178,7 @@ def test_board_0_to_1_renumbers_ids_that_are_not_task_ids_and_follows_references
 
 
 def test_board_0_to_1_leaves_what_it_cannot_place_for_the_schema_to_name():
-    out = migrate.board_0_to_1({"tasks": [], "owner": "me"}, CTX)
+    out = migrate.upgrade("board", {"tasks": [], "owner": "me"}, 0, CTX)
     errors = [str(e) for e in schemas.iter_errors("board", out, "board.json")]
     assert errors == ["board.json: (top level): unknown key 'owner' (not allowed by the schema)"]
 

@@ -13,7 +13,7 @@ def _board(statuses: str) -> dict[str, Any]:
               "acceptance": [], "depends_on": [], "created_at": "2026-01-01T00:00:00Z",
               "updated_at": "2026-01-01T00:00:00Z"}
              for i, s in enumerate(statuses.split(), start=1)]
-    return {"schema_version": 1, "last_event": 9, "tasks": tasks}
+    return {"schema_version": 2, "last_event": 9, "tasks": tasks}
 
 
 def test_the_oldest_finished_tasks_are_due_in_chunks_past_keep() -> None:

@@ -21,7 +21,7 @@ def test_board_one_line_per_task(bench, repo, wb):
     r = wb(repo, "textconv", "board", ".workbench/board.json")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
-        "schema_version: 1",
+        "schema_version: 2",
         "T-001 [done] build/builder  Parse the config  (acceptance: python3 app.py, true)",
         "T-002 [blocked] review/reviewer  Review the parser  "
         "(reviews: T-001; depends on: T-001; blocked: waiting for the API key)",

@@ -161,3 +161,13 @@ def test_task_next_claim_gives_each_agent_a_different_ready_task(remote: Path, t
     assert none_left.returncode == 1 and "no task is ready to claim" in none_left.stderr  # NotFound: exit 1
     sync_all([seed, a, b])
     assert_converged([seed, a, b])
+
+
+def test_task_next_claim_takes_the_highest_priority_first(remote: Path, tmp_path: Path) -> None:
+    """Issue 22: `--claim` picks as `wb task next` does: by priority, then board order."""
+    seed = tmp_path / "seed"
+    assert run_wb(seed, "task", "add", "later").returncode == 0
+    assert run_wb(seed, "task", "add", "urgent", "--priority", "0").returncode == 0
+    assert run_wb(seed, "sync").returncode == 0
+    got = run_wb(seed, "task", "next", "--claim", "--agent", "agent-a", "--json")
+    assert got.returncode == 0 and json.loads(got.stdout)["id"] == "T-002", got.stdout + got.stderr

@@ -46,27 +46,61 @@ def add(
     forbid: list[str] = FORBID,
     approval: list[str] = APPROVAL,
     outside: str = OUTSIDE,
+    priority: str = typer.Option(None, "--priority", metavar="0-4", help="0 highest … 4 lowest (default 2); "
+                                                                        "`wb task next` takes the highest first."),
+    label: list[str] = typer.Option(None, "--label", metavar="LABEL", help="A short label (repeatable)."),
+    parent: str = typer.Option(None, "--parent", metavar="ID", help="The epic this task belongs to (a parent is "
+                                                                    "done only once its children are)."),
+    assignee: str = typer.Option(None, "--assignee", metavar="NAME", help="Who the task is for (beside claims)."),
     actor: str = ACTOR,
     json_: bool = JSON,
 ) -> int:
     """Add a task to the board and print its new id."""
     return writes.task_add(start_dir(), title, kind=kind, reviews=reviews, owner=owner, accept=accept,
                            depends_on=depends_on, description=description, actor=actor, json_=json_,
-                           allow=allow, forbid=forbid, approval=approval, outside=outside)
+                           allow=allow, forbid=forbid, approval=approval, outside=outside, priority=priority,
+                           label=label, parent=parent, assignee=assignee)
 
 
 @app.command("list")
 def list_(
     status: str = typer.Option(None, "--status", help="Only tasks with this status."),
+    ready: bool = typer.Option(False, "--ready", help="Only tasks ready to start: todo, every dependency done."),
+    blocked: bool = typer.Option(False, "--blocked", help="Only blocked tasks and todo ones waiting on a "
+                                                          "dependency."),
+    label: str = typer.Option(None, "--label", metavar="LABEL", help="Only tasks with this label."),
+    priority: str = typer.Option(None, "--priority", metavar="0-4", help="Only tasks of this priority."),
+    parent: str = typer.Option(None, "--parent", metavar="ID", help="Only the children of this task."),
+    assignee: str = typer.Option(None, "--assignee", metavar="NAME", help="Only tasks assigned to NAME."),
+    search: str = typer.Option(None, "--search", metavar="TEXT", help="Only tasks whose title, description, "
+                                                                      "labels or comments hold TEXT (any case)."),
+    tree: bool = typer.Option(False, "--tree", help="Children under their parent, indented."),
+    limit: int = typer.Option(None, "--limit", metavar="N", min=1, help="At most N tasks (a line says how many "
+                                                                       "more)."),
     all_: bool = typer.Option(False, "--all", help="The archived tasks too (the oldest finished ones, moved off "
                                                    "the board into .workbench/archive/), after the board's."),
     json_: bool = JSON,
 ) -> int:
-    """List the tasks on the board (and, with --all, those in its archive)."""
+    """List the tasks on the board (and, with --all, those in its archive), with what each waits on."""
+    from workbench.api import filter_tasks
+    from workbench.cli.writes import priority_of
+    from workbench.ops.acceptance import unmet_dependencies
+
     bench = _bench()
     tasks = bench.list_tasks(status)
     if all_:
         tasks = tasks + bench.list_archived(status)
+    board = bench.wb.load(detect_human=False).docs.board
+    where = {"ready": ready, "blocked": blocked, "label": label, "priority": priority_of(priority),
+             "parent": parent, "assignee": assignee, "search": search}
+    tasks = filter_tasks(board, tasks, {k: v for k, v in where.items() if v is not None and v is not False})
+    waits = {t["id"]: unmet_dependencies(board, t) for t in tasks}
+    depth: dict[str, int] = {}
+    if tree:
+        tasks, depth = _as_tree(tasks)
+    more = len(tasks) - limit if limit is not None and len(tasks) > limit else 0
+    if more:
+        tasks = tasks[:limit]
     if json_:
         output.emit_json(tasks)
         return 0
@@ -76,12 +110,44 @@ def list_(
         if archived_note:
             output.say(archived_note)
         return 0
-    rows = [[t["id"], t["status"] + (" (forced)" if t.get("forced_done") else "")
-             + (" (archived)" if t.get("archived") else ""), t["kind"], t["owner"], t["title"]] for t in tasks]
-    output.table(["ID", "STATUS", "KIND", "OWNER", "TITLE"], rows)
+
+    def deps(t: dict[str, Any]) -> str:
+        if not t.get("depends_on"):
+            return "-"
+        unmet = waits[t["id"]]
+        return ", ".join(f"{d} ({s})" for d, s in unmet) if unmet else "met"
+
+    rows = [["  " * depth.get(t["id"], 0) + t["id"], t["status"] + (" (forced)" if t.get("forced_done") else "")
+             + (" (archived)" if t.get("archived") else ""), str(t.get("priority", 2)), t["kind"], t["owner"],
+             deps(t), t["title"]] for t in tasks]
+    output.table(["ID", "STATUS", "PRI", "KIND", "OWNER", "WAITS ON", "TITLE"], rows)
+    if more:
+        output.say(f"{more} more (wb task list --limit N, or --json)")
     if archived_note:
         output.say(archived_note)
     return 0
+
+
+def _as_tree(tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The tasks with each one's children under it (board order among siblings), and each one's depth; a task
+    whose parent is not among `tasks` is a root."""
+    ids = {t["id"] for t in tasks}
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    for t in tasks:
+        children.setdefault(t.get("parent") if t.get("parent") in ids else None, []).append(t)
+    out: list[dict[str, Any]] = []
+    depth: dict[str, int] = {}
+
+    def walk(node: str | None, level: int) -> None:
+        for t in children.get(node, []):
+            if t["id"] in depth:
+                continue
+            depth[t["id"]] = level
+            out.append(t)
+            walk(t["id"], level + 1)
+
+    walk(None, 0)
+    return out, depth
 
 
 def _archived_note(bench: Any, all_: bool) -> str:
@@ -100,7 +166,7 @@ def show(task_id: str = typer.Argument(..., metavar="ID"), json_: bool = JSON) -
         output.emit_json(task)
         return 0
     for key, value in task.items():
-        if key in ("scope", "proof"):
+        if key in ("scope", "proof", "comments"):
             continue
         if isinstance(value, list):  # each item shown on its own, so a comma inside one cannot fake two
             value = ", ".join(output.shown(v) for v in value) if value else "-"
@@ -109,6 +175,84 @@ def show(task_id: str = typer.Argument(..., metavar="ID"), json_: bool = JSON) -
         output.say(f"{key:>14}  {value}")
     for line in proof_lines(task):
         output.say(output.shown(line))
+    for comment in task.get("comments") or []:  # issue 22
+        output.say(output.shown(f"{'comment':>14}  {comment['ts']} {comment['actor']}: {comment['text']}"))
+    return 0
+
+
+@app.command("edit")
+def edit(task_id: str = typer.Argument(..., metavar="ID"), actor: str = ACTOR) -> int:
+    """Edit a task's fields in $EDITOR (as JSON). Checked on save like `wb task set`; a bad value is refused
+    naming file, path and rule, and your text is kept under the git dir (the path is printed) and reopened by
+    the next `wb task edit ID`: nothing is lost."""
+    import json
+    import os
+    import shlex
+    import subprocess
+
+    from workbench.api import SETTABLE_TASK_KEYS
+    from workbench.errors import UsageError, WorkbenchError
+
+    bench = _bench()
+    task = bench.show_task(task_id)
+    shown = {k: task[k] for k in SETTABLE_TASK_KEYS if k in task}
+    defaults = {"priority": 2, "labels": [], "parent": None, "assignee": None}
+    for key, value in defaults.items():
+        shown.setdefault(key, value)
+    kept = bench.wb.git.git_dir / "wb" / "edit" / f"{task_id}.json"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    reopened = kept.exists()
+    if reopened:
+        output.say(f"reopening your last edit of {task_id}, kept in {kept}")
+    else:
+        kept.write_text(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    if subprocess.run([*shlex.split(editor), str(kept)]).returncode != 0:
+        raise UsageError(f"{editor} exited non-zero; nothing changed (your text is kept in {kept})")
+    text = kept.read_text()
+    try:
+        try:
+            edited = json.loads(text)
+        except ValueError as err:
+            raise UsageError(f"{kept}: line {getattr(err, 'lineno', '?')}: not JSON ({err})") from None
+        if not isinstance(edited, dict):
+            raise UsageError(f"{kept}: (top level): a JSON object of the task's fields")
+        changes = {k: v for k, v in edited.items()
+                   if v != shown.get(k) and not (k not in task and v == defaults.get(k, object()))}
+        changes.update({k: None for k in shown if k not in edited})
+        if changes:
+            bench.set_task(task_id, changes, actor=actor_of(actor))
+    except WorkbenchError as err:
+        err.message = f"{err.message}; your edit is kept in {kept} (`wb task edit {task_id}` reopens it)"
+        raise
+    kept.unlink()
+    output.say(f"{task_id}: set {', '.join(sorted(changes))}" if changes else f"{task_id}: nothing changed")
+    output.report_write(bench)
+    return 0
+
+
+@app.command("comment")
+def comment(
+    task_id: str = typer.Argument(..., metavar="ID"),
+    text: str = typer.Argument(..., help="The comment (recorded as an event; `wb task show` lists them)."),
+    actor: str = ACTOR,
+) -> int:
+    """Add a comment to a task."""
+    bench = _bench()
+    bench.comment_task(task_id, text, actor=actor_of(actor))
+    output.say(f"{task_id}: comment added")
+    output.report_write(bench)
+    return 0
+
+
+@app.command("delete")
+def delete(task_id: str = typer.Argument(..., metavar="ID"), actor: str = ACTOR) -> int:
+    """Take a cancelled task off the board (it moves to the archive: `wb task show` and `list --all` still find
+    it). Only a cancelled task: cancel it first with `wb task set ID status=cancelled`."""
+    bench = _bench()
+    file = bench.delete_task(task_id, actor=actor_of(actor))
+    output.say(f"{task_id} deleted from the board (kept in .workbench/{file})")
+    output.report_write(bench)
     return 0
 
 
@@ -141,17 +285,23 @@ def proof_lines(task: dict[str, Any]) -> list[str]:
 
 
 @app.command("start")
-def start(task_id: str = typer.Argument(..., metavar="ID"), actor: str = ACTOR) -> int:
-    """Mark a task in progress and make it the active task."""
-    return writes.task_start(start_dir(), task_id, actor=actor)
+def start(
+    task_id: str = typer.Argument(..., metavar="ID"),
+    force: bool = typer.Option(False, "--force", help="Start it although a dependency is not done (or was "
+                                                      "cancelled; recorded). Person-only: asks for a code on the "
+                                                      "terminal."),
+    actor: str = ACTOR,
+) -> int:
+    """Mark a task in progress and make it the active task. Refused while a dependency is not done."""
+    return writes.task_start(start_dir(), task_id, actor=actor, force=force)
 
 
 @app.command("done")
 def done(
     task_id: str = typer.Argument(..., metavar="ID"),
-    force: bool = typer.Option(False, "--force", help="Mark done even if an acceptance command fails "
-                                                      "or the scope refuses (recorded). Person-only: asks "
-                                                      "for a code on the terminal."),
+    force: bool = typer.Option(False, "--force", help="Mark done even if an acceptance command fails, the scope "
+                                                      "refuses or a dependency is not done (recorded). "
+                                                      "Person-only: asks for a code on the terminal."),
     actor: str = ACTOR,
 ) -> int:
     """Check what the task changed against its scope, run its acceptance commands; mark it done only if the
@@ -175,7 +325,8 @@ def set_(
     task_id: str = typer.Argument(..., metavar="ID"),
     assignments: list[str] = typer.Argument(None, metavar="KEY=VALUE...",
                                             help="title, description, owner, status, reviews, acceptance, "
-                                                 "depends_on (lists: a JSON array or one item)."),
+                                                 "depends_on, priority, labels, parent, assignee (lists: a "
+                                                 "JSON array or one item; null clears)."),
     allow: list[str] = ALLOW,
     forbid: list[str] = FORBID,
     override: str = typer.Option(None, "--override", metavar="REASON",
@@ -192,6 +343,10 @@ def set_(
 
     bench = _bench()
     changes = parse_assignments(assignments or [], TASK_LIST_KEYS)
+    if changes.get("priority") is not None:
+        from workbench.cli.writes import priority_of
+
+        changes["priority"] = priority_of(changes["priority"])
     if not changes and not (allow or forbid):
         raise UsageError("nothing to set: give KEY=VALUE pairs (or --allow/--forbid GLOB)")
     if isinstance(changes.get("scope"), str):

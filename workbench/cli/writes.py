@@ -38,14 +38,17 @@ JSON = {"--json": ("json_", "flag")}
 # the scope contract of a task (issue 16)
 SCOPE = {"--allow": ("allow", "multi"), "--forbid": ("forbid", "multi"), "--approval": ("approval", "multi"),
          "--outside": ("outside", "value")}
+# issue 22: what `wb task add` gives a task beside its title
+TASK_EXTRA = {"--priority": ("priority", "value"), "--label": ("label", "multi"), "--parent": ("parent", "value"),
+              "--assignee": ("assignee", "value")}
 
 # (command path) -> its parameters and the body that runs it
 FAST: dict[tuple[str, ...], tuple[Params, str]] = {
     ("task", "add"): (Params((("title", 1),), {
         "--kind": ("kind", "value"), "--reviews": ("reviews", "value"), "--owner": ("owner", "value"),
         "--accept": ("accept", "multi"), "--depends-on": ("depends_on", "multi"),
-        "--description": ("description", "value"), **SCOPE, **ACTOR, **JSON}), "task_add"),
-    ("task", "start"): (Params((("task_id", 1),), {**ACTOR}), "task_start"),
+        "--description": ("description", "value"), **SCOPE, **TASK_EXTRA, **ACTOR, **JSON}), "task_add"),
+    ("task", "start"): (Params((("task_id", 1),), {"--force": ("force", "flag"), **ACTOR}), "task_start"),
     ("task", "done"): (Params((("task_id", 1),), {"--force": ("force", "flag"), **ACTOR}), "task_done"),
     ("task", "block"): (Params((("task_id", 1),), {"--reason": ("reason", "value"), **ACTOR}, ("reason",)),
                         "task_block"),
@@ -165,7 +168,16 @@ def parse_assignments(pairs: list[str], list_keys: tuple[str, ...]) -> dict[str,
 
 
 STATE_LIST_KEYS = ("touched_files", "assumptions", "blockers")
-TASK_LIST_KEYS = ("acceptance", "depends_on")
+TASK_LIST_KEYS = ("acceptance", "depends_on", "labels")
+
+
+def priority_of(value: str | int | None) -> int | None:
+    """A priority as typed (`--priority 1`, `priority=1`): 0 (highest) … 4; a UsageError for anything else."""
+    if value is None or isinstance(value, int):
+        return value
+    if value.strip() not in ("0", "1", "2", "3", "4"):
+        raise UsageError(f"priority {value!r}: one of 0 (highest), 1, 2 (the default), 3, 4")
+    return int(value)
 
 
 def _bench(chdir: Path | None) -> Any:
@@ -178,14 +190,16 @@ def task_add(chdir: Path | None, title: str, kind: str = "build", reviews: str |
              owner: str | None = None, accept: list[str] | None = None, depends_on: list[str] | None = None,
              description: str | None = None, actor: str | None = None, json_: bool = False,
              allow: list[str] | None = None, forbid: list[str] | None = None, approval: list[str] | None = None,
-             outside: str | None = None) -> int:
+             outside: str | None = None, priority: str | None = None, label: list[str] | None = None,
+             parent: str | None = None, assignee: str | None = None) -> int:
     from workbench.model.scope import merged
 
     bench = _bench(chdir)
     task = bench.add_task(title, kind=kind, owner=owner, acceptance=accept or [],
                           depends_on=depends_on or [], description=description, reviews=reviews,
                           actor=actor_of(actor),
-                          scope=merged(None, allow=allow, forbid=forbid, approvals=approval, outside=outside))
+                          scope=merged(None, allow=allow, forbid=forbid, approvals=approval, outside=outside),
+                          priority=priority_of(priority), labels=label or None, parent=parent, assignee=assignee)
     if json_:
         output.emit_json(task)
     else:
@@ -194,12 +208,12 @@ def task_add(chdir: Path | None, title: str, kind: str = "build", reviews: str |
     return 0
 
 
-def task_start(chdir: Path | None, task_id: str, actor: str | None = None) -> int:
+def task_start(chdir: Path | None, task_id: str, actor: str | None = None, force: bool = False) -> int:
     bench = _bench(chdir)
     if bench.show_task(task_id).get("status") == "in_progress":
         output.say(f"{task_id} is already in progress: nothing to do")
         return 0
-    bench.start_task(task_id, actor=actor_of(actor))
+    bench.start_task(task_id, actor=actor_of(actor), force=force)
     output.say(output.shown(bench.last.summary))
     output.report_write(bench)
     return 0

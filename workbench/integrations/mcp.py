@@ -44,8 +44,10 @@ INSTRUCTIONS = (
 # -- the tools, as data -----------------------------------------------------------------------------------
 STATUSES = ["todo", "in_progress", "blocked", "done", "cancelled"]
 TASK_FIELDS = ["id", "kind", "title", "status", "owner", "acceptance", "depends_on", "description", "reviews",
-               "blocked_reason", "forced_done", "created_at", "updated_at", "scope", "proof", "claim"]
+               "blocked_reason", "forced_done", "created_at", "updated_at", "scope", "proof", "claim", "priority",
+               "labels", "parent", "assignee", "comments"]
 TASK_DEFAULT_FIELDS = ["id", "status", "title"]
+TASK_FILTERS = ("ready", "blocked", "label", "priority", "parent", "assignee", "search")  # api.TASK_FILTERS
 EVENT_FIELDS = ["seq", "ts", "type", "actor", "session", "summary", "payload"]
 EVENT_DEFAULT_FIELDS = ["seq", "type", "actor", "summary"]
 LIST_LIMIT, LOG_LIMIT = 20, 10  # default page sizes, and a default page stops at PAGE_BYTES of JSON too,
@@ -74,10 +76,12 @@ def _out(*required: str) -> dict[str, Any]:
     return {"type": "object", "required": list(required)}
 
 
-def _page(limit: int, most: int, fields: list[str]) -> dict[str, Any]:
+def _page(limit: int, most: int, fields: list[str] | None) -> dict[str, Any]:
+    """A page's arguments; `fields` None: any task key (checked by the tool, as TASK_FIELDS: the names would
+    cost tools/list more bytes than the filters they make room for)."""
     return {"limit": {"type": "integer", "minimum": 1, "maximum": most, "default": limit},
             "offset": {"type": "integer", "minimum": 0},
-            "fields": {"type": "array", "items": {"enum": fields}}}
+            "fields": {"type": "array", "items": {"enum": fields} if fields else STR}}
 
 
 OBJ = {"type": "object"}
@@ -109,13 +113,15 @@ SPECS: dict[str, Spec] = {
     "status": Spec("Start here: active/ready tasks, next action, blockers, session.",
                    _in({}), _out("status", "next_action"), READ),
     "task_list": Spec("Tasks in board order, a page at a time.",
-                      _in({"status": {"enum": STATUSES}, **_page(LIST_LIMIT, 500, TASK_FIELDS)}),
+                      _in({"status": {"enum": STATUSES}, "where": {**OBJ, "description": ",".join(TASK_FILTERS)},
+                           **_page(LIST_LIMIT, 500, None)}),
                       _out("tasks", "next_offset"), READ),
     "task_add": Spec("Add a task; returns it with its id.",
                      _in({"title": TEXT, "acceptance": {**STRS, "description": "must exit 0 for done"},
                           "kind": {"enum": ["build", "review"]}, "reviews": STR,
                           "owner": {"enum": ["builder", "reviewer", "human"]}, "depends_on": STRS,
-                          "description": STR, "scope": OBJ}, "title"),
+                          "description": STR, "scope": OBJ, "priority": INT, "labels": STRS, "parent": STR,
+                          "assignee": STR}, "title"),
                      _out("task"), (False, False, False, False)),
     "task_update": Spec("start, done (runs acceptance; force: recorded), block (reason) or set (changes).",
                         _in({"id": TEXT, "action": {"enum": ["start", "done", "block", "set"]}, "reason": STR,
@@ -272,9 +278,13 @@ class Tools:
         return self.call(status_)
 
     def task_list(self, status: str | None = None, limit: int | None = None, offset: int = 0,
-                  fields: list[str] | None = None) -> Answer:
+                  fields: list[str] | None = None, where: dict[str, Any] | None = None) -> Answer:
         def list_() -> dict[str, Any]:
-            tasks = self.bench().list_tasks(status)
+            for i, name in enumerate(fields or []):
+                if name not in TASK_FIELDS:
+                    raise UsageError(f"task_list: fields[{i}]: {json.dumps(name)} is not one of "
+                                     f"{', '.join(TASK_FIELDS)}")
+            tasks = self.bench().list_tasks(status, where)
             keep = fields or TASK_DEFAULT_FIELDS
             page = fit([{k: t[k] for k in keep if k in t} for t in tasks[offset:offset + (limit or LIST_LIMIT)]],
                        limit)
@@ -306,12 +316,13 @@ class Tools:
     # -- writing --------------------------------------------------------------------------------
     def task_add(self, title: str, acceptance: list[str] | None = None, kind: str = "build",
                  reviews: str | None = None, owner: str | None = None, depends_on: list[str] | None = None,
-                 description: str | None = None, scope: dict[str, Any] | None = None) -> Answer:
+                 description: str | None = None, scope: dict[str, Any] | None = None, priority: int | None = None,
+                 labels: list[str] | None = None, parent: str | None = None, assignee: str | None = None) -> Answer:
         def add() -> dict[str, Any]:
             bench = self.bench()
             task = bench.add_task(title, kind=kind, owner=owner, acceptance=acceptance or [],
                                   depends_on=depends_on or [], description=description, reviews=reviews,
-                                  scope=scope)
+                                  scope=scope, priority=priority, labels=labels, parent=parent, assignee=assignee)
             return _written(bench, task=task)
 
         return self.call(add)
@@ -321,7 +332,7 @@ class Tools:
         def update() -> dict[str, Any]:
             bench = self.bench()
             if action == "start":
-                task = bench.start_task(id)
+                task = bench.start_task(id, force=force)
             elif action == "done":
                 task = bench.done_task(id, force=force)
             elif action == "block":

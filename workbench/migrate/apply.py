@@ -53,6 +53,7 @@ from workbench.migrate.registry import (  # noqa: F401 - the registry and migrat
     Migration,
     RegistryError,
     board_0_to_1,
+    board_1_to_2,
     check_registry,
     compact_json,
     config_0_to_1,

@@ -198,7 +198,7 @@ def board_0_to_1(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
             renamed[tid] = new_ids[-1]
     tasks = [_task_0_to_1(t, tid, renamed, ctx) if isinstance(t, dict) else copy.deepcopy(t)
              for t, tid in zip(old, new_ids, strict=True)]
-    return {"schema_version": 1, "last_event": 0, "tasks": tasks, **rest}
+    return {"schema_version": 1, "last_event": 0, "tasks": tasks, **rest}  # then board_1_to_2
 
 
 def _task_0_to_1(old: dict[str, Any], tid: str, renamed: dict[str, str], ctx: Context) -> dict[str, Any]:
@@ -234,6 +234,12 @@ def _task_0_to_1(old: dict[str, Any], tid: str, renamed: dict[str, str], ctx: Co
     if reason is not None:
         task["blocked_reason"] = reason
     return task
+
+
+@migration("board", 1, "tasks may carry priority, labels, parent, assignee and comments (issue 22); a task without "
+                       "a priority is priority 2, so no task changes")
+def board_1_to_2(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    return {**copy.deepcopy(doc), "schema_version": 2}
 
 
 def _legacy_id(ts: str, seq: int, record: Any) -> str:

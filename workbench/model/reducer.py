@@ -14,7 +14,7 @@ from workbench.errors import Refused
 from workbench.model.eventtypes import HAND_EDIT_EVENTS, HARNESS_EVENTS, SYNC_EVENTS
 
 STATE_VERSION = 1
-BOARD_VERSION = 1
+BOARD_VERSION = 2
 EMPTY_BODY = "\n# Decision log\n"
 COUNTERS = ("tasks_completed", "tasks_failed", "turns", "tool_calls", "tokens_consumed")
 # Keys a human edit cannot set: wb derives them from the log.
@@ -182,11 +182,20 @@ def _task_block(docs: Docs, ev: dict[str, Any]) -> bool:
 def _task_set(docs: Docs, ev: dict[str, Any]) -> bool:
     task = _task(docs, ev["payload"]["id"])
     for key, value in ev["payload"]["changes"].items():
-        if value is None and key in ("description", "blocked_reason", "scope"):  # scope: issue 16
+        if value is None and key in ("description", "blocked_reason", "scope",  # scope: issue 16
+                                     "priority", "labels", "parent", "assignee"):  # issue 22
             task.pop(key, None)
         else:
             task[key] = value
     task["updated_at"] = ev["ts"]
+    return True
+
+
+def _task_comment(docs: Docs, ev: dict[str, Any]) -> bool:
+    """Issue 22: a comment on a task, kept on it with the event that made it."""
+    task = _task(docs, ev["payload"]["id"])
+    comment = {"event": ev["seq"], "ts": ev["ts"], "actor": ev["actor"], "text": ev["payload"]["text"]}
+    task["comments"] = [*task.get("comments", []), comment]
     return True
 
 
@@ -291,6 +300,7 @@ REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
     "task.done": _task_done,
     "task.block": _task_block,
     "task.set": _task_set,
+    "task.comment": _task_comment,
     "note.add": _note_add,
     "state.set": _state_set,
     "human.edit": _human_edit,

@@ -98,3 +98,24 @@ def dependency_problem(board: dict[str, Any], task_id: str, depends_on: list[str
     cycle = walk(task_id, set())
     if cycle:
         raise Refused(f"board.json: depends_on would make a cycle: {' → '.join(cycle)}")
+
+
+def unmet_dependencies(board: dict[str, Any], task: dict[str, Any]) -> list[tuple[str, str]]:
+    """The dependencies of `task` that are not done, each with its status (issue 22): a cancelled one counts
+    as unmet (only a person's `--force` says it is satisfied); one done and archived is met."""
+    from workbench.model.archive import archived_done, holding
+
+    status = {t.get("id"): t.get("status", "todo") for t in board["tasks"]}
+    unmet = []
+    for dep in task.get("depends_on") or []:
+        if status.get(dep) == "done" or archived_done(board, dep):
+            continue
+        unmet.append((dep, status.get(dep) or ("cancelled" if holding(board, dep) else "missing")))
+    return unmet
+
+
+def unmet_refusal(task_id: str, unmet: list[tuple[str, str]], verb: str) -> Refused:
+    """The one line that refuses `wb task start|done` of a task whose dependencies are not done."""
+    names = ", ".join(f"{d} ({s})" for d, s in unmet)
+    return Refused(f"{task_id} waits on {names}: finish {'it' if len(unmet) == 1 else 'them'} first, or ask a "
+                   f"person to run `wb task {verb} {task_id} --force` (recorded)")

@@ -106,7 +106,7 @@ def refuse_if_held(task: dict[str, Any], agent: str, at: str | None = None) -> N
 
 def ready_tasks(board: dict[str, Any], agent: str, at: str) -> list[dict[str, Any]]:
     """Todo tasks whose dependencies are done and that no other agent holds: what `wb task next --claim` tries,
-    in board order."""
+    by priority (0 first; absent: 2), then in board order (issue 22)."""
     from workbench.model.archive import archived_done
 
     done = {t.get("id") for t in board["tasks"] if t.get("status") == "done"}
@@ -117,13 +117,13 @@ def ready_tasks(board: dict[str, Any], agent: str, at: str) -> list[dict[str, An
                                                 for d in task.get("depends_on", [])) and (
                 held is None or held.get("agent") == agent):
             out.append(task)
-    return out
+    return sorted(out, key=lambda t: t.get("priority", 2))  # stable: board order among equals
 
 
 def claim_next(wb: Workbench, *, agent: str | None = None, lease_s: int = DEFAULT_LEASE_S,
                remote: str | None = None) -> dict[str, Any] | None:
-    """Claim the first ready task; a task lost to another agent's race is skipped for the next. None when no
-    task is ready."""
+    """Claim the first ready task (by priority, then board order); a task lost to another agent's race is
+    skipped for the next. None when no task is ready."""
     agent = syncop.agent_name(agent)
     tried: set[str] = set()
     while True:

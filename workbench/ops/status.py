@@ -97,10 +97,11 @@ def derived_next_action(active: dict[str, Any] | None, tasks: list[dict[str, Any
 
 
 def next_task(tasks: list[dict[str, Any]], board: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str]:
-    """The first ready task, and why there is none when there is none (`wb task next`)."""
+    """The ready task of the highest priority (0 first; absent: 2), the first in board order among equals, and
+    why there is none when there is none (`wb task next`)."""
     ready = ready_tasks(tasks, board)
     if ready:
-        return ready[0], ""
+        return min(ready, key=lambda t: t.get("priority", 2)), ""
     if not tasks:
         return None, "the board is empty: add a task with `wb task add TITLE`"
     todo = [t for t in tasks if t.get("status", "todo") == "todo"]

@@ -41,13 +41,13 @@ from typing import Any
 
 from workbench import progress as progressing
 from workbench.errors import Refused, SchemaRefused, UsageError
-from workbench.model import schemas
+from workbench.model import reducer, schemas
 from workbench.model.ids import TASK_ID
 from workbench.ops.acceptance import task_problem
 
 FORMATS = ("json", "markdown")
 IMPORTED_STATUSES = ("todo", "done", "cancelled")
-KEPT_BY_WB = ("proof", "claim", "start_head", "forced_done", "blocked_reason")
+KEPT_BY_WB = ("proof", "claim", "start_head", "forced_done", "blocked_reason", "comments")  # comments: issue 22
 STAMPED = ("created_at", "updated_at")
 BOXES = {" ": "todo", "x": "done", "X": "done", "-": "cancelled"}
 # Markdown keys -> the task field each sets, and whether it repeats (a list) or is said once
@@ -277,7 +277,8 @@ def _task(entry: Entry, new_id: str, now: str, names: dict[str, str], later: dic
     except Refused as err:
         raise entry.refuse(None, err.message.removeprefix("board.json: ")) from None
     try:
-        schemas.check("board", {"schema_version": 1, "last_event": 0, "tasks": [task]}, entry.file)
+        schemas.check("board", {"schema_version": reducer.BOARD_VERSION, "last_event": 0, "tasks": [task]},
+                      entry.file)
     except SchemaRefused as err:
         path = err.path.removeprefix("tasks[0]").lstrip(".")
         raise entry.refuse(re.split(r"[.\[]", path)[0] or None, err.rule, path or None) from None

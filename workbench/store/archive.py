@@ -97,7 +97,7 @@ def check_archive(p: Paths, board: dict[str, Any]) -> list[str]:
     """What `wb validate` reports of the archive: each referenced segment present, its digest the recorded
     one, its tasks valid board tasks matching the reference (count, ranges), and no id twice across the board
     and the segments. [] when all holds."""
-    from workbench.model import schemas
+    from workbench.model import reducer, schemas
 
     problems: list[str] = []
     if not archive.refs(board):
@@ -111,7 +111,8 @@ def check_archive(p: Paths, board: dict[str, Any]) -> list[str]:
             problems.append(str(err))
             continue
         try:  # its tasks are board tasks: checked by the board's schema
-            schemas.check("board", {"schema_version": 1, "last_event": 0, "tasks": tasks}, f".workbench/{rel}")
+            schemas.check("board", {"schema_version": reducer.BOARD_VERSION, "last_event": 0, "tasks": tasks},
+                          f".workbench/{rel}")
         except SchemaRefused as err:
             problems.append(str(err))
             continue
