@@ -27,11 +27,12 @@ def labels_of(task: dict[str, Any]) -> list[str]:
     return [str(x) for x in labels] if isinstance(labels, list) else []
 
 
-def card(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any], ready: set[str],
+def card(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any], ready: set[Any],
          now: str) -> dict[str, Any]:
     """What the board shows of one task."""
-    proof = task.get("proof") if isinstance(task.get("proof"), dict) else {}
-    scope = task.get("scope") if isinstance(task.get("scope"), dict) else {}
+    raw_proof, raw_scope = task.get("proof"), task.get("scope")
+    proof: dict[str, Any] = raw_proof if isinstance(raw_proof, dict) else {}
+    scope: dict[str, Any] = raw_scope if isinstance(raw_scope, dict) else {}
     claim = holder(task, now)
     out: dict[str, Any] = {
         "id": task.get("id"), "title": task.get("title", ""), "status": task.get("status", "todo"),
@@ -75,14 +76,17 @@ def columns(tasks: list[dict[str, Any]], board: dict[str, Any], *, label: str | 
 
 def names_task(event: dict[str, Any], task_id: str) -> bool:
     """Whether an event is about `task_id`: a task event's id, an added task, a hand edit that changed it."""
-    p = event.get("payload") if isinstance(event.get("payload"), dict) else {}
-    if p.get("id") == task_id or (isinstance(p.get("task"), dict) and p["task"].get("id") == task_id):
+    raw = event.get("payload")
+    p: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    added = p.get("task")
+    if p.get("id") == task_id or (isinstance(added, dict) and added.get("id") == task_id):
         return True
     if task_id in (p.get("from"), p.get("to")) and str(event.get("type", "")).startswith("task."):
         return True
-    upserts = p.get("upsert") if isinstance(p.get("upsert"), list) else []
-    removed = p.get("remove") if isinstance(p.get("remove"), list) else []
-    return task_id in removed or any(isinstance(t, dict) and t.get("id") == task_id for t in upserts)
+    upserts = p.get("upsert")
+    removed = p.get("remove")
+    return (isinstance(removed, list) and task_id in removed) or (
+        isinstance(upserts, list) and any(isinstance(t, dict) and t.get("id") == task_id for t in upserts))
 
 
 def history(wb: Workbench, task_id: str) -> list[dict[str, Any]]:
