@@ -135,3 +135,24 @@ def test_static_print_and_json_off_a_terminal(bench, repo, wb):
     assert [(t["id"], t["ready"]) for t in data["columns"][0]["tasks"]] == [
         ("T-002", False), ("T-003", True), ("T-004", True)]
     assert wb(repo, "board", "--status", "finished").returncode == 2
+
+
+def test_an_invalid_workbench_keeps_the_last_board_and_says_why_and_80x24_draws_every_column(bench, repo):
+    _seed(bench)
+
+    async def drive() -> None:
+        app = _app(repo)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            svg = app.export_screenshot()
+            for heading in ("TODO", "IN PROGRESS", "BLOCKED", "DONE", "CANCELLED"):
+                assert heading.replace(" ", "&#160;") in svg or heading in svg, heading
+            (repo / ".workbench" / "board.json").write_text('{"tasks": [\n')  # a hand edit half saved
+            for _ in range(100):
+                await pilot.pause(0.05)
+                if "not refreshed" in str(app.query_one("#status-line").render()):
+                    break
+            assert "board.json" in str(app.query_one("#status-line").render())
+            assert _cards(app, "todo") == ["T-002", "T-003"]  # what it last read
+
+    asyncio.run(drive())
