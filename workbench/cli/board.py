@@ -21,6 +21,8 @@ def marks(card: dict[str, Any]) -> list[str]:
         out.append("ready")
     if card["waiting_on"]:
         out.append("waits " + ",".join(card["waiting_on"]))
+    if card["status"] == "blocked" and card["blocked_reason"]:
+        out.append(f"blocked: {card['blocked_reason']}")
     if card["claim"]:
         out.append(f"claimed by {card['claim']['agent']}")
     if card["forced"]:
