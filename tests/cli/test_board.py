@@ -156,3 +156,13 @@ def test_an_invalid_workbench_keeps_the_last_board_and_says_why_and_80x24_draws_
             assert _cards(app, "todo") == ["T-002", "T-003"]  # what it last read
 
     asyncio.run(drive())
+
+
+def test_only_the_live_board_imports_textual(bench, repo):
+    from tests.cli.test_startup import run_probe
+
+    bench.add_task("Write the parser")
+    for argv in (["board", "--json"], ["board"], ["--help"]):
+        proc, modules = run_probe(repo, *argv)
+        assert proc.returncode == 0, proc.stderr
+        assert not any(m.split(".")[0] == "textual" for m in modules), argv
