@@ -525,6 +525,23 @@ class Bench:
 
         return eventlist.newest(self.wb.log, limit, type=type, session=session, paths=self.wb.paths)
 
+    def board(self, *, label: str | None = None, owner: str | None = None,
+              status: str | None = None) -> dict[str, Any]:
+        """`wb board`: the tasks in columns by status, each card with ready, waits, claim, scope and a forced
+        done (ops/board.py), filtered by label, owner (or assignee) and status."""
+        from workbench.ops.board import columns
+
+        if status is not None and status not in STATUSES:
+            raise UsageError(f"status {status!r}: one of {', '.join(STATUSES)}")
+        board = self.wb.load(detect_human=False, need_body=False).docs.board
+        return columns(board["tasks"], board, label=label, owner=owner, status=status)
+
+    def task_history(self, task_id: str) -> list[dict[str, Any]]:
+        """The events that name the task, oldest first (`wb board`'s history key)."""
+        from workbench.ops.board import history
+
+        return history(self.wb, task_id)
+
     def validate(self, progress: Callable[[int, int], None] | None = None, *, full: bool = False) -> list[str]:
         """Every workbench file against its schema, the log's chain, the snapshots against the log. Sealed
         segments checked before on this machine are trusted by digest; `full` checks everything again."""

@@ -16,7 +16,7 @@ import pytest
 
 # Libraries a fast path has no need of: the CLI framework, its renderer, the YAML round-trip parser and the
 # schema library (the compiled validators in workbench/_validators check what wb writes).
-HEAVY = ("typer", "click", "rich", "shellingham", "ruamel", "jsonschema")
+HEAVY = ("typer", "click", "rich", "shellingham", "ruamel", "jsonschema", "textual")
 
 PROBE = (
     "import sys\n"

@@ -1,0 +1,50 @@
+"""ops/board.py: what a card says of a task — ready, waits, claim, scope, forced or overridden done, and the
+optional keys (labels, priority, assignee, parent) read when a task has them — and which events name a task."""
+
+from __future__ import annotations
+
+from workbench.ops.board import card, columns, names_task
+
+BASE = {"kind": "build", "owner": "builder", "acceptance": [], "depends_on": [], "created_at": "x",
+        "updated_at": "x"}
+
+
+def task(tid: str, status: str = "todo", **kw: object) -> dict[str, object]:
+    return {**BASE, "id": tid, "title": f"task {tid}", "status": status, **kw}
+
+
+def test_cards_carry_every_marker_a_reviewer_looks_for() -> None:
+    tasks = [
+        task("T-001", "done", forced_done=True, proof={"event": 3, "head": None, "forced": True, "checks": [],
+                                                      "override": "a person said so"}),
+        task("T-002", depends_on=["T-001"], labels=["ui"], priority=1, assignee="ann", parent="T-001"),
+        task("T-003", depends_on=["T-002"], claim={"agent": "bot", "since": "2026-01-01T00:00:00Z",
+                                                   "until": "2999-01-01T00:00:00Z", "lease_s": 60}),
+        task("T-004", "in_progress", scope={"allowed": ["src/**"]},
+             claim={"agent": "old", "since": "2020-01-01T00:00:00Z", "until": "2020-01-01T00:01:00Z",
+                    "lease_s": 60}),
+    ]
+    board = {"tasks": tasks}
+    data = columns(tasks, board, now="2026-06-01T00:00:00Z")
+    by_id = {c["id"]: c for col in data["columns"] for c in col["tasks"]}
+    assert by_id["T-001"]["forced"] and by_id["T-001"]["override"] == "a person said so"
+    assert by_id["T-002"]["ready"] and by_id["T-002"]["labels"] == ["ui"] and by_id["T-002"]["priority"] == 1
+    assert by_id["T-002"]["assignee"] == "ann" and by_id["T-002"]["parent"] == "T-001"
+    assert not by_id["T-003"]["ready"] and by_id["T-003"]["waiting_on"] == ["T-002 (todo)"]
+    assert by_id["T-003"]["claim"] == {"agent": "bot", "until": "2999-01-01T00:00:00Z"}
+    assert by_id["T-004"]["claim"] is None  # the lease ran out
+    assert by_id["T-004"]["scope"] == {"allowed": ["src/**"]}
+    assert "labels" not in by_id["T-003"]  # a board without the optional keys is shown the same
+    assert [t["id"] for c in columns(tasks, board, label="ui")["columns"] for t in c["tasks"]] == ["T-002"]
+    assert [t["id"] for c in columns(tasks, board, owner="ann")["columns"] for t in c["tasks"]] == ["T-002"]
+    assert card(task("T-009"), [], {"tasks": []}, set(), "now")["ready"] is False
+
+
+def test_the_events_that_name_a_task() -> None:
+    assert names_task({"type": "task.add", "payload": {"task": {"id": "T-001"}}}, "T-001")
+    assert names_task({"type": "task.start", "payload": {"id": "T-001"}}, "T-001")
+    assert names_task({"type": "human.edit", "payload": {"file": "board.json", "upsert": [{"id": "T-001"}]}},
+                      "T-001")
+    assert names_task({"type": "human.edit", "payload": {"file": "board.json", "remove": ["T-001"]}}, "T-001")
+    assert not names_task({"type": "task.start", "payload": {"id": "T-002"}}, "T-001")
+    assert not names_task({"type": "note.add", "payload": {"text": "T-001"}}, "T-001")

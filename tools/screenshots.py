@@ -1,0 +1,86 @@
+"""Regenerate the pictures in docs/views.md from a seeded demo workbench: `python tools/screenshots.py [tui|web]`
+(default: every part). Each view is one function below that takes the demo repository and writes its picture
+under docs/views/; a new view adds its function to PARTS.
+
+- tui: `wb board` at 80×24, through textual's own screenshot (docs/views/board.svg).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VIEWS = ROOT / "docs" / "views"
+
+
+def seed(repo: Path) -> None:
+    """A small board with every marker the views show: ready, waiting, in progress, blocked, forced done."""
+    from workbench.api import Bench, init
+
+    env = {"GIT_AUTHOR_NAME": "Demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+           "GIT_COMMITTER_NAME": "Demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid"}
+    import os
+
+    os.environ.update(env)
+    repo.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    (repo / "README.md").write_text("# demo\n")
+    subprocess.run(["git", "-C", str(repo), "add", "README.md"], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "initial commit"], check=True)
+    init(repo)
+    bench = Bench.open(repo)
+    bench.add_task("Write the parser", acceptance=["true"])
+    bench.add_task("Parse nested lists", depends_on=["T-001"])
+    bench.add_task("Document the grammar")
+    bench.add_task("Benchmark the tokenizer", owner="human")
+    bench.add_task("Review the parser", kind="review", reviews="T-001")
+    bench.add_task("Fix the CI cache")
+    bench.start_task("T-001")
+    bench.start_task("T-006")
+    bench.block_task("T-006", "waiting for the runner image")
+    bench.add_task("Set up the repository", acceptance=["true"])
+    bench.done_task("T-007")
+
+
+def tui(repo: Path) -> Path:
+    """`wb board` at 80×24, as textual draws it."""
+    from workbench.api import Bench
+    from workbench.cli.board_app import BoardApp
+
+    out = VIEWS / "board.svg"
+
+    async def shoot() -> None:
+        app = BoardApp(Bench.open(repo))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            app.save_screenshot(filename=out.name, path=str(out.parent))
+
+    asyncio.run(shoot())
+    return out
+
+
+PARTS: dict[str, Callable[[Path], Path]] = {"tui": tui}  # helper `web` adds "web": its browser part
+
+
+def main(argv: list[str]) -> int:
+    wanted = argv or list(PARTS)
+    unknown = [w for w in wanted if w not in PARTS]
+    if unknown:
+        sys.stderr.write(f"screenshots: unknown part {', '.join(unknown)} (one of {', '.join(PARTS)})\n")
+        return 2
+    VIEWS.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "demo"
+        seed(repo)
+        for name in wanted:
+            print(f"{name}: {PARTS[name](repo).relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,111 @@
+"""`wb board` as data: the board's tasks in columns by status, each a card saying what a reviewer looks for —
+ready (todo, every dependency done), what it waits on, who holds its claim, its scope, a forced or overridden
+done — filtered by label, owner or status; a task's history (the events that name it); and a cheap stamp of
+the workbench's files, so a live view re-reads only when something changed.
+
+Read-only: every read goes through the workbench's own load and event log (no second reader of a file).
+Keys other helpers add to a task (`labels`, `priority`, `assignee`, `parent`) are read with .get(): a board
+without them is shown the same.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from workbench.model.claims import holder
+from workbench.model.ids import utc_now
+from workbench.ops.status import STATUSES, ready_tasks, waiting_on
+from workbench.store.workbench import Workbench
+
+EXTRA_KEYS = ("labels", "priority", "assignee", "parent")  # optional task keys, shown when a task has them
+
+
+def labels_of(task: dict[str, Any]) -> list[str]:
+    labels = task.get("labels")
+    return [str(x) for x in labels] if isinstance(labels, list) else []
+
+
+def card(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any], ready: set[Any],
+         now: str) -> dict[str, Any]:
+    """What the board shows of one task."""
+    raw_proof, raw_scope = task.get("proof"), task.get("scope")
+    proof: dict[str, Any] = raw_proof if isinstance(raw_proof, dict) else {}
+    scope: dict[str, Any] = raw_scope if isinstance(raw_scope, dict) else {}
+    claim = holder(task, now)
+    out: dict[str, Any] = {
+        "id": task.get("id"), "title": task.get("title", ""), "status": task.get("status", "todo"),
+        "kind": task.get("kind"), "owner": task.get("owner"),
+        "ready": task.get("id") in ready,
+        "depends_on": list(task.get("depends_on") or []),
+        "waiting_on": waiting_on(task, tasks, board) if task.get("status", "todo") in ("todo", "blocked") else [],
+        "claim": {"agent": claim.get("agent"), "until": claim.get("until")} if claim else None,
+        "scope": {k: scope[k] for k in ("allowed", "forbidden", "approvals_required", "outside") if k in scope}
+        or None,
+        "forced": bool(task.get("forced_done") or proof.get("forced")),
+        "override": proof.get("override"),
+        "blocked_reason": task.get("blocked_reason"),
+    }
+    for key in EXTRA_KEYS:
+        if task.get(key) not in (None, "", []):
+            out[key] = task[key]
+    return out
+
+
+def matches(task: dict[str, Any], *, label: str | None = None, owner: str | None = None,
+            status: str | None = None) -> bool:
+    """`owner` matches the task's owner or its assignee (when tasks have one)."""
+    return ((label is None or label in labels_of(task))
+            and (owner is None or owner in (task.get("owner"), task.get("assignee")))
+            and (status is None or task.get("status", "todo") == status))
+
+
+def columns(tasks: list[dict[str, Any]], board: dict[str, Any], *, label: str | None = None,
+            owner: str | None = None, status: str | None = None, now: str | None = None) -> dict[str, Any]:
+    """{"columns": [{"status", "tasks": [card…]}…] in STATUSES order (only `status`'s when given), "filters",
+    "total": the tasks shown}."""
+    now = now or utc_now()
+    ready = {t.get("id") for t in ready_tasks(tasks, board)}
+    shown = [t for t in tasks if matches(t, label=label, owner=owner, status=status)]
+    cols = [{"status": s, "tasks": [card(t, tasks, board, ready, now) for t in shown
+                                    if t.get("status", "todo") == s]}
+            for s in STATUSES if status is None or s == status]
+    return {"columns": cols, "filters": {"label": label, "owner": owner, "status": status}, "total": len(shown)}
+
+
+def names_task(event: dict[str, Any], task_id: str) -> bool:
+    """Whether an event is about `task_id`: a task event's id, an added task, a hand edit that changed it."""
+    raw = event.get("payload")
+    p: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    added = p.get("task")
+    if p.get("id") == task_id or (isinstance(added, dict) and added.get("id") == task_id):
+        return True
+    if task_id in (p.get("from"), p.get("to")) and str(event.get("type", "")).startswith("task."):
+        return True
+    upserts = p.get("upsert")
+    removed = p.get("remove")
+    return (isinstance(removed, list) and task_id in removed) or (
+        isinstance(upserts, list) and any(isinstance(t, dict) and t.get("id") == task_id for t in upserts))
+
+
+def history(wb: Workbench, task_id: str) -> list[dict[str, Any]]:
+    """The events that name `task_id`, oldest first (the whole log, as `wb log --all` reads it)."""
+    return [e for _line, e in wb.log.iter_all() if names_task(e, task_id)]
+
+
+def stamp(paths: Iterable[os.PathLike[str] | str]) -> tuple[tuple[int, int, int], ...]:
+    """(inode, size, mtime) of each file — (0, 0, 0) when missing: a change to any says "read again"."""
+    out = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((0, 0, 0))
+    return tuple(out)
+
+
+def watched(wb: Workbench) -> list[Any]:
+    """The files whose change changes the board: the snapshots and the log's tail."""
+    return [wb.paths.board, wb.paths.state, wb.paths.events]
