@@ -21,7 +21,7 @@ def test_the_oldest_finished_tasks_are_due_in_chunks_past_keep() -> None:
     assert archive.plan(board, keep=4, chunk=3) == []  # 6 < 4 + 3
     (due,) = archive.plan(board, keep=2, chunk=3)
     assert due["ids"] == ["T-001", "T-003", "T-004"]
-    assert due["file"] == f"archive/T-001_T-004_{due['sha256'][:12]}.json"
+    assert due["file"] == f"archive/T-000001_T-000004_{due['sha256'][:12]}.json"
     assert archive.plan(copy.deepcopy(board), keep=2, chunk=3) == [due]  # deterministic
     assert len(archive.plan(board, keep=0, chunk=3)) == 2
     assert archive.plan(board, keep=0, chunk=0) == []
@@ -54,3 +54,19 @@ def test_a_seal_whose_tasks_changed_since_is_void() -> None:
     sealed_elsewhere = copy.deepcopy(board)
     sealed_elsewhere["tasks"] = sealed_elsewhere["tasks"][1:]
     assert archive.fold_archive(sealed_elsewhere, due) is None
+
+
+def test_segment_names_sort_in_id_order_and_a_name_from_before_still_folds() -> None:
+    board = _board(" ".join(["done"] * 12))
+    low = archive.segment_file(board["tasks"][:3], "a" * 64)
+    high = archive.segment_file([{**board["tasks"][0], "id": "T-1001"}, {**board["tasks"][1], "id": "T-1250"}],
+                                "b" * 64)
+    assert low < high and low.startswith("archive/T-000001_T-000003_")  # 250 < 1001 sorts so too
+    assert archive.segment_file([{"id": "T-250"}], "c" * 64) < high
+    # a board.archive recorded before the names were padded to 6 digits folds as it did
+    (due,) = archive.plan(copy.deepcopy(board), keep=9, chunk=3)
+    old = {**due, "file": archive.segment_file(
+        [t for t in board["tasks"] if t["id"] in due["ids"]], due["sha256"], 3)}
+    assert old["file"].startswith("archive/T-001_T-003_")
+    moved = archive.fold_archive(board, old)
+    assert moved is not None and moved[0] == old["file"] and board["archive"][0]["file"] == old["file"]

@@ -109,3 +109,49 @@ def test_the_earlier_count_across_sealed_segments_is_what_reading_every_event_fi
                 assert shown == everything[-limit:], (limit, type_)
                 assert earlier == max(0, len(everything) - limit), (limit, type_)
     assert cache.exists()
+
+
+def test_a_rare_type_far_back_is_found_past_segments_kept_as_holding_none_of_it(tmp_path):
+    """The newest task events lie many segments back: the segments between, kept (by digest) as holding no task
+    event, are passed over, and the page is the same with the cache, without it, and with a stale cache; a
+    segment changed by hand is read, not passed over, and `wb validate` still refuses it."""
+    from tests.conftest import run_git, run_wb
+    from workbench.api import Bench
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run_git(repo, "init", "-q", "-b", "main")
+    run_git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
+    assert run_wb(repo, "init").returncode == 0
+    config = repo / ".workbench" / "config.yaml"
+    config.write_text(config.read_text() + "log:\n  segment_events: 4\n")
+    bench = Bench.open(repo)
+    for i in range(6):
+        bench.add_task(f"task {i}")
+    for i in range(30):
+        bench.note(f"note {i}")
+    cache = repo / ".git" / "wb" / "cache" / "typecounts.json"
+
+    def _page(repo):  # only the newest 3 events read and checked: the rest looked at as bytes, as at 50k events
+        wb = Bench.open(repo).wb
+        return newest(wb.log, 4, type="task", checked=3, paths=wb.paths)
+
+    everything = every(Bench.open(repo).wb.log, type="task")
+    pages = []
+    for _run in range(3):  # no cache; the cache it wrote; the cache again
+        pages.append(_page(repo))
+    assert cache.exists()
+    assert all(page == (everything[-4:], len(everything) - 4) for page in pages)
+    assert b":task" in cache.read_bytes()
+    cache.unlink()
+    assert _page(repo) == pages[0]
+    # a note segment rewritten by hand to hold a task event: its digest no longer matches, so it is read
+    segments = sorted((repo / ".workbench" / "log").glob("*.jsonl"))
+    victim = segments[-2]
+    raw = victim.read_bytes()
+    tampered = raw.replace(b'"type":"note.add"', b'"type":"task.add"', 1)
+    assert tampered != raw
+    victim.write_bytes(tampered)
+    shown, _earlier = _page(repo)
+    assert any(e["type"] == "task.add" and e["seq"] > everything[-1]["seq"] for e in shown)
+    assert run_wb(repo, "validate").returncode != 0

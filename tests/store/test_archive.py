@@ -97,7 +97,7 @@ def test_show_and_list_all_find_archived_tasks_and_writes_refuse_them(archiving:
     _finish(repo, "T-001", "T-002", "T-003", "T-004", "T-005")
     shown = run_wb(repo, "task", "show", "T-002")
     assert shown.returncode == 0, shown.stderr
-    assert "task 2" in shown.stdout and "archived" in shown.stdout and "archive/T-001_T-003_" in shown.stdout
+    assert "task 2" in shown.stdout and "archived" in shown.stdout and "archive/T-000001_T-000003_" in shown.stdout
     as_json = json.loads(run_wb(repo, "task", "show", "T-002", "--json").stdout)
     assert as_json["status"] == "done" and as_json["archived"].startswith("archive/")
     default = run_wb(repo, "task", "list")
@@ -179,3 +179,11 @@ def test_kill_9_while_a_segment_is_written_loses_nothing(archiving: Path) -> Non
     board = _board(repo)
     assert _segment_ids(repo, board) == ["T-001", "T-002", "T-003"]
     assert [t["id"] for t in board["tasks"]] == ["T-004", "T-005", "T-006", "T-007", "T-008", "T-009"]
+
+
+def test_status_shows_how_many_tasks_are_archived(archiving: Path) -> None:
+    repo = archiving
+    _finish(repo, "T-001", "T-002", "T-003", "T-004", "T-005")
+    data = json.loads(run_wb(repo, "status", "--json").stdout)
+    assert data["board"]["archived"] == 3 and data["board"]["total"] == 5
+    assert "3 archived" in run_wb(repo, "status").stdout

@@ -76,7 +76,8 @@ def render(data: dict[str, Any]) -> None:
             lines.append(("failed", str(why)))
     total = data["board"]["total"]
     lines.append(("board", f"{counts['todo']} todo · {counts['in_progress']} in progress · {counts['blocked']} "
-                           f"blocked · {counts['done']} done ({total} task{'' if total == 1 else 's'})"))
+                           f"blocked · {counts['done']} done ({total} task{'' if total == 1 else 's'})"
+                           + (f" · {data['board']['archived']} archived" if data["board"].get("archived") else "")))
     last = data["last_event"]
     if last:
         lines.append(("last event", f"#{last['seq']} {last['type']} by {last['actor']} at {last['ts']}"))

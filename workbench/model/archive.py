@@ -13,7 +13,8 @@ and the same segment bytes. A `board.archive` whose tasks are not all on the boa
 (a merge put another branch's change to one of them before it) is void: its tasks stay on the board and the
 next write archives them again, so nothing is lost and nothing is archived twice.
 
-File names carry the first and last id and the digest (`archive/T-001_T-250_3fa2c1d9e0b4.json`): two clones
+File names carry the first and last id and the digest (`archive/T-000001_T-000250_3fa2c1d9e0b4.json`,
+numbers padded to 6 so the names sort in id order; older segments' 3-digit names still read): two clones
 that each archived since they parted never write the same name with different bytes.
 """
 
@@ -45,10 +46,20 @@ def digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def segment_file(tasks: list[dict[str, Any]], sha: str) -> str:
-    """`archive/<first id>_<last id>_<12 hex of the digest>.json`, relative to `.workbench/`."""
+NAME_DIGITS = 6  # the ids' numbers in a segment's name: names sort in id order up to T-999999
+
+
+def segment_file(tasks: list[dict[str, Any]], sha: str, digits: int = NAME_DIGITS) -> str:
+    """`archive/T-<first>_T-<last>_<12 hex of the digest>.json`, relative to `.workbench/`, the numbers padded
+    to `digits` so the names sort as the ids do (`T-000250_…` before `T-001001_…`). Segments named before
+    (numbers padded to 3) keep their names: `is_segment_file` accepts both."""
     nums = sorted(number(t["id"]) for t in tasks)
-    return f"{ARCHIVE_DIR}/T-{nums[0]:03d}_T-{nums[-1]:03d}_{sha[:12]}.json"
+    return f"{ARCHIVE_DIR}/T-{nums[0]:0{digits}d}_T-{nums[-1]:0{digits}d}_{sha[:12]}.json"
+
+
+def is_segment_file(name: str, tasks: list[dict[str, Any]], sha: str) -> bool:
+    """`name` is the segment's name, as wb names it now or named it before (3-digit numbers)."""
+    return name in (segment_file(tasks, sha), segment_file(tasks, sha, 3))
 
 
 def ranges(task_ids: Iterable[str]) -> list[list[int]]:
@@ -136,7 +147,7 @@ def fold_archive(board: dict[str, Any], payload: dict[str, Any]) -> tuple[str, b
         return None
     raw = encode_segment(tasks)
     sha = digest(raw)
-    if sha != payload["sha256"] or segment_file(tasks, sha) != payload["file"]:
+    if sha != payload["sha256"] or not is_segment_file(payload["file"], tasks, sha):
         return None
     board["tasks"] = [t for t in board["tasks"] if t.get("id") not in want]
     board["archive"] = [*refs(board), reference(payload["file"], sha, tasks)]

@@ -10,11 +10,13 @@ the first `,"type":` of a line is the event's own; a line that does not begin as
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
-from workbench.model.jsonl import read_line
+from workbench.model.jsonl import read_line, split_lines
 from workbench.model.layout import Paths
 from workbench.store import caches
 from workbench.store.eventlog import EventLog
@@ -58,7 +60,11 @@ def newest(log: EventLog, limit: int, *, type: str | None = None, session: str |
     wanted_session = None if session is None else _encoded(session)
     if len(shown) == limit and type is not None and session is None:
         return shown[::-1], _count_earlier(log, oldest_read, oldest_seq, wanted_type or b"", type, paths)
-    rest = _matching(_past(log.lines_backwards(), oldest_read), wanted_type, wanted_session, type, session)
+    if len(shown) < limit and type is not None and session is None and paths is not None:
+        older = _older_lines(log, oldest_read, oldest_seq, wanted_type or b"", type, paths)
+    else:
+        older = _past(log.lines_backwards(), oldest_read)
+    rest = _matching(older, wanted_type, wanted_session, type, session)
     if len(shown) < limit:
         for line in rest:
             event = read_line(line, "events.jsonl", "an earlier line")
@@ -95,6 +101,39 @@ def _count_earlier(log: EventLog, oldest_read: bytes | None, oldest_seq: int, wa
     if changed and paths is not None:
         caches.write_type_counts(paths, kept)
     return total + _count_type(log.unsealed_bytes(), oldest_read, wanted, type)
+
+
+def _older_lines(log: EventLog, oldest_read: bytes | None, oldest_seq: int, wanted: bytes, type: str,
+                 paths: Paths) -> Iterator[bytes]:
+    """The lines older than `oldest_read` (seq `oldest_seq`), newest first, as `_past` gives them, less the
+    sealed segments wholly before it that hold no event of `type`: a segment's count by type is kept per
+    machine under its digest, and a segment is passed over only when its bytes still have that digest."""
+    chain = log.sealed_chain()
+    older_segments = [h for h in chain if h.last < oldest_seq]
+    if not older_segments:
+        yield from _past(log.lines_backwards(), oldest_read)
+        return
+    # the lines between oldest_read and the newest wholly older segment: one line a seq
+    within = oldest_seq - older_segments[-1].last - 1
+    yield from islice(_past(log.lines_backwards(), oldest_read), max(within, 0))
+    kept = caches.read_type_counts(paths)
+    changed = False
+    for header in reversed(older_segments):
+        body = log.sealed_body(header)
+        if hashlib.sha256(body).hexdigest() == header.sha256:
+            key = f"{header.sha256}:{type}"
+            n = kept.get(key)
+            if not isinstance(n, int):
+                n = _count_type(body, None, wanted, type, whole=True)
+                kept[key], changed = n, True
+            if n == 0:
+                continue
+        if changed:
+            caches.write_type_counts(paths, kept)
+            changed = False
+        yield from reversed(split_lines(body)[0])
+    if changed:
+        caches.write_type_counts(paths, kept)
 
 
 def _count_type(data: bytes, oldest_read: bytes | None, wanted: bytes, type: str, *, whole: bool = False) -> int:

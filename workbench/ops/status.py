@@ -150,7 +150,10 @@ def _board(view: View) -> dict[str, Any]:
     counts = {s: 0 for s in STATUSES}
     for task in view.tasks:
         counts[task.get("status", "todo")] = counts.get(task.get("status", "todo"), 0) + 1
-    return {"board": {"total": len(view.tasks), "by_status": counts}}
+    from workbench.model.archive import refs
+
+    archived = sum(r["tasks"] for r in refs(view.loaded.docs.board) if isinstance(r.get("tasks"), int))
+    return {"board": {"total": len(view.tasks), "by_status": counts, "archived": archived}}
 
 
 def _history(view: View) -> dict[str, Any]:
