@@ -166,7 +166,7 @@ def _next_action(docs: Docs) -> dict[str, str]:
     active = next((t for t in tasks if t.get("id") == state.get("active_task_id")), None)
     if active is not None and active.get("status") == "in_progress":
         return {"text": f"finish {active['id']}: {active.get('title')}", "command": f"wb task done {active['id']}"}
-    if next_action_set(state):  # wb init's placeholder is not an action someone set
+    if next_action_set(state, tasks):  # wb init's placeholder, or one naming only closed tasks, is not set
         return {"text": str(state["next_action"]), "command": ""}
     status = {t.get("id"): t.get("status") for t in tasks}
     for task in tasks:
