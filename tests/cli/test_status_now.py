@@ -44,3 +44,20 @@ def test_a_blocked_active_task_does_not_hide_the_ready_line(repo, wb):
     assert wb(repo, "task", "block", "T-001", "--reason", "waiting on review").returncode == 0
     text = wb(repo, "status").stdout
     assert any(line.startswith("ready") and "T-002" in line for line in text.splitlines()), text
+
+
+def test_the_handoff_lists_the_sessions_commits_when_every_task_is_done(repo, wb, git):
+    assert wb(repo, "init").returncode == 0
+    assert wb(repo, "task", "add", "Parser").returncode == 0
+    assert wb(repo, "task", "start", "T-001").returncode == 0
+    (repo / "parser.py").write_text("def parse(): ...\n")
+    git(repo, "add", "parser.py")
+    git(repo, "commit", "-qm", "Add the parser")
+    assert wb(repo, "task", "done", "T-001").returncode == 0
+
+    r = wb(repo, "handoff", "--json")
+    assert r.returncode == 0, r.stderr
+    packet = json.loads(r.stdout)
+    assert [c["subject"] for c in packet["commits"]] == ["Add the parser"]
+    assert packet["changed_files"]["committed"] == ["parser.py"] and packet["changed_files"]["since"]
+    assert "no recorded base commit" not in (repo / ".workbench" / "handoff.md").read_text()

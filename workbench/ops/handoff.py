@@ -203,6 +203,9 @@ def packet(root: Path, config: dict[str, Any], docs: Docs, events: list[dict[str
         open_heads = [t["start_head"] for t in docs.board["tasks"]
                       if t.get("start_head") and t.get("status") in ("in_progress", "blocked")]
         base = open_heads[0] if open_heads else None
+    if not base:  # issue 22: every task done — the HEAD the window's first task start or done recorded
+        base = next((e["payload"]["head"] for e in window if e["type"] in ("task.start", "task.done")
+                     and isinstance(e["payload"].get("head"), str) and e["payload"]["head"]), None)
     dirty = changes.dirty(root)
     branch = changes.branch(root)
     committed = changes.committed_since(root, base) if base else []
