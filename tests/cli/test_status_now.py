@@ -61,3 +61,11 @@ def test_the_handoff_lists_the_sessions_commits_when_every_task_is_done(repo, wb
     assert [c["subject"] for c in packet["commits"]] == ["Add the parser"]
     assert packet["changed_files"]["committed"] == ["parser.py"] and packet["changed_files"]["since"]
     assert "no recorded base commit" not in (repo / ".workbench" / "handoff.md").read_text()
+
+
+def test_status_does_not_say_idle_while_a_task_is_in_progress(repo, wb):
+    assert wb(repo, "init").returncode == 0
+    assert wb(repo, "task", "add", "Parser").returncode == 0
+    assert wb(repo, "task", "start", "T-001").returncode == 0
+    status = next(line for line in wb(repo, "status").stdout.splitlines() if line.startswith("status"))
+    assert "idle" not in status and "T-001" in status

@@ -34,7 +34,9 @@ def render(data: dict[str, Any]) -> None:
     styles = {"status": STATUS_STYLE.get(str(data["status"]), ""), "blockers": "red" if data["blockers"] else "",
               "waiting for": "yellow", "hand edit": "yellow", "ready": "green", "trust": "yellow"}
     lines = [
-        ("status", data["status"]),
+        # issue 22: "idle" is the harness's word; with a task in progress the workbench is not idle
+        ("status", f"working on {active['id']} (no harness session)"
+         if data["status"] == "idle" and active and active.get("status") == "in_progress" else data["status"]),
         ("active task", f"{active['id']} {active['title']} ({active['status']})" if active else "none"),
     ]
     ready = data.get("ready") or {}
