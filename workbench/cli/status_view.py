@@ -34,11 +34,14 @@ def render(data: dict[str, Any]) -> None:
     styles = {"status": STATUS_STYLE.get(str(data["status"]), ""), "blockers": "red" if data["blockers"] else "",
               "waiting for": "yellow", "hand edit": "yellow", "ready": "green", "trust": "yellow"}
     lines = [
-        ("status", data["status"]),
+        # issue 22: "idle" is the harness's word; with a task in progress the workbench is not idle
+        ("status", f"working on {active['id']} (no harness session)"
+         if data["status"] == "idle" and active and active.get("status") == "in_progress" else data["status"]),
         ("active task", f"{active['id']} {active['title']} ({active['status']})" if active else "none"),
     ]
     ready = data.get("ready") or {}
-    if not active and ready.get("tasks"):  # where to start: the first ready tasks, and the command
+    # where to start: the first ready tasks, and the command (a blocked active task hides nothing)
+    if (not active or active.get("status") != "in_progress") and ready.get("tasks"):
         more = ready["total"] - len(ready["tasks"])
         names = " · ".join(f"{t['id']} {t['title']}" for t in ready["tasks"]) + (f" (+{more} more)" if more else "")
         lines.append(("ready", f"{names} — start: {ready['command']}"))
@@ -46,6 +49,9 @@ def render(data: dict[str, Any]) -> None:
         ("next action", data["next_action"] or "(not set: wb set next_action=...)"),
         ("blockers", "; ".join(data["blockers"]) if data["blockers"] else "none"),
     ]
+    stale = data.get("stale_next_action")
+    if stale:  # issue 22: what was set by hand, and why it no longer holds
+        lines.append(("stale", f"next action set by hand \u201c{stale['text']}\u201d dropped: {stale['why']}"))
     packet = data.get("handoff")  # issue 16: the latest handoff packet leads, with its next action
     if packet:
         nxt = packet["next_action"]

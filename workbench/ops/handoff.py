@@ -166,7 +166,7 @@ def _next_action(docs: Docs) -> dict[str, str]:
     active = next((t for t in tasks if t.get("id") == state.get("active_task_id")), None)
     if active is not None and active.get("status") == "in_progress":
         return {"text": f"finish {active['id']}: {active.get('title')}", "command": f"wb task done {active['id']}"}
-    if next_action_set(state):  # wb init's placeholder is not an action someone set
+    if next_action_set(state, tasks):  # wb init's placeholder, or one naming only closed tasks, is not set
         return {"text": str(state["next_action"]), "command": ""}
     status = {t.get("id"): t.get("status") for t in tasks}
     for task in tasks:
@@ -203,6 +203,9 @@ def packet(root: Path, config: dict[str, Any], docs: Docs, events: list[dict[str
         open_heads = [t["start_head"] for t in docs.board["tasks"]
                       if t.get("start_head") and t.get("status") in ("in_progress", "blocked")]
         base = open_heads[0] if open_heads else None
+    if not base:  # issue 22: every task done — the HEAD the window's first task start or done recorded
+        base = next((e["payload"]["head"] for e in window if e["type"] in ("task.start", "task.done")
+                     and isinstance(e["payload"].get("head"), str) and e["payload"]["head"]), None)
     dirty = changes.dirty(root)
     branch = changes.branch(root)
     committed = changes.committed_since(root, base) if base else []

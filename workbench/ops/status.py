@@ -64,10 +64,28 @@ def waiting_on(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[st
             if status.get(d) != "done" and not archived_done(board, d)]
 
 
-def next_action_set(state: dict[str, Any]) -> bool:
-    """Whether someone set next_action (`wb set next_action=…`); wb init's placeholder and "" are unset."""
+def next_action_set(state: dict[str, Any], tasks: list[dict[str, Any]] | None = None) -> bool:
+    """Whether someone set next_action (`wb set next_action=…`) and it still holds; wb init's placeholder and ""
+    are unset, and so is one that names only tasks now closed (`stale_next_action`)."""
     value = state.get("next_action") or ""
-    return bool(value.strip()) and value != INIT_NEXT_ACTION
+    if not value.strip() or value == INIT_NEXT_ACTION:
+        return False
+    return tasks is None or stale_next_action(state, tasks) is None
+
+
+def stale_next_action(state: dict[str, Any], tasks: list[dict[str, Any]]) -> str | None:
+    """Why the next_action set by hand no longer holds (issue 22): every task it names is done or cancelled
+    (or gone from the board, archived when done). None while it holds, or names no task."""
+    import re
+
+    named = re.findall(r"\bT-\d{3,}\b", str(state.get("next_action") or ""))
+    if not named:
+        return None
+    status = {t.get("id"): t.get("status") for t in tasks}
+    closed = [tid for tid in named if status.get(tid, "done") in ("done", "cancelled")]
+    if len(closed) < len(named):
+        return None
+    return ", ".join(f"{tid} is {status.get(tid, 'archived')}" for tid in dict.fromkeys(closed))
 
 
 def derived_next_action(active: dict[str, Any] | None, tasks: list[dict[str, Any]],
@@ -117,7 +135,8 @@ def _core(view: View) -> dict[str, Any]:
         if state.get("active_task_id") else None
     ready = ready_tasks(tasks, view.loaded.docs.board)
     shown = [{"id": t["id"], "title": clip(t.get("title", ""))} for t in ready[:READY_SHOWN]]
-    is_set = next_action_set(state)
+    is_set = next_action_set(state, tasks)
+    stale = None if is_set or not next_action_set(state) else stale_next_action(state, tasks)
     derived = "" if is_set else derived_next_action(active, tasks, ready, state.get("session"))
     return {
         "workbench": str(view.wb.root),
@@ -128,6 +147,8 @@ def _core(view: View) -> dict[str, Any]:
                   "command": f"wb task start {ready[0]['id']}" if ready else None},
         "next_action": state.get("next_action", "") if is_set else derived,
         "next_action_source": "set" if is_set else "derived",
+        # issue 22: a next_action set by hand whose tasks are all closed is dropped for the derived one
+        "stale_next_action": {"text": state.get("next_action", ""), "why": stale} if stale else None,
         "blockers": state.get("blockers", []),
         "assumptions": state.get("assumptions", []),
         "touched_files": state.get("touched_files", []),
