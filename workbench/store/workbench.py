@@ -139,8 +139,8 @@ class Workbench:
             try:
                 board_raw, state_cached, state_raw = self._read_snapshots(rebuilt, need_body)
             except FileNotFoundError as err:
-                raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: restore it with git "
-                               "(`git checkout -- .workbench`) or run `wb doctor`") from None
+                raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: `wb doctor --fix` rebuilds it "
+                               "from the event log") from None
         if rebuilt:
             detect_human = False  # nothing to compare a rebuilt file with: it is wb's own
         if state_raw and state_cached and not state_cached["fresh"]:
