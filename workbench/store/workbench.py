@@ -80,8 +80,12 @@ class Workbench:
     def discover(cls, start: Path | None = None) -> Workbench:
         root = find_worktree(start or Path.cwd())
         wb = cls(root)
-        if not wb.paths.wb.is_dir():
-            raise NotFound(f"no workbench in {root}: run `wb init` first")
+        if not wb.paths.wb.is_dir() or not wb.paths.config.exists():
+            left_out = wb.git.workbench_left_out()
+            if left_out:
+                raise NotFound(f"no workbench in the work tree {root}, but {left_out}")
+            if not wb.paths.wb.is_dir():
+                raise NotFound(f"no workbench in {root}: run `wb init` first")
         wb.register_drivers_if_cloned()
         return wb
 
