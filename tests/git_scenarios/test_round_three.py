@@ -139,3 +139,22 @@ def test_a_committed_git_rm_of_board_json_is_rebuilt_by_doctor_fix(repo: Path) -
     assert run_git(repo, "cat-file", "-e", "HEAD:.workbench/board.json", check=False) == ""
     assert run_wb(repo, "note", "after").returncode == 0
     assert_sound(repo, acknowledged=["kept", "after"])
+
+
+# -- 3. disk full ---------------------------------------------------------------------------------------------
+def test_a_mutation_refused_for_no_space_is_never_applied_later(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    assert run_wb(repo, "task", "add", "Before").returncode == 0
+    head = run_git(repo, "rev-parse", "HEAD")
+    full = _wb(repo, "task", "add", "Retried", env={"WB_FAULT": "gitthree_enospc_log_append"})
+    assert full.returncode != 0
+    assert "no space left on device" in full.stderr.lower(), full.stderr
+    assert "kept changing" not in full.stderr
+    assert run_git(repo, "rev-parse", "HEAD") == head
+    retry = _wb(repo, "task", "add", "Retried")  # the agent retries once there is room again
+    assert retry.returncode == 0, retry.stderr
+    titles = [t["title"] for t in json.loads((repo / ".workbench" / "board.json").read_text())["tasks"]]
+    assert titles == ["Before", "Retried"], f"the refused mutation was applied after all: {titles}"
+    assert run_wb(repo, "doctor").returncode == 0
+    assert_sound(repo)
+    assert not list((repo / ".workbench").rglob(".tmp-*"))
