@@ -158,3 +158,13 @@ def test_a_mutation_refused_for_no_space_is_never_applied_later(repo: Path) -> N
     assert run_wb(repo, "doctor").returncode == 0
     assert_sound(repo)
     assert not list((repo / ".workbench").rglob(".tmp-*"))
+
+
+def test_a_commit_refused_for_no_space_leaves_no_temp_object_and_is_made_later(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    full = _wb(repo, "note", "written, commit owed", env={"WB_FAULT": "gitthree_enospc_object_write"})
+    assert "no space left on device" in (full.stdout + full.stderr).lower(), full.stdout + full.stderr
+    assert not list((repo / ".git" / "objects").rglob("tmp_obj_*")), "temp objects left in .git/objects"
+    assert run_wb(repo, "note", "next").returncode == 0
+    assert run_wb(repo, "doctor").returncode == 0
+    assert_sound(repo, acknowledged=["written, commit owed", "next"])

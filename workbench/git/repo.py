@@ -409,10 +409,15 @@ class GitRepo:
                 pass  # not ours to touch (a shared repository): write a fresh copy of our own
         path.parent.mkdir(exist_ok=True)
         tmp = path.parent / f"tmp_obj_wb_{os.getpid()}_{sha[:8]}"
-        with open(tmp, "wb") as fh:
-            fh.write(zlib.compress(raw, 1))
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, path)
+        try:
+            with open(tmp, "wb") as fh:
+                faults.no_space("gitthree_enospc_object_write", str(tmp))
+                fh.write(zlib.compress(raw, 1))
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, path)
+        except OSError:  # a full disk: no half-written temp object is left in .git/objects
+            tmp.unlink(missing_ok=True)
+            raise
         return sha
 
     def _write_tree(self, entries: dict[str, tuple[str, str]]) -> str:
