@@ -168,3 +168,21 @@ def test_a_commit_refused_for_no_space_leaves_no_temp_object_and_is_made_later(r
     assert run_wb(repo, "note", "next").returncode == 0
     assert run_wb(repo, "doctor").returncode == 0
     assert_sound(repo, acknowledged=["written, commit owed", "next"])
+
+
+# -- 9. smaller ones ------------------------------------------------------------------------------------------
+def test_a_config_yaml_merge_conflict_is_named_as_one(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    config = repo / ".workbench" / "config.yaml"
+    run_git(repo, "checkout", "-qb", "side")
+    config.write_text(config.read_text().replace("lock_timeout: 10", "lock_timeout: 20"))
+    run_git(repo, "commit", "-qam", "side: 20")
+    run_git(repo, "checkout", "-q", "main")
+    config.write_text(config.read_text().replace("lock_timeout: 10", "lock_timeout: 30"))
+    run_git(repo, "commit", "-qam", "main: 30")
+    run_git(repo, "merge", "-q", "side", check=False)
+    assert "<<<<<<<" in config.read_text()
+    out = run_wb(repo, "status")
+    assert out.returncode != 0
+    assert "merge conflict" in out.stderr and "broken YAML" not in out.stderr, out.stderr
+    assert "config.yaml" in out.stderr
