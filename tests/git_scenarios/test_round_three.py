@@ -186,3 +186,17 @@ def test_a_config_yaml_merge_conflict_is_named_as_one(repo: Path) -> None:
     assert out.returncode != 0
     assert "merge conflict" in out.stderr and "broken YAML" not in out.stderr, out.stderr
     assert "config.yaml" in out.stderr
+
+
+def test_a_push_refused_by_the_remotes_hook_says_the_hooks_reason(repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    run_git(tmp_path, "init", "-q", "--bare", str(remote))
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'policy: no pushes on Fridays' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    run_git(repo, "remote", "add", "origin", str(remote))
+    assert run_wb(repo, "init", "--ref", "wb-state").returncode == 0
+    assert run_wb(repo, "note", "to push").returncode == 0
+    sync = run_wb(repo, "sync")
+    assert sync.returncode != 0, sync.stdout
+    assert "no pushes on Fridays" in sync.stderr, sync.stderr

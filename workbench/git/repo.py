@@ -1024,8 +1024,15 @@ _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0",  # a sync never waits on a password pr
 
 
 def _last_line(text: str) -> str:
+    """git's reason in one line: its last line, after what the remote said (a hook's own words) — `error:
+    failed to push some refs` alone names no reason (issue 23 §9)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1].removeprefix("fatal: ").removeprefix("error: ") if lines else "no reason given"
+    if not lines:
+        return "no reason given"
+    last = lines[-1].removeprefix("fatal: ").removeprefix("error: ")
+    said = [line[len("remote:"):].strip() for line in lines if line.startswith("remote:")]
+    said = [line for line in said if line][-3:]
+    return f"{'; '.join(said)} ({last})" if said else last
 
 
 
