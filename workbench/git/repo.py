@@ -416,7 +416,10 @@ class GitRepo:
             os.chmod(tmp, 0o444)
             os.replace(tmp, path)
         except OSError:  # a full disk: no half-written temp object is left in .git/objects
-            tmp.unlink(missing_ok=True)
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
             raise
         return sha
 
