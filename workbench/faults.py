@@ -42,3 +42,11 @@ def _hold(name: str) -> None:
     deadline = time.monotonic() + 60
     while not Path(base + ".go").exists() and time.monotonic() < deadline:
         time.sleep(0.01)
+
+
+def no_space(name: str, filename: str) -> None:
+    """WB_FAULT=<name> makes the write at <name> fail as a full disk does (OSError ENOSPC), instead of a kill."""
+    if _ARMED is not None and name in _ARMED.split(","):
+        import errno
+
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), filename)

@@ -158,8 +158,32 @@ def _show_lock_waits() -> None:
     report_waits(LockWait())
 
 
+def _tolerate_the_locale(args: list[str]) -> list[str]:
+    """A locale that is not UTF-8 (`LC_ALL=C`, `en_US.ISO-8859-1`) never crashes a command: what stdout and
+    stderr cannot encode is written as a backslash escape, and an argument whose bytes are UTF-8 is read as UTF-8
+    (Python decoded it as the locale says, leaving surrogates the store refuses)."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+    if sys.getfilesystemencoding().lower().replace("-", "") == "utf8":
+        return args
+    fixed = []
+    for arg in args:
+        try:
+            fixed.append(os.fsencode(arg).decode("utf-8"))
+        except (UnicodeError, ValueError):
+            fixed.append(arg)
+    return fixed
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:
+        args = _tolerate_the_locale(args)
     debug = "--debug" in args or bool(os.environ.get("WB_DEBUG"))
     from workbench.errors import WorkbenchError
     from workbench.model import provenance

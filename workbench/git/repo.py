@@ -26,12 +26,45 @@ IGNORED_NAMES = {".lock", ".cache", ".migrate.json"}  # .migrate.json: wb migrat
 
 
 def find_worktree(start: Path) -> Path:
-    """The git work-tree root containing `start` (walks up like git; no subprocess)."""
+    """The git work-tree root containing `start` (walks up like git; no subprocess). With GIT_DIR in the
+    environment (vcsh, a dotfiles shell, a hook): GIT_WORK_TREE is honoured (a bare repository's layout), and a
+    GIT_DIR that is not the git directory of the repository `start` is in is refused — wb would otherwise
+    commit this workbench into that other repository."""
     start = start.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    raise NotFound(f"not inside a git repository: {start} (run `git init` first, or pass -C PATH)")
+    found = next((c for c in (start, *start.parents) if (c / ".git").exists()), None)
+    env_dir = os.environ.get("GIT_DIR")
+    if env_dir:
+        git_dir = (Path.cwd() / env_dir).resolve()
+        env_tree = os.environ.get("GIT_WORK_TREE")
+        if env_tree:
+            tree = (Path.cwd() / env_tree).resolve()
+            if start != tree and tree not in start.parents:
+                raise Refused(f"GIT_WORK_TREE is {tree}, and {start} is outside it: run wb inside that work tree, "
+                              "or unset GIT_DIR and GIT_WORK_TREE")
+            found = tree
+        elif found is None or _git_dir_of(found) != git_dir:
+            where = f"the repository at {found}" if found is not None else "no repository"
+            raise Refused(f"GIT_DIR is set to {git_dir}, but {start} is in {where}: unset GIT_DIR (e.g. "
+                          "`env -u GIT_DIR wb ...`), or set GIT_WORK_TREE too")
+        os.environ["GIT_DIR"] = str(git_dir)  # wb runs git in the work tree's top: a relative one would move
+        os.environ["GIT_WORK_TREE"] = str(found)
+        return found
+    if found is None:
+        raise NotFound(f"not inside a git repository: {start} (run `git init` first, or pass -C PATH)")
+    return found
+
+
+def _git_dir_of(root: Path) -> Path | None:
+    dot = root / ".git"
+    if dot.is_dir():
+        return dot.resolve()
+    try:
+        text = dot.read_text(errors="replace")
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    return (root / text[len("gitdir:"):].strip()).resolve()
 
 
 def run_git(cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
@@ -300,6 +333,20 @@ class GitRepo:
         self._common_dir = Path(lines[1]) if len(lines) > 1 else self._git_dir
         self._algo = lines[2].strip() if len(lines) > 2 else "sha1"
 
+    def workbench_left_out(self) -> str | None:
+        """Why HEAD has a `.workbench/` the work tree lacks (a sparse checkout that leaves it out, or files
+        deleted by hand) and what brings it back; None when HEAD has none. Asked only when the work tree has no
+        workbench: `wb init` must never commit an empty one over the branch's real one."""
+        proc = run_git(self.worktree, "ls-tree", "--name-only", "HEAD", f"{WB_DIR}/config.yaml", check=False)
+        if proc.returncode != 0 or not proc.stdout.strip():
+            return None
+        sparse = run_git(self.worktree, "config", "--bool", "core.sparseCheckout", check=False).stdout.strip()
+        if sparse == b"true":
+            return (f"HEAD has a {WB_DIR}/ that the sparse checkout leaves out of the work tree: run "
+                    f"`git sparse-checkout add {WB_DIR}` to bring it in")
+        return (f"HEAD has a {WB_DIR}/ that is missing from the work tree: restore it with "
+                f"`git checkout HEAD -- {WB_DIR}`")
+
     def operation_in_progress(self) -> str | None:
         g = self.git_dir
         for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
@@ -362,10 +409,18 @@ class GitRepo:
                 pass  # not ours to touch (a shared repository): write a fresh copy of our own
         path.parent.mkdir(exist_ok=True)
         tmp = path.parent / f"tmp_obj_wb_{os.getpid()}_{sha[:8]}"
-        with open(tmp, "wb") as fh:
-            fh.write(zlib.compress(raw, 1))
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, path)
+        try:
+            with open(tmp, "wb") as fh:
+                faults.no_space("gitthree_enospc_object_write", str(tmp))
+                fh.write(zlib.compress(raw, 1))
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, path)
+        except OSError:  # a full disk: no half-written temp object is left in .git/objects
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
         return sha
 
     def _write_tree(self, entries: dict[str, tuple[str, str]]) -> str:
@@ -972,8 +1027,15 @@ _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0",  # a sync never waits on a password pr
 
 
 def _last_line(text: str) -> str:
+    """git's reason in one line: its last line, after what the remote said (a hook's own words) — `error:
+    failed to push some refs` alone names no reason (issue 23 §9)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1].removeprefix("fatal: ").removeprefix("error: ") if lines else "no reason given"
+    if not lines:
+        return "no reason given"
+    last = lines[-1].removeprefix("fatal: ").removeprefix("error: ")
+    said = [line[len("remote:"):].strip() for line in lines if line.startswith("remote:")]
+    said = [line for line in said if line][-3:]
+    return f"{'; '.join(said)} ({last})" if said else last
 
 
 

@@ -45,6 +45,18 @@ def _problem(err: YAMLError, file: str, line_offset: int) -> Refused:
     return Refused(f"{file}: broken YAML: {str(err).splitlines()[0]} (fix the file, or restore it with git)")
 
 
+_CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.M)
+
+
+def _refuse_conflict(text: str, file: str, line_offset: int) -> None:
+    """A git merge left its conflict markers in the file: say that, not "broken YAML" (issue 23 §9)."""
+    found = _CONFLICT.search(text)
+    if found is not None:
+        line = text.count("\n", 0, found.start()) + 1 + line_offset
+        raise Refused(f"{file}:{line}: an unresolved git merge conflict (`<<<<<<<` … `>>>>>>>`): keep the lines "
+                      f"you want, remove the markers, then `git add` the file")
+
+
 def _load(yaml: YAML, text: str, file: str, line_offset: int) -> Any:
     """ruamel's `load`, with the node graph checked between composing and constructing: duplicate keys and
     more than MAX_VALUES nodes counted through aliases are refused before anything is built (ruamel's own
@@ -107,6 +119,7 @@ def check_nodes(root: Any, file: str, line_offset: int = 0) -> None:
 
 
 def load_round_trip(text: str, file: str, line_offset: int = 0) -> Any:
+    _refuse_conflict(text, file, line_offset)
     try:
         return check_plain(_load(_RT, _flow_depth_ok(text, file), file, line_offset), file)
     except YAMLError as err:
@@ -122,6 +135,7 @@ def dump_round_trip(data: Any) -> str:
 
 
 def load_safe(text: str, file: str) -> Any:
+    _refuse_conflict(text, file, 0)
     try:
         return check_plain(_load(_SAFE, _flow_depth_ok(text, file), file, 0), file)
     except YAMLError as err:

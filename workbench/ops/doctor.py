@@ -131,8 +131,18 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
         try:
             loaded = wb.load(detect_human=False)
         except WorkbenchError as err:
-            add(Finding("unloadable", str(err), False))
             loaded = None
+            gone = [f.name for f in (p.state, p.board) if not f.exists()]
+            if gone and p.events.exists():  # a `git rm` committed, a checkout: the log holds all of them
+                finding = Finding("snapshot_missing", f"{', '.join(gone)} missing (the event log rebuilds it)", True)
+                if fix:
+                    with wb.transaction(actor="wb", create=True):
+                        pass  # a create transaction writes the missing snapshots folded from the whole log
+                    finding.fixed = True
+                    loaded = wb.load(detect_human=False)
+                add(finding)
+            else:
+                add(Finding("unloadable", str(err), False))
         if loaded is not None and not loaded.replayed:
             try:  # a hand edit not yet recorded (committed with plain git, or not): recorded, never reverted
                 edited = [e["file"] for e in wb.load().human_edits]

@@ -51,6 +51,10 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
     p = wb.paths
     complete = all(f.exists() for f in (p.config, p.state, p.board, p.events, p.calls, p.wb / ".gitignore",
                                         p.artifacts / ".gitkeep"))
+    if not p.config.exists() and not p.events.exists():
+        left_out = wb.git.workbench_left_out()  # never an empty workbench over the branch's real one
+        if left_out:
+            raise Refused(f"not creating a workbench: {left_out}")
     if p.wb.is_dir() and wb.log.tail().seq == 0 and (p.state.exists() or p.board.exists()):
         # a state or board without a log: an older workbench. Never overwrite it with an empty one.
         raise Refused(".workbench/ holds state.md or board.json but no event log (a wb 0.0.x workbench?): "

@@ -198,8 +198,8 @@ def _check_snapshots(p: Paths, tail: Tail) -> None:
         board_raw = read_board_bytes(p.board)
         state_cached = caches.read_state_cache(p)
     except FileNotFoundError as err:
-        raise NotFound(f"{p.wb.name}/{err.filename and err.filename.rsplit('/', 1)[-1]} is missing: restore it "
-                       "with git (`git checkout -- .workbench`) or run `wb doctor`") from None
+        raise NotFound(f"{p.wb.name}/{err.filename and err.filename.rsplit('/', 1)[-1]} is missing: "
+                       "`wb doctor --fix` rebuilds it from the event log") from None
     board_last = None  # wb's own board is never ahead of the state.md written with it
     if board_raw != caches.read_board_cache(p):
         board = parse_board(board_raw)

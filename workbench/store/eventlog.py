@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from workbench import faults
 from workbench.errors import Refused
 from workbench.model.jsonl import MAX_LINE_BYTES, encode, line_hash, read_line, split_lines
 from workbench.model.segments import (
@@ -391,6 +392,7 @@ class EventLog:
                 os.ftruncate(fd, tail.good_size)
             os.lseek(fd, tail.good_size, os.SEEK_SET)
             try:
+                faults.no_space("gitthree_enospc_log_append", str(self.path))
                 if os.write(fd, blob) != len(blob):  # a disk that fills up mid-write writes short, silently
                     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
                 os.fsync(fd)

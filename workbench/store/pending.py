@@ -151,6 +151,20 @@ class Pending:
         self.forget()
         return len(lost)
 
+    def size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def take_back(self, size: int) -> None:
+        """The batch appended after `size` was refused (a full disk before it reached the log): it was never
+        acknowledged, so the next write must not adopt it — the journal ends where it ended before."""
+        try:
+            os.truncate(self.path, size)
+        except FileNotFoundError:
+            pass
+
     def clear(self) -> None:
         """Everything in it is in a commit now. No fsync: a truncation lost to a power cut leaves events the log
         already holds, which a load finds there by id and leaves alone."""

@@ -309,6 +309,15 @@ class Transaction:
             # recorded as human.edit — and apply this write's own events after it
             self._rebase(saved)
         check_writable(self.wb.paths)  # a read-only workbench refuses before the log, not half-way through
+        journal_mark = self.wb.pending.size()
+        try:
+            self._append()
+        except OSError:  # a full disk before the batch was in the log: refused, so the journal takes it back
+            if not self._log_ends_with_ours():
+                self.wb.pending.take_back(journal_mark)
+            raise
+
+    def _append(self) -> None:
         if commit_policy.commits(self.wb.config["git"]):  # acknowledged once here, where no checkout can take it
             self.wb.pending.append(self.events[self.adopted:], self.calls, durable=bool(self.deferred))
             if not self.deferred and not self.wb.config["git"].get("ref"):

@@ -80,8 +80,12 @@ class Workbench:
     def discover(cls, start: Path | None = None) -> Workbench:
         root = find_worktree(start or Path.cwd())
         wb = cls(root)
-        if not wb.paths.wb.is_dir():
-            raise NotFound(f"no workbench in {root}: run `wb init` first")
+        if not wb.paths.wb.is_dir() or not wb.paths.config.exists():
+            left_out = wb.git.workbench_left_out()
+            if left_out:
+                raise NotFound(f"no workbench in the work tree {root}, but {left_out}")
+            if not wb.paths.wb.is_dir():
+                raise NotFound(f"no workbench in {root}: run `wb init` first")
         wb.register_drivers_if_cloned()
         return wb
 
@@ -139,8 +143,8 @@ class Workbench:
             try:
                 board_raw, state_cached, state_raw = self._read_snapshots(rebuilt, need_body)
             except FileNotFoundError as err:
-                raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: restore it with git "
-                               "(`git checkout -- .workbench`) or run `wb doctor`") from None
+                raise NotFound(f"{WB_DIR}/{Path(err.filename).name} is missing: `wb doctor --fix` rebuilds it "
+                               "from the event log") from None
         if rebuilt:
             detect_human = False  # nothing to compare a rebuilt file with: it is wb's own
         if state_raw and state_cached and not state_cached["fresh"]:
