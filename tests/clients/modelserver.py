@@ -175,7 +175,8 @@ class ScriptedModel:
                             return self._json(404, {"error": {"type": "not_found", "message": path}})
                     except Exception as exc:  # the test reads these: a script that cannot go on
                         model.errors.append(f"{path}: {exc!r}")
-                        return self._json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": repr(exc)}})
+                        error = {"type": "invalid_request_error", "message": repr(exc)}  # 400: not retried
+                        return self._json(400, {"type": "error", "error": error})
                 payload = b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events)
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")

@@ -87,7 +87,8 @@ def test_a_claude_code_session_is_recorded_guarded_and_committed(clients_bin: Pa
     assert (repo / ".workbench" / "board.json").read_bytes() != board_before  # changed by wb's task_add only
 
     # Committed: every event is in git, the work tree holds nothing of wb's uncommitted, the log is whole.
-    subjects = run_git(repo, "log", "--format=%s", f"HEAD~{int(run_git(repo, 'rev-list', '--count', 'HEAD')) - commits_before}..HEAD").splitlines()
+    new = int(run_git(repo, "rev-list", "--count", "HEAD")) - commits_before
+    subjects = run_git(repo, "log", "--format=%s", f"HEAD~{new}..HEAD").splitlines()
     assert "wb: add T-002 Written by the agent" in subjects, subjects
     assert any(s.startswith("wb: note Scripted session") for s in subjects), subjects
     assert run_git(repo, "status", "--porcelain", "--", ".workbench") == ""
