@@ -142,7 +142,7 @@ SPECS: dict[str, Spec] = {
                      "max_turns": INT, "max_tool_calls": INT, "max_seconds": {"type": "number"}}, "goal"),
                 OUTCOME, (False, True, False, True)),
     "resume": Spec("Continue the live session after a yield or pause.",
-                   _in({"decision": {"enum": ["approve", "deny"]}, "result": {}, "error": STR,
+                   _in({"decision": {"enum": ["approve", "deny"]}, "result": {"not": {"type": "null"}}, "error": STR,
                         "extend": {"type": "object", "description": "{turns|tool_calls|seconds: N}"},
                         "retry": BOOL, "skip": BOOL, "yield_id": STR, "plan": STR}),
                    OUTCOME, (False, True, False, True)),
