@@ -141,7 +141,7 @@ SPECS: dict[str, Spec] = {
                                                            "description": "[{description, tool?, args?, mode?}]"},
                      "max_turns": INT, "max_tool_calls": INT, "max_seconds": {"type": "number"}}, "goal"),
                 OUTCOME, (False, True, False, True)),
-    "resume": Spec("Continue the live session after a yield or pause.",
+    "resume": Spec("Resume the live session after a yield/pause.",
                    _in({"decision": {"enum": ["approve", "deny"]}, "result": {"not": {"type": "null"}}, "error": STR,
                         "extend": {"type": "object", "description": "{turns|tool_calls|seconds: N}"},
                         "retry": BOOL, "skip": BOOL, "yield_id": STR, "plan": STR}),
