@@ -80,11 +80,9 @@ def test_a_log_whose_payloads_name_no_type_is_counted_from_its_bytes(tmp_path, t
         assert shown == everything[-limit:] and earlier == max(0, len(everything) - limit)
 
 
-def test_the_earlier_count_across_sealed_segments_is_what_reading_every_event_finds(tmp_path):
-    """With the log sealed in segments, the count of earlier matching events is the same — the first time (each
-    wholly earlier segment counted and kept by its digest), and again from what was kept."""
+def _segmented_repo(tmp_path, segment_events):
+    """A repository whose workbench seals its log every `segment_events` events."""
     from tests.conftest import run_git, run_wb
-    from workbench.api import Bench
 
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -92,7 +90,16 @@ def test_the_earlier_count_across_sealed_segments_is_what_reading_every_event_fi
     run_git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
     assert run_wb(repo, "init").returncode == 0
     config = repo / ".workbench" / "config.yaml"
-    config.write_text(config.read_text() + "log:\n  segment_events: 5\n")
+    config.write_text(config.read_text() + f"log:\n  segment_events: {segment_events}\n")
+    return repo
+
+
+def test_the_earlier_count_across_sealed_segments_is_what_reading_every_event_finds(tmp_path):
+    """With the log sealed in segments, the count of earlier matching events is the same — the first time (each
+    wholly earlier segment counted and kept by its digest), and again from what was kept."""
+    from workbench.api import Bench
+
+    repo = _segmented_repo(tmp_path, segment_events=5)
     bench = Bench.open(repo)
     for i in range(40):
         if i % 3:
@@ -115,16 +122,10 @@ def test_a_rare_type_far_back_is_found_past_segments_kept_as_holding_none_of_it(
     """The newest task events lie many segments back: the segments between, kept (by digest) as holding no task
     event, are passed over, and the page is the same with the cache, without it, and with a stale cache; a
     segment changed by hand is read, not passed over, and `wb validate` still refuses it."""
-    from tests.conftest import run_git, run_wb
+    from tests.conftest import run_wb
     from workbench.api import Bench
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    run_git(repo, "init", "-q", "-b", "main")
-    run_git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
-    assert run_wb(repo, "init").returncode == 0
-    config = repo / ".workbench" / "config.yaml"
-    config.write_text(config.read_text() + "log:\n  segment_events: 4\n")
+    repo = _segmented_repo(tmp_path, segment_events=4)
     bench = Bench.open(repo)
     for i in range(6):
         bench.add_task(f"task {i}")
