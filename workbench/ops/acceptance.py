@@ -100,17 +100,20 @@ def dependency_problem(board: dict[str, Any], task_id: str, depends_on: list[str
         raise Refused(f"board.json: depends_on would make a cycle: {' → '.join(cycle)}")
 
 
-def unmet_dependencies(board: dict[str, Any], task: dict[str, Any]) -> list[tuple[str, str]]:
+def unmet_dependencies(board: dict[str, Any] | None, task: dict[str, Any],
+                       tasks: list[dict[str, Any]] | None = None) -> list[tuple[str, str]]:
     """The dependencies of `task` that are not done, each with its status (issue 22): a cancelled one counts
-    as unmet (only a person's `--force` says it is satisfied); one done and archived is met."""
+    as unmet (only a person's `--force` says it is satisfied); one done and archived is met. The statuses are
+    those of `tasks` (default: the board's); with no `board`, nothing counts as archived."""
     from workbench.model.archive import archived_done, holding
 
-    status = {t.get("id"): t.get("status", "todo") for t in board["tasks"]}
+    listed = tasks if tasks is not None else (board or {}).get("tasks", [])
+    status = {t.get("id"): t.get("status", "todo") for t in listed}
     unmet = []
     for dep in task.get("depends_on") or []:
         if status.get(dep) == "done" or archived_done(board, dep):
             continue
-        unmet.append((dep, status.get(dep) or ("cancelled" if holding(board, dep) else "missing")))
+        unmet.append((dep, status.get(dep) or ("cancelled" if board and holding(board, dep) else "missing")))
     return unmet
 
 

@@ -56,12 +56,11 @@ def ready_tasks(tasks: list[dict[str, Any]], board: dict[str, Any] | None = None
 
 
 def waiting_on(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any] | None = None) -> list[str]:
-    """The dependencies of `task` that are not done yet, as `T-002 (blocked)`."""
-    from workbench.model.archive import archived_done
+    """The dependencies of `task` that are not done yet, as `T-002 (blocked)`: the rule `wb task start|done`
+    enforce (ops/acceptance.unmet_dependencies)."""
+    from workbench.ops.acceptance import unmet_dependencies
 
-    status = {t.get("id"): t.get("status", "todo") for t in tasks}
-    return [f"{d} ({status.get(d, 'missing')})" for d in task.get("depends_on") or []
-            if status.get(d) != "done" and not archived_done(board, d)]
+    return [f"{d} ({s})" for d, s in unmet_dependencies(board, task, tasks)]
 
 
 def next_action_set(state: dict[str, Any], tasks: list[dict[str, Any]] | None = None) -> bool:
