@@ -1,6 +1,6 @@
 """The `clients` tier: the real agent clients, installed by tools/clients.sh, driven by a scripted model.
 
-Not in the default run (`-m "not slow and not clients"`); `.ci/run` runs `tools/clients.sh` and then
+Not in the default run (`-m "not slow and not clients and not race"`); `.ci/run` runs `tools/clients.sh` and then
 `pytest -m clients tests/clients`. Without the clients every test here skips, saying why (what
 tools/clients.sh printed: no network, no npm). The prefix is read when this module is imported, before the
 suite's isolated HOME is in place: $WB_CLIENTS_PREFIX, else ${XDG_CACHE_HOME:-$HOME/.cache}/wb-clients.

@@ -123,6 +123,9 @@ open(out, "w").write("\n".join(done))
 """
 
 
+@pytest.mark.race  # loses 1 of 40 marks in about 1 run of 4 (CI, idle 2-core machine): not diagnosed; the
+# fault-point tests below pin the two losses found so far deterministically. The suspect: this editor re-reads
+# state.md 50 ms after each save and can read wb's file in the instant between its swap and its swap-back.
 def test_hand_edits_racing_three_agent_writers(repo: Path, tmp_path: Path) -> None:
     """Three agents write notes while a person saves state.md again and again: every edit the person saved is
     in the final state.md or recorded as a human.edit — none is overwritten silently."""
