@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,41 @@ def test_a_cache_of_a_merge_never_kept_is_no_hand_edit(bench, repo: Path) -> Non
     assert run_wb(repo, "note", "after").returncode == 0
     events = [json.loads(x) for x in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
     assert "human.edit" not in [e["type"] for e in events]
+
+
+def test_a_wb_command_mid_way_through_the_users_checkout_waits_for_it(repo: Path) -> None:
+    """A checkout of the user's (holding git's index.lock) may have .workbench/ half rewritten when a wb
+    command starts: wb waits for the user's git to finish instead of saying the workbench is gone (CI's
+    gitrace saw `wb note` exit 1 with "no workbench in the work tree" there)."""
+    import shutil
+    import threading
+
+    assert run_wb(repo, "init").returncode == 0
+    aside = repo.parent / "wb-aside"
+    shutil.move(str(repo / ".workbench"), aside)  # git has removed the files it is about to write again
+    lock = repo / ".git" / "index.lock"
+    lock.write_bytes(b"")  # ... while it holds the index lock
+
+    def the_checkout_ends() -> None:
+        time.sleep(0.5)
+        shutil.move(str(aside), repo / ".workbench")
+        lock.unlink()
+
+    ender = threading.Thread(target=the_checkout_ends)
+    ender.start()
+    note = run_wb(repo, "note", "during the checkout")
+    ender.join()
+    assert note.returncode == 0, note.stderr
+    assert_sound(repo, acknowledged=["during the checkout"])
+
+
+def test_a_workbench_missing_with_no_git_at_work_is_named_at_once(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    run_git(repo, "rm", "-r", "-q", "--cached", "--", ".workbench")
+    run_git(repo, "reset", "-q")
+    import shutil
+
+    shutil.rmtree(repo / ".workbench")
+    note = run_wb(repo, "note", "x")
+    assert note.returncode != 0
+    assert "missing from the work tree" in note.stderr and "git checkout HEAD -- .workbench" in note.stderr

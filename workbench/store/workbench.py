@@ -81,6 +81,11 @@ class Workbench:
         root = find_worktree(start or Path.cwd())
         wb = cls(root)
         if not wb.paths.wb.is_dir() or not wb.paths.config.exists():
+            # a checkout or stash of the user's (it holds the index lock) may be half way through rewriting
+            # .workbench/: wait for it to end before saying the workbench is gone
+            if wb.git.wait_for_users_git() and wb.paths.wb.is_dir() and wb.paths.config.exists():
+                wb.register_drivers_if_cloned()
+                return wb
             left_out = wb.git.workbench_left_out()
             if left_out:
                 raise NotFound(f"no workbench in the work tree {root}, but {left_out}")
