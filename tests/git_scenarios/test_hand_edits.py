@@ -67,6 +67,51 @@ def test_a_save_of_state_md_during_a_note_is_kept_and_recorded(repo: Path, tmp_p
         assert "in flight" in text
 
 
+def test_a_save_based_on_a_read_older_than_wbs_last_write_keeps_both(repo: Path) -> None:
+    """The racing test's third loss, made deterministic (found by logging every read of its editor): the
+    person's editor read state.md (holding their first save), wb's next write recorded that save as a
+    human.edit and wrote its own state.md, and then the editor saved its buffer with a second line over wb's
+    file. That file's last_event is older than wb's write, so the next load took it for a snapshot behind the
+    log and folded the log into it, and the recorded human.edit put the first save's decision log back over the
+    second: save-two was in no file and no event. Now it is recorded, merged with what wb wrote since."""
+    _init(repo)
+    assert run_wb(repo, "note", "before").returncode == 0
+    state = repo / ".workbench" / "state.md"
+    _save(state, state.read_text() + "\nsave-one\n")
+    buffer = state.read_text()  # the editor's buffer, read before wb's next write
+    assert run_wb(repo, "note", "in flight").returncode == 0  # records save-one as a human.edit
+    _save(state, buffer + "\nsave-two\n")  # the editor saves its buffer over wb's newer file
+    assert run_wb(repo, "note", "after").returncode == 0
+    text = state.read_text()
+    for mark in ("save-one", "save-two", "in flight", "after"):
+        assert mark in text, f"{mark} is not in the decision log"
+    edits = _events(repo, "human.edit")
+    assert len(edits) == 2 and "save-two" in edits[-1]["payload"]["body"], "the second save is not recorded"
+    assert committed_notes(repo) == ["before", "in flight", "after"]
+    assert run_wb(repo, "validate").returncode == 0
+    replay = run_wb(repo, "replay", "--verify")
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
+def test_a_board_saved_from_a_read_older_than_wbs_last_write_keeps_both(repo: Path) -> None:
+    """The same for board.json: the person's editor read the board, wb added a task, and the editor saved its
+    buffer (a title changed) over wb's newer board. Their rename is recorded, and wb's task is still there."""
+    _init(repo)
+    assert run_wb(repo, "task", "add", "first").returncode == 0
+    board_path = repo / ".workbench" / "board.json"
+    buffer = json.loads(board_path.read_text())  # the editor's buffer
+    assert run_wb(repo, "task", "add", "second").returncode == 0
+    buffer["tasks"][0]["title"] = "first, renamed by hand"
+    _save(board_path, json.dumps(buffer, indent=2) + "\n")  # saved over wb's newer board
+    assert run_wb(repo, "task", "add", "third").returncode == 0
+    titles = [t["title"] for t in json.loads(board_path.read_text())["tasks"]]
+    assert titles == ["first, renamed by hand", "second", "third"], titles
+    assert _events(repo, "human.edit"), "the hand edit is not recorded"
+    assert run_wb(repo, "validate").returncode == 0
+    replay = run_wb(repo, "replay", "--verify")
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
 def test_a_same_size_save_in_the_same_clock_tick_as_wbs_write_is_not_taken_for_wbs(repo: Path) -> None:
     """An editor's save right after wb's write can have the same size and, within one tick of the file system's
     clock, the same mtime: wb must still see that the file is not the one it wrote (the inode differs)."""

@@ -9,6 +9,7 @@ human_guard_seconds after it, agent writes to that file are refused, so the pers
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import Busy, GitError, Refused, WorkbenchError
@@ -61,7 +62,12 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
         if docs.state.get("last_event") == before.get("last_event"):
             edit = state_edit(before, state_cached["body"], docs.state, docs.body)
             assert edit is not None
-            edits.append(edit)
+            edits.append(_with_base(edit, state_cached["body"]))
+        elif _int(docs.state.get("last_event")) < _int(before.get("last_event")):
+            # saved over a newer write of wb's from an older read (an editor's buffer, saved after wb's rename):
+            # what the person changed is measured against what they read, the log folded to the file's
+            # last_event, not taken for a snapshot behind the log (whose fold would undo their save)
+            fold_state = True
     if board_before is None and not fold_board:
         board_before = _committed(wb, "board.json")
     if board_before is not None and board_before != board_raw:
@@ -71,6 +77,17 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
             old = parse_board(board_before)
             if docs.board.get("last_event") == old.get("last_event"):
                 edits.append({**board_edit(old, docs.board), BEFORE: old})
+            elif _int(docs.board.get("last_event")) < _int(old.get("last_event")):
+                # saved over a newer board of wb's from an older read: the person's changes since what they
+                # read, on top of wb's board (whose tasks their file lacks only because it is older)
+                read_at = _int(docs.board.get("last_event"))
+                base = fold_at(wb, {read_at}).get(read_at)
+                edit = board_edit(base.board if base is not None else old, docs.board)
+                if base is None:
+                    edit["remove"] = []  # no fold to tell a removal from a task added since: keep them all
+                docs.board = old
+                if edit["upsert"] or edit["remove"] or "order" in edit:
+                    edits.append({**edit, BEFORE: base.board if base is not None else old})
     if fold_state or fold_board:
         # board.json is the board as of state.md's last_event (it is written whenever it changes, and first: a
         # crash between the two writes leaves it ahead); its own last_event only says when it last changed,
@@ -82,7 +99,7 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
             base = folded[state_at]
             edit = state_edit(base.state, base.body, docs.state, docs.body, always=False)
             if edit is not None:
-                edits.insert(0, edit)
+                edits.insert(0, _with_base(edit, base.body))
         if fold_board and board_at in folded:
             edit = board_edit(folded[board_at].board, docs.board)
             if edit["upsert"] or edit["remove"] or "order" in edit:
@@ -93,6 +110,43 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
 # the board an edit was found against (what wb last wrote, or what the log folds to): for the transaction,
 # which takes it out before the edit becomes an event's payload
 BEFORE = "_before"
+# the decision log a state.md edit was made from, for `merge_body`: taken out by the load
+BASE_BODY = "_base_body"
+
+
+def _with_base(edit: dict[str, Any], base_body: str) -> dict[str, Any]:
+    if "body" in edit:
+        edit[BASE_BODY] = base_body
+    return edit
+
+
+def merge_body(base: str, ours: str, theirs: str) -> str:
+    """The decision log of a hand edit (`theirs`, made from `base`) on top of what the log folds to now
+    (`ours`): the events after the snapshot the person edited (wb's notes, an earlier hand edit) are kept
+    beside their lines. A decision log is appended to, so where both added lines, both stay: wb's first
+    (`git merge-file --union`). Without git, the person's log with wb's lines it lacks after it."""
+    if theirs == base or theirs == ours:
+        return ours
+    if ours == base:
+        return theirs
+    import tempfile
+
+    from workbench.git.repo import run_git
+
+    with tempfile.TemporaryDirectory(prefix="wb-merge-") as tmp:
+        names = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = Path(tmp) / name
+            path.write_text(text, encoding="utf-8")
+            names.append(str(path))
+        try:
+            proc = run_git(Path(tmp), "merge-file", "--union", "-p", *names, check=False)
+        except GitError:
+            proc = None
+    if proc is not None and proc.returncode == 0:
+        return proc.stdout.decode("utf-8")
+    have = set(theirs.splitlines())
+    return theirs + "".join(line + "\n" for line in ours.splitlines() if line not in have)
 
 
 def _int(value: Any) -> int:

@@ -183,7 +183,7 @@ class Workbench:
         if detect_human:
             human = humanedit.find_edits(self, docs, state_raw, board_raw, state_cached, thorough=thorough)
         last = _int(state.get("last_event"))
-        board_from = _int(board.get("last_event"))
+        board_from = _int(docs.board.get("last_event"))  # the board the edits were found against
         tail, after = self.log.scan_after(last)
         pending = self.pending_events(tail)
         if pending:  # folded like the log's own events after the snapshots: those they do not hold yet
@@ -191,7 +191,8 @@ class Workbench:
         if human and after:  # a crash after the log append kept a recorded hand edit from the snapshots
             recorded = [e["payload"] for e in after if e["type"] == "human.edit"]
             human = [edit for edit in human
-                     if {k: v for k, v in edit.items() if k != humanedit.BEFORE} not in recorded]
+                     if {k: v for k, v in edit.items() if k not in (humanedit.BEFORE, humanedit.BASE_BODY)}
+                     not in recorded]
         if (pending[-1]["seq"] if pending else tail.seq) < last:
             if (p.wb / ".migrate.json").exists():  # the snapshots are written before the migration's event
                 raise Refused("a `wb migrate` was interrupted before it finished: run `wb migrate` to finish it")
@@ -204,6 +205,10 @@ class Workbench:
             except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
                 raise Refused(f"events.jsonl: seq {event['seq']} cannot be applied ({err}); "
                               "run `wb doctor`") from None
+        for edit in human:  # a hand edit of the decision log goes on top of what the events since its base added
+            base_body = edit.pop(humanedit.BASE_BODY, None)
+            if after and base_body is not None and "body" in edit:
+                edit["body"] = humanedit.merge_body(base_body, docs.body, edit["body"])
         if after:  # folded on load (after a crash, or a line written by hand): what they rebuild must be valid
             try:
                 body_ok = isinstance(docs.body, str)
