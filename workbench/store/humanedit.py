@@ -125,7 +125,7 @@ def merge_body(base: str, ours: str, theirs: str) -> str:
     (`ours`): the events after the snapshot the person edited (wb's notes, an earlier hand edit) are kept
     beside their lines. A decision log is appended to, so where both added lines, both stay: wb's first
     (`git merge-file --union`). Without git, the person's log with wb's lines it lacks after it."""
-    if theirs == base or theirs == ours:
+    if theirs in (base, ours):
         return ours
     if ours == base:
         return theirs
