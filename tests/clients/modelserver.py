@@ -96,23 +96,39 @@ class ScriptedModel:
     # -- OpenAI Responses ---------------------------------------------------------------------------------
     def responses(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         tools = body.get("tools") or []
-        names = [t.get("name") or t.get("type", "") for t in tools]
         items = body.get("input") or []
+        # name -> (namespace, tool name, tool type); a namespace's tools (Codex's MCP servers: `mcp__wb`) are
+        # offered as `<namespace>__<name>`, in `tools` or, once found, in a `tool_search_output` of the input
+        offered: dict[str, tuple[str | None, str, str]] = {}
+        found = [t for i in items if isinstance(i, dict) and i.get("type") == "tool_search_output"
+                 for t in i.get("tools") or []]
+        for tool in [*tools, *found]:
+            if tool.get("type") == "namespace":
+                for inner in tool.get("tools") or []:
+                    offered[f"{tool['name']}__{inner['name']}"] = (tool["name"], inner["name"], inner.get("type", ""))
+            else:
+                name = tool.get("name") or tool.get("type", "")
+                offered[name] = (None, name, tool.get("type", ""))
+        names = list(offered)
         done = sum(1 for i in items if isinstance(i, dict)
-                   and i.get("type") in ("function_call_output", "custom_tool_call_output"))
+                   and i.get("type") in ("function_call_output", "custom_tool_call_output", "tool_search_output"))
         turn = self.turn_for(done) if names else ("text", "ok")
         resp_id = "resp_" + uuid.uuid4().hex[:20]
         events: list[tuple[str, dict[str, Any]]] = [
             ("response.created", {"type": "response.created", "response": {"id": resp_id}})]
-        if turn[0] == "tool":
-            name = turn[1](names)
-            kind = next((t.get("type") for t in tools if (t.get("name") or t.get("type")) == name), "function")
+        if turn[0] == "search":
+            call_id = "call_" + uuid.uuid4().hex[:20]
+            item = {"type": "tool_search_call", "id": "ts_" + call_id, "call_id": call_id, "execution": "client",
+                    "status": "completed", "arguments": {"query": turn[1], "limit": 20}}
+        elif turn[0] == "tool":
+            namespace, name, kind = offered[turn[1](names)]
             call_id = "call_" + uuid.uuid4().hex[:20]
             if kind == "custom":  # a freeform tool (Codex's apply_patch): the input is raw text
                 item = {"type": "custom_tool_call", "id": "ctc_" + call_id, "call_id": call_id, "name": name,
                         "input": turn[2] if isinstance(turn[2], str) else json.dumps(turn[2]), "status": "completed"}
             else:
                 item = {"type": "function_call", "id": "fc_" + call_id, "call_id": call_id, "name": name,
+                        **({"namespace": namespace} if namespace else {}),
                         "arguments": json.dumps(turn[2]), "status": "completed"}
         else:
             item = {"type": "message", "id": "msg_" + uuid.uuid4().hex[:20], "role": "assistant", "status": "completed",
