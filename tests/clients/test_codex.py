@@ -90,7 +90,7 @@ def test_a_codex_session_is_recorded_guarded_and_committed(clients_bin: Path, gu
     identity(repo)
     board_before = (repo / ".workbench" / "board.json").read_bytes()
     commits_before = int(run_git(repo, "rev-list", "--count", "HEAD"))
-    turns = [("search", "wb status task_add note"),
+    turns = [("search", "wb status task_add note", "mcp__wb"),  # the first-turn test below says when it is found
              ("tool", pick("status"), {}),
              ("tool", pick("task_add"), {"title": "Written by the agent"}),
              ("tool", pick("apply_patch"), "*** Begin Patch\n*** Delete File: .workbench/board.json\n*** End Patch\n"),
