@@ -95,6 +95,7 @@ def test_a_codex_session_is_recorded_guarded_and_committed(clients_bin: Path, gu
              ("tool", pick("task_add"), {"title": "Written by the agent"}),
              ("tool", pick("apply_patch"), "*** Begin Patch\n*** Delete File: .workbench/board.json\n*** End Patch\n"),
              ("tool", pick("apply_patch"), patch("secrets/key.txt", "x")),
+             ("tool", pick("exec_command"), {"cmd": "echo '- done' >> .workbench/state.md"}),
              ("tool", pick("note"), {"text": "Scripted session: the calls are made"}),
              ("text", "Done.")]
     with ScriptedModel(turns) as model:
@@ -114,20 +115,25 @@ def test_a_codex_session_is_recorded_guarded_and_committed(clients_bin: Path, gu
     calls = [e["payload"] for e in log if e["type"] == "agent.tool_call"]
     assert all(c["agent"] == "codex" for c in calls), calls
     named = [c["tool"] for c in calls]
-    assert named == ["mcp__wb__status", "mcp__wb__task_add", "apply_patch", "apply_patch", "mcp__wb__note"], calls
+    assert named == ["mcp__wb__status", "mcp__wb__task_add", "apply_patch", "apply_patch", "Bash",
+                     "mcp__wb__note"], calls
     added = [e for e in log if e["type"] == "task.add" and e["payload"]["task"]["title"] == "Written by the agent"]
     assert len(added) == 1 and added[0]["via"] == "mcp" and added[0]["actor"] == "agent", added
     notes = [e for e in log if e["type"] == "note.add"]
     assert [(n["payload"]["text"], n["via"]) for n in notes] == [("Scripted session: the calls are made", "mcp")]
 
-    # Denied: the board edit and the forbidden path, each with wb's reason, which the model was shown.
-    assert "denied" not in calls[0] and "denied" not in calls[1] and "denied" not in calls[4]
+    # Denied: the board edit, the forbidden path and the shell's append to state.md, each with wb's reason,
+    # which the model was shown.
+    assert "denied" not in calls[0] and "denied" not in calls[1] and "denied" not in calls[5]
     assert "written by wb alone" in calls[2]["denied"], calls[2]
     assert "forbids secrets/**" in calls[3]["denied"] and "T-001" in calls[3]["denied"], calls[3]
+    assert "written by wb alone" in calls[4]["denied"] and "state.md" in calls[4]["denied"], calls[4]
     results = outputs(requests)
-    assert len(results) == 5, results
+    assert len(results) == 6, results
     assert '"T-001"' in results[0]  # status over MCP: the active task
     assert "written by wb alone" in results[2] and "forbids secrets/**" in results[3], results
+    assert "written by wb alone" in results[4], results
+    assert "- done" not in (repo / ".workbench" / "state.md").read_text()
     assert not (repo / "secrets").exists()
     board = json.loads((repo / ".workbench" / "board.json").read_text())
     assert [t["id"] for t in board["tasks"]] == ["T-001", "T-002"]
