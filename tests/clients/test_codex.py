@@ -14,7 +14,10 @@ What Codex 0.171 takes, with no login and no model:
   hook alone (an apply_patch wb did not deny would be applied).
 Codex offers MCP tools to the model only through its `tool_search` tool (deferred), so the script searches
 first, as a model would, and calls what the search returned (`namespace: "mcp__wb"`).
-Codex has no SessionEnd hook: the end of the session is its Stop, where wb folds the spool.
+Codex has no SessionEnd hook: the end of the session is its Stop, where wb folds the spool. Codex starts MCP
+servers with a default set of environment variables, so the git identity is in the repository's config.
+Not covered: the hook trust a person gives in `codex`'s screen (the test bypasses it, as automation must), and
+Codex's sandbox (`-s workspace-write` needs Landlock/bubblewrap, which the suite cannot count on).
 """
 from __future__ import annotations
 
