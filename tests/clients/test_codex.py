@@ -17,7 +17,8 @@ first, as a model would, and calls what the search returned (`namespace: "mcp__w
 Codex has no SessionEnd hook: the end of the session is its Stop, where wb folds the spool. Codex starts MCP
 servers with a default set of environment variables, so the git identity is in the repository's config.
 Not covered: the hook trust a person gives in `codex`'s screen (the test bypasses it, as automation must), and
-Codex's sandbox (`-s workspace-write` needs Landlock/bubblewrap, which the suite cannot count on).
+Codex's sandbox: under `-s workspace-write` (which works here) `.workbench/` is inside the writable workspace,
+so the sandbox stops none of the writes wb's hooks deny.
 """
 from __future__ import annotations
 
