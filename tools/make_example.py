@@ -1,7 +1,12 @@
 """Regenerate .workbench.example/: a complete workbench made by the real wb — state with a decision log, a board
 with build and review tasks, the event log of a finished session, a config with tools and hooks.
 
-    python tools/make_example.py          (tests/docs/test_example.py validates and replays the result)
+    python tools/make_example.py [TARGET]   (default: .workbench.example/ of this checkout;
+                                             tests/docs/test_example.py validates and replays the result)
+
+Two steps need a person, and are driven as one, at a terminal of their own (tests/person.py: a pty, the code wb
+shows typed back): `wb trust`, since the config's commands were written by hand, not by this clone's wb; and
+`wb resume --approve`, since the changelog step is confirm_once.
 """
 
 from __future__ import annotations
@@ -14,6 +19,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.person import as_person  # noqa: E402
+
 CONFIG = """\
 # wb settings. Edit freely: your comments survive. Reference: docs/files.md#configyaml
 schema_version: 1
@@ -24,6 +33,7 @@ lock_timeout: 10
 human_guard_seconds: 5
 acceptance_timeout: 600
 budget: {max_turns: 20, max_tool_calls: 50, max_wall_seconds: 1800}
+approvals: human   # a person at a terminal approved `changelog` (confirm_once) in this example's session
 tools:
   pytest:
     argv: [python3, -c, "print('12 passed')", "{path}"]
@@ -62,7 +72,7 @@ steps:
 """
 
 
-def main() -> None:
+def main(target: Path = ROOT / ".workbench.example") -> None:
     tmp = Path(tempfile.mkdtemp())
     repo = tmp / "repo"
     repo.mkdir()
@@ -74,6 +84,12 @@ def main() -> None:
         proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
         if proc.returncode not in (0, 3):
             raise SystemExit(f"{' '.join(argv)} failed: {proc.stdout}{proc.stderr}")
+
+    def person(*argv: str) -> None:
+        """`wb ARGV…` as a person at a terminal, typing the code wb asks for."""
+        term = as_person(repo, *argv[1:], env=env)
+        if term.returncode not in (0, 3) or not term.asked:
+            raise SystemExit(f"{' '.join(argv)} at the terminal failed (exit {term.returncode}): {term.output}")
 
     run("git", "init", "-q")
     run("git", "commit", "-q", "--allow-empty", "-m", "root")
@@ -89,19 +105,25 @@ def main() -> None:
     run("wb", "set", "assumptions=[\"Python >= 3.11\"]", "touched_files=[\"app/config.py\"]")
     run("wb", "task", "done", "T-001")
     run("wb", "task", "start", "T-002")
+    person("wb", "trust")  # the config's tools and hooks, written here by hand
     run("wb", "run", "Ship 0.4.0", "--plan", "plan.yaml")
-    run("wb", "resume", "--approve")
+    person("wb", "resume", "--approve")
     run("wb", "resume", "--result", '{"url": "https://pypi.org/project/app/0.4.0/", "ok": true}')
     run("wb", "task", "done", "T-002")
     run("wb", "task", "block", "T-003", "--reason", "waiting for the release manager")
     run("wb", "set", "next_action=Ask the release manager to approve 0.4.0")
     run("wb", "note", "Session shipped the package to staging; release waits for sign-off.")
-    target = ROOT / ".workbench.example"
+    # what a clone of the repository holds: the files git tracks, nothing of this machine's (lock, temp files)
+    tracked = subprocess.run(["git", "ls-files", "-z", "--", ".workbench"], cwd=repo, env=env, check=True,
+                             capture_output=True, text=True).stdout.split("\0")
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(repo / ".workbench", target, ignore=shutil.ignore_patterns(".cache", ".lock", ".tmp-*"))
+    for name in filter(None, tracked):
+        dest = target / Path(name).relative_to(".workbench")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(repo / name, dest)
     shutil.rmtree(tmp)
     print(f"wrote {target}")
 
 
 if __name__ == "__main__":
-    main()
+    main(*(Path(a).resolve() for a in sys.argv[1:2]))

@@ -6,9 +6,10 @@ It speaks just enough of two wire formats, streamed as server-sent events:
   `base_url` and `wire_api = "responses"`).
 
 The script is a list of turns; each turn is one tool call (`(kind, args)`) or the final text. Which turn a
-request gets is the number of tool results its conversation already holds, so a client that retries a request
-gets the same turn again. A request that offers no tools (a client's side request: a title, a summary) is
-answered with a short text. Every request body is kept in `requests` for the test to read.
+request gets is the number of tool results its conversation already holds (Codex's tool searches included),
+so a client that retries a request gets the same turn again. A request that offers no tools (a client's side
+request: a title, a summary) is answered with a short text. Every request body is kept in `requests` for the
+test to read.
 """
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-# A turn: ("tool", name_picker, args) or ("text", text). name_picker maps the tool names the client offered
-# to the one to call (the clients name wb's MCP tools differently: mcp__wb__status, wb__status, …).
+# A turn: ("tool", name_picker, args), ("text", text), or for Codex ("search", query[, namespace]): a
+# `tool_search` call (Codex offers MCP tools only through it), made again until its output holds `namespace`
+# when one is given. name_picker maps the tool names the client offered to the one to call (the clients name
+# wb's MCP tools differently: mcp__wb__status for both, Codex's as function `status` in namespace `mcp__wb`).
 Turn = tuple[Any, ...]
 
 
@@ -96,23 +99,47 @@ class ScriptedModel:
     # -- OpenAI Responses ---------------------------------------------------------------------------------
     def responses(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         tools = body.get("tools") or []
-        names = [t.get("name") or t.get("type", "") for t in tools]
         items = body.get("input") or []
-        done = sum(1 for i in items if isinstance(i, dict)
-                   and i.get("type") in ("function_call_output", "custom_tool_call_output"))
+        # name -> (namespace, tool name, tool type); a namespace's tools (Codex's MCP servers: `mcp__wb`) are
+        # offered as `<namespace>__<name>`, in `tools` or, once found, in a `tool_search_output` of the input
+        offered: dict[str, tuple[str | None, str, str]] = {}
+        found = [t for i in items if isinstance(i, dict) and i.get("type") == "tool_search_output"
+                 for t in i.get("tools") or []]
+        for tool in [*tools, *found]:
+            if tool.get("type") == "namespace":
+                for inner in tool.get("tools") or []:
+                    offered[f"{tool['name']}__{inner['name']}"] = (tool["name"], inner["name"], inner.get("type", ""))
+            else:
+                name = tool.get("name") or tool.get("type", "")
+                offered[name] = (None, name, tool.get("type", ""))
+        names = list(offered)
+        done = 0
+        for i in items:
+            if not isinstance(i, dict) or i.get("type") not in (
+                    "function_call_output", "custom_tool_call_output", "tool_search_output"):
+                continue
+            step = self.turn_for(done)
+            if (i["type"] == "tool_search_output" and step[0] == "search" and len(step) > 2
+                    and step[2] not in {t.get("name") for t in i.get("tools") or []}):
+                continue  # the search found nothing of what it looks for: search again, as a model would
+            done += 1
         turn = self.turn_for(done) if names else ("text", "ok")
         resp_id = "resp_" + uuid.uuid4().hex[:20]
         events: list[tuple[str, dict[str, Any]]] = [
             ("response.created", {"type": "response.created", "response": {"id": resp_id}})]
-        if turn[0] == "tool":
-            name = turn[1](names)
-            kind = next((t.get("type") for t in tools if (t.get("name") or t.get("type")) == name), "function")
+        if turn[0] == "search":
+            call_id = "call_" + uuid.uuid4().hex[:20]
+            item = {"type": "tool_search_call", "id": "ts_" + call_id, "call_id": call_id, "execution": "client",
+                    "status": "completed", "arguments": {"query": turn[1], "limit": 20}}
+        elif turn[0] == "tool":
+            namespace, name, kind = offered[turn[1](names)]
             call_id = "call_" + uuid.uuid4().hex[:20]
             if kind == "custom":  # a freeform tool (Codex's apply_patch): the input is raw text
                 item = {"type": "custom_tool_call", "id": "ctc_" + call_id, "call_id": call_id, "name": name,
                         "input": turn[2] if isinstance(turn[2], str) else json.dumps(turn[2]), "status": "completed"}
             else:
                 item = {"type": "function_call", "id": "fc_" + call_id, "call_id": call_id, "name": name,
+                        **({"namespace": namespace} if namespace else {}),
                         "arguments": json.dumps(turn[2]), "status": "completed"}
         else:
             item = {"type": "message", "id": "msg_" + uuid.uuid4().hex[:20], "role": "assistant", "status": "completed",

@@ -139,3 +139,27 @@ def test_a_write_outside_the_active_tasks_scope_is_denied_at_the_hook(bench, rep
     assert "secrets/prod.key" in why and "secrets/**" in why and "T-001" in why
     assert ok(hook(repo, inside)).stdout == ""
     assert status_porcelain(repo) == ""
+
+
+def test_a_codex_apply_patch_outside_the_active_tasks_scope_is_denied_at_the_hook(bench, repo: Path) -> None:
+    """Codex edits files with apply_patch (`tool_input.command`: the patch); each file it adds, updates, deletes
+    or moves to is held to the active task's scope, like a Write's path (a real `codex exec` wrote under a
+    forbidden path through it: tests/clients/test_codex.py)."""
+    assert run_wb(repo, "task", "add", "Fix the parser", "--forbid", "secrets/**").returncode == 0
+    assert run_wb(repo, "task", "start", "T-001").returncode == 0
+
+    def patch(*lines: str) -> dict:
+        payload = fixture("codex", "PreToolUse", repo)
+        payload.update(tool_name="apply_patch",
+                       tool_input={"command": "\n".join(["*** Begin Patch", *lines, "*** End Patch", ""])})
+        return payload
+
+    for lines in (["*** Add File: secrets/prod.key", "+x"],
+                  ["*** Update File: src/parser.py", "@@", "-a", "+b", "*** Add File: secrets/prod.key", "+x"],
+                  ["*** Update File: src/parser.py", "*** Move to: secrets/parser.py", "@@", "-a", "+b"],
+                  ["*** Delete File: secrets/old.key"]):
+        answer = json.loads(ok(hook(repo, patch(*lines), "codex")).stdout)["hookSpecificOutput"]
+        assert answer["permissionDecision"] == "deny", lines
+        assert "secrets/**" in answer["permissionDecisionReason"] and "T-001" in answer["permissionDecisionReason"]
+    assert ok(hook(repo, patch("*** Update File: src/parser.py", "@@", "-a", "+b"), "codex")).stdout == ""
+    assert status_porcelain(repo) == ""

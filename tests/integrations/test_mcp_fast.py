@@ -129,8 +129,8 @@ def script(version: str) -> list[dict[str, Any]]:
                 request(5, "tools/call", {"name": "status", "arguments": {}, **envelope(version)}),
                 request(6, "tools/list", envelope(version))]
     return [initialize(1, version), INITIALIZED, request(2, "tools/list"), request(3, "ping"),
-            request(4, "tools/list", {}), request(5, "tools/call", {"name": "status", "arguments": {}}),
-            request(6, "tools/list")]
+            request(4, "tools/list", {}), request("p", "tools/list", {"_meta": {"progressToken": 0}}),  # Codex's
+            request(5, "tools/call", {"name": "status", "arguments": {}}), request(6, "tools/list")]
 
 
 @pytest.mark.parametrize("version", [  # the oldest, the newest of each era and an unknown one by default
@@ -232,7 +232,8 @@ def test_what_the_fast_path_is_unsure_of_goes_to_the_sdk() -> None:
                                             request(2, "ping", envelope())],
         "an envelope after initialize": [init, request(2, "tools/list", envelope())],
         "a second initialize": [init, initialize(2, HANDSHAKE_PROTOCOL_VERSIONS[-1])],
-        "a progress token": [init, request(2, "tools/list", {"_meta": {"progressToken": 1}})],
+        "a malformed progress token": [init, request(2, "tools/list", {"_meta": {"progressToken": True}})],
+        "more than a progress token": [init, request(2, "tools/list", {"_meta": {"progressToken": 1, "x": 1}})],
         "a tool call": [init, request(2, "tools/call", {"name": "status"})],
         "a null id": [init, request(None, "tools/list")],
     }
@@ -256,6 +257,17 @@ def test_the_requests_that_set_the_state_are_given_again_under_a_private_id() ->
     assert private.startswith(mcpfast.REPLAY_ID) and handover.expected == {
         private: json.loads(results[0][0] or b"")["result"]}
     assert given[1:] == [json.loads(lines[1]), json.loads(lines[-1])]
+
+
+def test_codex_s_tools_list_with_a_progress_token_is_answered_before_the_sdk_loads() -> None:
+    """Codex 0.171 sends `tools/list` with `_meta.progressToken`; left to the SDK, its answer came after Codex
+    had sent the first turn to the model, without wb's tools."""
+    init = initialize(0, "2025-06-18")
+    for token in (0, "t"):
+        *_, (answer, done) = take(init, INITIALIZED, request(1, "tools/list", {"_meta": {"progressToken": token}}))
+        assert not done and answer is not None and answer["result"] == {"tools": SERVER.tools}, token
+    *_, (answer, done) = take(request(1, "server/discover", {"_meta": {**envelope()["_meta"], "progressToken": 2}}))
+    assert not done and answer is not None and "result" in answer
 
 
 def test_a_blank_line_or_a_null_cursor_keeps_the_fast_path() -> None:

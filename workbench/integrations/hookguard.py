@@ -147,13 +147,15 @@ def _command_target(words: list[str], inside: bool = False) -> str | None:
     return None
 
 
+def patch_paths(patch: str) -> list[str]:
+    """Every path an apply_patch patch adds, updates, deletes or moves to, in order."""
+    heads = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+    return [line[len(head):].strip() for line in patch.splitlines() for head in heads if line.startswith(head)]
+
+
 def patch_target(patch: str) -> str | None:
     """The first path under `.workbench/` an apply_patch patch adds, updates, deletes or moves to."""
-    for line in patch.splitlines():
-        for head in ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "):
-            if line.startswith(head) and protected(line[len(head):].strip()):
-                return line[len(head):].strip()
-    return None
+    return next((path for path in patch_paths(patch) if protected(path)), None)
 
 
 def reason(path: str) -> str:
@@ -172,17 +174,25 @@ def reason(path: str) -> str:
 
 
 def out_of_scope(root: str, hook: dict[str, Any]) -> str | None:
-    """Why a file tool may not write its path (issue 16): it lies under a `forbidden` glob of the active task's
-    scope. Read from board.json and wb's own state cache, never a load: this runs on every tool call. Shell
-    commands are judged at `wb task done`, which compares what changed with the scope."""
+    """Why a file tool may not write its path, or Codex's apply_patch one of the files it writes (issue 16): it
+    lies under a `forbidden` glob of the active task's scope. Read from board.json and wb's own state cache, never
+    a load: this runs on every tool call. Shell commands are judged at `wb task done`, which compares what
+    changed with the scope."""
     import os
 
     tool = hook.get("tool_name")
     args = hook.get("tool_input")
-    if tool not in FILE_TOOLS or not isinstance(args, dict):
+    if not isinstance(args, dict):
         return None
-    path = args.get(FILE_TOOLS[tool])
-    if not isinstance(path, str) or not path:
+    if tool in FILE_TOOLS:
+        path = args.get(FILE_TOOLS[tool])
+        paths = [path] if isinstance(path, str) and path else []
+    elif tool in PATCH_TOOLS:  # Codex's file edits: every file the patch writes
+        patch = args.get("command") or args.get("input") or args.get("patch")
+        paths = [p for p in patch_paths(patch) if p] if isinstance(patch, str) else []
+    else:
+        return None
+    if not paths:
         return None
     from workbench.model import cjson
 
@@ -205,17 +215,18 @@ def out_of_scope(root: str, hook: dict[str, Any]) -> str | None:
         tasks = [t for t in tasks if t.get("id") == active] or tasks
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass  # no cache: every task in progress with a scope is held to it
-    full = path if os.path.isabs(path) else os.path.join(hook.get("cwd") or root, path)
-    rel = os.path.relpath(os.path.realpath(full), os.path.realpath(root)).replace(os.sep, "/")
-    if rel == ".." or rel.startswith("../"):
-        return None  # outside the repository: not the scope's to judge
     from workbench.model import scope as scopes
 
-    for task in tasks:
-        glob = scopes.first_match([str(g) for g in task["scope"]["forbidden"]], rel)
-        if glob is not None:
-            return (f"{rel} is out of bounds for {task['id']}: its scope forbids {glob}. Work inside the task's "
-                    f"scope; to change it, ask a person to run: wb task set {task['id']} scope=JSON")
+    for path in paths:
+        full = path if os.path.isabs(path) else os.path.join(hook.get("cwd") or root, path)
+        rel = os.path.relpath(os.path.realpath(full), os.path.realpath(root)).replace(os.sep, "/")
+        if rel == ".." or rel.startswith("../"):
+            continue  # outside the repository: not the scope's to judge
+        for task in tasks:
+            glob = scopes.first_match([str(g) for g in task["scope"]["forbidden"]], rel)
+            if glob is not None:
+                return (f"{rel} is out of bounds for {task['id']}: its scope forbids {glob}. Work inside the "
+                        f"task's scope; to change it, ask a person to run: wb task set {task['id']} scope=JSON")
     return None
 
 

@@ -13,7 +13,8 @@ The hand-over loses and reorders nothing: the SDK reads every message the fast p
 rest of the wire. The requests that set the connection's state (the first, which decides the protocol era, and
 `initialize`) are given to the SDK again under a private id whose answer is dropped (`Handover.expected`); the
 stateless ones already answered (`tools/list`, `ping`, later discovers) are not repeated. Anything the fast path
-is unsure of (a malformed envelope, an unknown protocol version, a cursor) goes to the SDK, which answers it.
+is unsure of (a malformed envelope, an unknown protocol version, a cursor) goes to the SDK, which answers it;
+a progress token (Codex sends one with every `tools/list`) is not, as none of these answers reports progress.
 """
 
 from __future__ import annotations
@@ -217,8 +218,12 @@ class FastPath:
             return True, None
         if not isinstance(meta, dict):
             return False, None
+        token = meta.get("progressToken")
+        if isinstance(token, int | str) and not isinstance(token, bool):
+            # Codex sends every tools/list with one; these answers report no progress, the SDK's neither
+            meta = {k: v for k, v in meta.items() if k != "progressToken"}
         if not any(isinstance(k, str) and k.startswith(ENVELOPE) for k in meta):
-            return not meta, None  # a progress token or the like: the SDK's to read
+            return not meta, None  # anything else (a malformed token, another key): the SDK's to read
         if set(meta) - {PROTOCOL_VERSION_KEY, CLIENT_INFO_KEY, CLIENT_CAPABILITIES_KEY}:
             return False, None
         version, info = meta.get(PROTOCOL_VERSION_KEY), meta.get(CLIENT_INFO_KEY)
