@@ -61,7 +61,8 @@ def start_serve(repo: Path, *extra: str) -> Served:
     line = proc.stdout.readline()
     if not line:
         proc.wait(10)
-        raise AssertionError(f"wb serve printed nothing: exit {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+        why = proc.stderr.read() if proc.stderr else ""
+        raise AssertionError(f"wb serve printed nothing: exit {proc.returncode}: {why}")
     assert line.startswith("wb serve: http://127.0.0.1:"), line
     port = int(line.split("127.0.0.1:")[1].split("/")[0])
     return Served(repo, proc, port)
