@@ -54,8 +54,13 @@ function put(...nodes) {
   const main = document.getElementById("main");
   main.replaceChildren(...nodes);
   view.renders += 1;
-  document.body.dataset.renders = String(view.renders);
   document.body.dataset.tab = view.tab;
+  // when the frame holding this render was painted, in ms since the page was asked for (bench/web.py reads it)
+  const renders = String(view.renders);
+  requestAnimationFrame(() => setTimeout(() => {
+    document.body.dataset.paintedMs = String(Math.round(performance.now()));
+    document.body.dataset.renders = renders;
+  }, 0));
 }
 
 // -- the board ------------------------------------------------------------------------------------------------
