@@ -157,3 +157,18 @@ def test_a_write_reaches_the_live_stream(served: Served) -> None:
         while b"event: change" not in got and time.monotonic() < deadline:
             got += sock.recv(4096)
     assert b"event: change" in got, got
+
+
+def test_the_graph_layout_takes_a_long_chain_a_cycle_and_a_missing_dependency() -> None:
+    from workbench.web.views import layout
+
+    def card(task_id: str, *deps: str) -> dict[str, object]:
+        return {"id": task_id, "title": task_id, "status": "todo", "ready": not deps, "depends_on": list(deps)}
+
+    chain = [card("T-0")] + [card(f"T-{i}", f"T-{i - 1}") for i in range(1, 3000)]
+    nodes = layout(chain)["nodes"]
+    assert [n["layer"] for n in nodes] == list(range(3000))  # no recursion limit
+    cyclic = layout([card("A", "B"), card("B", "A"), card("C", "A", "GONE")])
+    layers = {n["id"]: n["layer"] for n in cyclic["nodes"]}
+    assert set(layers) == {"A", "B", "C"} and layers["C"] > layers["A"]
+    assert {"from": "GONE", "to": "C", "missing": True} in cyclic["edges"]

@@ -40,25 +40,39 @@ def board(bench: Any, *, label: str | None = None, owner: str | None = None,
 
 
 def graph(bench: Any) -> dict[str, Any]:
-    """The board's dependency graph laid out in layers: a task's layer is one past its deepest dependency on
-    the board (a cycle or a missing dependency does not raise: it is drawn as it is). {"nodes": [{id, title,
-    status, ready, layer, row}], "edges": [{from, to}] (from the dependency to the task that waits on it)}."""
-    cards = [c for col in bench.board()["columns"] for c in col["tasks"]]
+    """The board's dependency graph laid out in layers (`layout`)."""
+    return layout([c for col in bench.board()["columns"] for c in col["tasks"]])
+
+
+def layout(cards: list[dict[str, Any]]) -> dict[str, Any]:
+    """Cards laid out in layers: a task's layer is one past its deepest dependency on the board, found in
+    topological order without recursion (a chain of thousands is fine); a task in a cycle gets one past the
+    dependencies placed before it, and a dependency not on the board is drawn as missing. {"nodes": [{id,
+    title, status, ready, layer, row}] in board order, "edges": [{from, to, missing}] (from the dependency to
+    the task that waits on it)}."""
     by_id = {c["id"]: c for c in cards}
+    deps = {c["id"]: [d for d in c["depends_on"] if d in by_id and d != c["id"]] for c in cards}
+    waiting: dict[str, list[str]] = {}
+    for task_id, ds in deps.items():
+        for d in ds:
+            waiting.setdefault(d, []).append(task_id)
+    left = {task_id: len(ds) for task_id, ds in deps.items()}
+    queue = [task_id for task_id, n in left.items() if n == 0]
     layer: dict[str, int] = {}
-
-    def depth(task_id: str, seen: frozenset[str]) -> int:
-        if task_id in layer:
-            return layer[task_id]
-        deps = [d for d in by_id[task_id]["depends_on"] if d in by_id and d not in seen]
-        value = 1 + max((depth(d, seen | {task_id}) for d in deps), default=-1)
-        layer[task_id] = value
-        return value
-
+    while queue:
+        task_id = queue.pop()
+        layer[task_id] = 1 + max((layer[d] for d in deps[task_id]), default=-1)
+        for w in waiting.get(task_id, ()):
+            left[w] -= 1
+            if left[w] == 0:
+                queue.append(w)
+    for c in cards:  # what a cycle kept from the queue, in board order
+        if c["id"] not in layer:
+            layer[c["id"]] = 1 + max((layer[d] for d in deps[c["id"]] if d in layer), default=-1)
     rows: dict[int, int] = {}
     nodes = []
     for c in cards:
-        n = depth(c["id"], frozenset())
+        n = layer[c["id"]]
         nodes.append({"id": c["id"], "title": c["title"], "status": c["status"], "ready": c["ready"],
                       "layer": n, "row": rows.setdefault(n, 0)})
         rows[n] += 1
@@ -159,6 +173,10 @@ def timeline(bench: Any, session_id: str) -> dict[str, Any]:
         entries.append(item)
     answer_yields(entries)
     folded = replay(evs)
+    for item, e in zip(entries, evs, strict=True):  # a step's or a tool's entry names the step's description
+        index = (e.get("payload") or {}).get("index") if isinstance(e.get("payload"), dict) else None
+        if item["kind"] in ("step", "tool", "yield") and isinstance(index, int) and 0 <= index < len(folded["plan"]):
+            item["step"] = folded["plan"][index].get("description", "")
     return {"id": session_id, "found": True, **summary(session_id, evs),
             "plan": [{"description": s.get("description", ""), "tool": s.get("tool"), "status": s.get("status"),
                       "error": s.get("error")} for s in folded["plan"]],

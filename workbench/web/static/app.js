@@ -177,6 +177,7 @@ async function showSessions() {
         el("li", { class: e.kind, "data-type": e.type },
           el("span", { class: "meta" }, "#" + e.seq + " " + e.ts + " " + e.who),
           el("span", {}, e.type + ": " + e.text),
+          e.step ? el("span", { class: "meta" }, " — " + e.step) : null,
           e.kind === "yield" && e.yield ? el("span", { class: "meta" }, " yield " + (e.yield.kind || "") + " " + (e.yield.id || "")) : null,
           e.kind === "yield" ? (e.answered_by ? el("span", { class: "answered" }, "answered by " + e.answered_by)
                                              : el("span", { class: "unanswered" }, "waiting for an answer")) : null))));
