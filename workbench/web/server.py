@@ -77,6 +77,13 @@ class Source:
                 return {"ok": False, "error": views.shown(f"the workbench could not be read ({err}); "
                                                           "wb validate says why"),
                         "data": self.last_good.get(key)}
+            except Exception as err:  # a bug in a view: this route says so, the server and the others stay up
+                import traceback
+
+                traceback.print_exc()
+                return {"ok": False, "error": views.shown(f"wb serve: {type(err).__name__}: {err} (a bug: "
+                                                          "please report it)"),
+                        "data": self.last_good.get(key)}
             self.last_good[key] = data
             return {"ok": True, "error": None, "data": data}
 
