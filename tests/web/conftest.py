@@ -54,7 +54,7 @@ class Served:
         return proc
 
 
-def start_serve(repo: Path, *extra: str) -> Served:
+def start_serve(repo: Path, *extra: str, host: str = "127.0.0.1") -> Served:
     proc = subprocess.Popen([*WB_ARGV, "serve", "--port", "0", *extra], cwd=repo, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
@@ -63,8 +63,8 @@ def start_serve(repo: Path, *extra: str) -> Served:
         proc.wait(10)
         why = proc.stderr.read() if proc.stderr else ""
         raise AssertionError(f"wb serve printed nothing: exit {proc.returncode}: {why}")
-    assert line.startswith("wb serve: http://127.0.0.1:"), line
-    port = int(line.split("127.0.0.1:")[1].split("/")[0])
+    assert line.startswith(f"wb serve: http://{host}:"), line
+    port = int(line.split(f"{host}:")[1].split("/")[0])
     return Served(repo, proc, port)
 
 
@@ -80,14 +80,27 @@ def stop_serve(served: Served) -> None:
             stream.close()
 
 
-@pytest.fixture
-def seeded(tmp_path: Path) -> Path:
-    """A repository whose workbench holds three tasks, the third waiting on the first."""
-    repo = make_repo(tmp_path / "repo")
+@pytest.fixture(scope="session")
+def _seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = make_repo(tmp_path_factory.mktemp("web_template") / "repo")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Web Test", "GIT_AUTHOR_EMAIL": "web@example.invalid",
+           "GIT_COMMITTER_NAME": "Web Test", "GIT_COMMITTER_EMAIL": "web@example.invalid",
+           "GIT_CONFIG_NOSYSTEM": "1"}
     for args in (("init",), ("task", "add", "Write the parser"), ("task", "add", "Document the format"),
                  ("task", "add", "Ship it", "--depends-on", "T-001")):
-        proc = run_wb(repo, *args)
+        proc = run_wb(repo, *args, env=env)
         assert proc.returncode == 0, (args, proc.stderr)
+    return repo
+
+
+@pytest.fixture
+def seeded(_seeded_template: Path, tmp_path: Path) -> Path:
+    """A repository whose workbench holds three tasks, the third waiting on the first (a copy, per test)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(_seeded_template, repo, symlinks=True)
+    lock = repo / ".workbench" / ".lock"
+    if lock.exists():
+        lock.unlink()
     return repo
 
 

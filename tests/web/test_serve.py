@@ -5,13 +5,14 @@ cannot be read (docs/views.md)."""
 
 from __future__ import annotations
 
+import http.client
 import socket
 import time
 from pathlib import Path
 
 from tests.conftest import hash_workbench, run_wb
 
-from .conftest import Served, yielding_session
+from .conftest import Served, start_serve, stop_serve, yielding_session
 
 TRAVERSALS = [
     "/../../../../etc/passwd",
@@ -172,3 +173,22 @@ def test_the_graph_layout_takes_a_long_chain_a_cycle_and_a_missing_dependency() 
     layers = {n["id"]: n["layer"] for n in cyclic["nodes"]}
     assert set(layers) == {"A", "B", "C"} and layers["C"] > layers["A"]
     assert {"from": "GONE", "to": "C", "missing": True} in cyclic["edges"]
+
+
+def test_allow_remote_serves_the_named_address_and_answers_to_it(seeded: Path) -> None:
+    # 127.0.0.2 is not the default address: it needs --allow-remote like any other (and exists on Linux)
+    refused = run_wb(seeded, "serve", "--host", "127.0.0.2", "--port", "0")
+    assert refused.returncode == 2 and "--allow-remote" in refused.stderr, refused
+    every = run_wb(seeded, "serve", "--host", "0.0.0.0", "--allow-remote", "--port", "0")
+    assert every.returncode == 2 and "name the one address" in every.stderr, every
+    server = start_serve(seeded, "--host", "127.0.0.2", "--allow-remote", host="127.0.0.2")
+    try:
+        conn = http.client.HTTPConnection("127.0.0.2", server.port, timeout=10)
+        for host, code in ((f"127.0.0.2:{server.port}", 200), ("evil.example", 403)):
+            conn.request("GET", "/api/board", headers={"Host": host})
+            resp = conn.getresponse()
+            resp.read()
+            assert resp.status == code, host
+        conn.close()
+    finally:
+        stop_serve(server)

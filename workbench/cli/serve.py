@@ -28,6 +28,9 @@ def serve_command(
     if not is_loopback(host) and not allow_remote:
         raise UsageError(f"--host {host} would serve the workbench beyond this machine: add --allow-remote "
                          "if that is meant, or leave --host out (127.0.0.1)")
+    if host in ("0.0.0.0", "::", ""):  # every interface: no one Host header names it, so none would be answered
+        raise UsageError(f"--host {host or '(empty)'}: name the one address the page is reached at (its Host header "
+                         "must match), e.g. --host 192.168.1.5 --allow-remote")
     bench = Bench.open(start_dir())
     try:
         server = WebServer(bench, host, port, verbose=verbose)
