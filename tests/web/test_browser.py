@@ -84,3 +84,23 @@ def test_an_invalid_workbench_shows_a_banner_over_the_last_good_board(served: Se
     board.write_bytes(saved)
     page.wait_for_selector("#banner[hidden]", state="attached", timeout=10_000)  # type: ignore[attr-defined]
     assert wait_until(lambda: len(board_ids(page)) == 3)
+
+
+def test_the_diff_decisions_and_event_tabs(served: Served, page: object) -> None:
+    page.goto(served.url + "#diff")  # type: ignore[attr-defined]
+    page.wait_for_selector("body[data-tab=diff] #diff")  # type: ignore[attr-defined]
+    page.fill("input[name=a]", "HEAD~1")  # type: ignore[attr-defined]
+    page.fill("input[name=b]", "HEAD")  # type: ignore[attr-defined]
+    page.click("button[type=submit]")  # type: ignore[attr-defined]
+    page.wait_for_selector("#diff-summary li.added")  # type: ignore[attr-defined]
+    assert "added T-003 Ship it [todo]" in page.text_content("#diff-summary")  # type: ignore[attr-defined]
+    served.wb("note", "chose <b>SQLite</b>")
+    page.goto(served.url + "#decisions")  # type: ignore[attr-defined]
+    page.wait_for_selector("#decisions .entry")  # type: ignore[attr-defined]
+    assert "chose <b>SQLite</b>" in page.text_content("#decisions .entry")  # type: ignore[attr-defined]
+    page.goto(served.url + "#events")  # type: ignore[attr-defined]
+    page.wait_for_selector("#events tbody tr")  # type: ignore[attr-defined]
+    page.fill("input[name=type]", "task.add")  # type: ignore[attr-defined]
+    page.click("button[type=submit]")  # type: ignore[attr-defined]
+    assert wait_until(lambda: page.locator("#events tbody tr").count() == 3)  # type: ignore[attr-defined]
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -192,3 +192,17 @@ def test_allow_remote_serves_the_named_address_and_answers_to_it(seeded: Path) -
         conn.close()
     finally:
         stop_serve(server)
+
+
+def test_diff_decisions_and_handoff_come_from_the_library(served: Served) -> None:
+    diff = served.api("/api/diff?a=HEAD~1&b=HEAD")["data"]
+    assert [t["id"] for t in diff["board"]["added"]] == ["T-003"], diff["board"]
+    bad = served.api("/api/diff?a=no-such-ref")
+    assert bad["ok"] is False and "no-such-ref" in bad["error"], bad
+    served.wb("note", "chose <b>SQLite</b> over \x1b[2Jfiles")
+    entries = served.api("/api/decisions")["data"]["entries"]
+    assert entries[0]["text"] == "chose <b>SQLite</b> over \\e[2Jfiles", entries[0]
+    assert served.api("/api/handoff")["data"]["handoff"] is None
+    served.wb("handoff")
+    packet = served.api("/api/handoff")["data"]["handoff"]
+    assert packet["next_action"]["text"], packet

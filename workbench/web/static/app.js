@@ -15,7 +15,7 @@ function el(tag, attrs, ...children) {
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -223,7 +223,25 @@ async function showDiff() {
     el("input", { name: "b", placeholder: "to ref (work tree)", value: view.diff.b }),
     el("button", { type: "submit" }, "diff"));
   const data = await api("/api/diff", view.diff);
-  put(form, data ? el("div", { class: "tree", id: "diff" }, tree(data)) : el("p", { class: "muted" }, "no diff"));
+  if (!data) return put(form, el("p", { class: "muted" }, "no diff"));
+  const side = (x) => x.label + (x.commit ? " (" + x.commit.slice(0, 8) + ")" : "");
+  const change = (c) => c.field + ": " + JSON.stringify(c.old) + " → " + JSON.stringify(c.new);
+  const board = data.board || {}, state = data.state || {}, events = data.events || {};
+  const heading = el("h2", {}, side(data.old) + " → " + side(data.new) + (data.changed ? "" : ": no change"));
+  const lines = [
+    (board.added || []).map((t) => el("li", { class: "added" }, "added " + t.id + " " + t.title + " [" + t.status + "]")),
+    (board.removed || []).map((t) => el("li", { class: "removed" }, "removed " + t.id + " " + t.title)),
+    (board.archived || []).map((t) => el("li", {}, "archived " + t.id + " " + t.title)),
+    (board.changed || []).map((t) => el("li", {}, "changed " + t.id + " " + (t.title || "") + ": " +
+      t.changes.map(change).join("; ") + (t.acceptance_changed ? " (acceptance changed)" : ""))),
+    (state.fields || []).map((c) => el("li", {}, "state " + change(c))),
+    ((state.decision_log || {}).added || []).map((e) => el("li", {}, "decision " + (e.ts || "") + " " + (e.actor || "") + ": " + e.text)),
+    events.appended ? el("li", {}, events.appended + " event(s) appended: " +
+      Object.entries(events.by_type || {}).map(([k, v]) => k + " ×" + v).join(", ")) : null,
+    (data.warnings || []).map((w) => el("li", { class: "removed" }, "warning: " + w)),
+  ];
+  put(form, el("div", { id: "diff" }, heading, el("ul", { id: "diff-summary" }, lines),
+    el("details", {}, el("summary", {}, "the whole diff (wb diff --format json)"), el("div", { class: "tree" }, tree(data)))));
 }
 
 // -- the event log: filters and pages (newest first; "older" pages back) -------------------------------------------
