@@ -206,3 +206,14 @@ def test_diff_decisions_and_handoff_come_from_the_library(served: Served) -> Non
     served.wb("handoff")
     packet = served.api("/api/handoff")["data"]["handoff"]
     assert packet["next_action"]["text"], packet
+
+
+def test_a_page_far_back_is_the_same_read_either_way(bench: object, monkeypatch: object) -> None:
+    from workbench.web import views
+
+    for i in range(30):
+        bench.note(f"note {i}")  # type: ignore[attr-defined]
+    near = views.events(bench, before=12, limit=5)
+    monkeypatch.setattr(views, "DEEP", 4)  # type: ignore[attr-defined]  # the whole-log pass from the second try
+    far = views.events(bench, before=12, limit=5)
+    assert near == far and [e["seq"] for e in far["events"]] == [11, 10, 9, 8, 7] and far["older"] == 6

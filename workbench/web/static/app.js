@@ -165,7 +165,7 @@ async function showSessions() {
     el("button", { class: s.id === view.session ? "active" : "", "data-session": s.id,
                    onclick: () => { view.session = s.id; refresh(); } },
       el("div", {}, el("strong", {}, s.goal)),
-      el("div", { class: "muted" }, s.id + " · " + (s.ended || s.state || "") + " · " + s.events + " events"))));
+      el("div", { class: "muted" }, s.id + " · " + (s.state || "") + (s.started_at ? " · " + s.started_at : "")))));
   const t = await api("/api/session", { id: view.session });
   const body = el("div", { id: "timeline-view" });
   if (t && t.found) {
