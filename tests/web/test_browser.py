@@ -104,3 +104,14 @@ def test_the_diff_decisions_and_event_tabs(served: Served, page: object) -> None
     page.click("button[type=submit]")  # type: ignore[attr-defined]
     assert wait_until(lambda: page.locator("#events tbody tr").count() == 3)  # type: ignore[attr-defined]
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_live_refresh_keeps_what_is_being_typed(served: Served, page: object) -> None:
+    page.goto(served.url + "#events")  # type: ignore[attr-defined]
+    page.wait_for_selector("#events tbody tr")  # type: ignore[attr-defined]
+    page.fill("input[name=type]", "task.a")  # type: ignore[attr-defined]  # not submitted yet
+    before = page.locator("#events tbody tr").count()  # type: ignore[attr-defined]
+    served.wb("note", "arrives while typing")
+    assert wait_until(lambda: page.locator("#events tbody tr").count() == before + 1)  # type: ignore[attr-defined]
+    assert page.input_value("input[name=type]") == "task.a"  # type: ignore[attr-defined]
+    assert page.evaluate("() => document.activeElement.name") == "type"  # type: ignore[attr-defined]

@@ -51,8 +51,17 @@ async function api(path, params) {
 }
 
 function put(...nodes) {
+  // A tab's form (filters, refs) stays the node it was while the tab is shown: a live refresh replaces only
+  // what is below it, so what a person is typing there, and the focus, survive it.
   const main = document.getElementById("main");
-  main.replaceChildren(...nodes);
+  const first = nodes[0], kept = main.firstElementChild;
+  if (first instanceof HTMLFormElement && kept instanceof HTMLFormElement && kept.dataset.form === first.dataset.form
+      && first.dataset.form) {
+    while (kept.nextSibling) kept.nextSibling.remove();
+    kept.after(...nodes.slice(1));
+  } else {
+    main.replaceChildren(...nodes);
+  }
   view.renders += 1;
   document.body.dataset.tab = view.tab;
   // when the frame holding this render was painted, in ms since the page was asked for (bench/web.py reads it)
@@ -88,7 +97,7 @@ function cardNode(card) {
 
 async function showBoard() {
   const data = await api("/api/board", view.board);
-  const filters = el("form", { class: "filters", onsubmit: (e) => {
+  const filters = el("form", { class: "filters", "data-form": "board", onsubmit: (e) => {
       e.preventDefault();
       const f = new FormData(e.target);
       view.board = { label: f.get("label"), owner: f.get("owner"), status: f.get("status") };
@@ -213,7 +222,7 @@ async function showHandoff() {
 }
 
 async function showDiff() {
-  const form = el("form", { class: "filters", onsubmit: (e) => {
+  const form = el("form", { class: "filters", "data-form": "diff", onsubmit: (e) => {
       e.preventDefault();
       const f = new FormData(e.target);
       view.diff = { a: f.get("a"), b: f.get("b") };
@@ -249,7 +258,7 @@ async function showEvents() {
   const ev = view.events;
   const before = ev.pages.length ? ev.pages[ev.pages.length - 1] : "";
   const data = await api("/api/events", { type: ev.type, session: ev.session, before });
-  const form = el("form", { class: "filters", onsubmit: (e) => {
+  const form = el("form", { class: "filters", "data-form": "events", onsubmit: (e) => {
       e.preventDefault();
       const f = new FormData(e.target);
       view.events = { type: f.get("type"), session: f.get("session"), pages: [] };
