@@ -35,8 +35,13 @@ def shown(value: Any) -> Any:
 
 def board(bench: Any, *, label: str | None = None, owner: str | None = None,
           status: str | None = None) -> dict[str, Any]:
-    """`wb board --json`'s columns."""
+    """`wb board --json`'s columns, each card with the markers `wb board` shows on it (`marks`)."""
+    from workbench.ops.board import marks
+
     data: dict[str, Any] = bench.board(label=label, owner=owner, status=status)
+    for col in data["columns"]:
+        for card in col["tasks"]:
+            card["marks"] = [m for m in marks(card) if m != "ready"]  # ready: the page's own tag
     return data
 
 

@@ -73,26 +73,13 @@ function put(...nodes) {
 }
 
 // -- the board ------------------------------------------------------------------------------------------------
-function marks(card) {
-  const out = [];
-  if (card.waiting_on && card.waiting_on.length) out.push("waits " + card.waiting_on.join(","));
-  if (card.status === "blocked" && card.blocked_reason) out.push("blocked: " + card.blocked_reason);
-  if (card.claim) out.push("claimed by " + card.claim.agent);
-  if (card.forced) out.push("forced");
-  if (card.override) out.push("overridden");
-  if (card.scope) out.push("scoped");
-  if (card.priority !== undefined && card.priority !== null && card.priority !== "") out.push("p" + card.priority);
-  if (card.labels && card.labels.length) out.push(card.labels.map((x) => "#" + x).join(" "));
-  return out;
-}
-
 function cardNode(card) {
   return el("div", { class: "card" + (card.ready ? " ready" : ""), "data-id": card.id, "data-status": card.status },
     el("span", { class: "id" }, card.id),
     card.ready ? el("span", { class: "tag ready" }, "ready") : null,
     el("span", { class: "title" }, card.title),
     card.depends_on && card.depends_on.length ? el("div", { class: "marks" }, "depends on " + card.depends_on.join(", ")) : null,
-    el("div", { class: "marks" }, marks(card).join("; ")));
+    card.marks.length ? el("div", { class: "marks" }, card.marks.join("; ")) : null);
 }
 
 async function showBoard() {
