@@ -5,6 +5,9 @@ installs it and Playwright; without them the group is skipped, saying why).
                    the first frame painted with all 1,000 cards (the page's own clock: performance.now() at
                    that frame), median of the rounds, seconds (≤ 1 s)
   web.board_ratio  the same against a 10-task workbench (information)
+  web.live         from the exit of a `wb task add` in another process to its card on the open page of the
+                   10-task workbench, without a reload (the server's stat poll, the event stream, the page's
+                   read and render), median, seconds (information)
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +88,7 @@ def bench_web(ctx: R.Context) -> list[R.Result]:
 
                 a, b = R.side_by_side([side(servers[0][1], TASKS), side(servers[1][1], SMALL)],
                                       s.n(12, 5), s.n(2, 1))
+                live = live_seconds(ctx, browser, small, servers[1][1], s.n(10, 4))
             finally:
                 browser.close()
     finally:
@@ -96,4 +101,28 @@ def bench_web(ctx: R.Context) -> list[R.Result]:
     limit = R.Result("web.board_1000", "limit", median, R.BARS["web.board_1000"], "s",
                      f"{TASKS:,} tasks painted", n=len(a),
                      detail=f"n={len(a)}, IQR {R.spread(a):.0%}; {SMALL} tasks: {R.fmt_s(statistics.median(b))}")
-    return [limit, R.ratio("web.board_ratio", f"{TASKS:,} tasks", a, f"{SMALL} tasks", b, info=True)]
+    live_row = R.Result("web.live", "info", statistics.median(live), None, "s", n=len(live),
+                        detail=f"n={len(live)}, IQR {R.spread(live):.0%}")
+    return [limit, R.ratio("web.board_ratio", f"{TASKS:,} tasks", a, f"{SMALL} tasks", b, info=True), live_row]
+
+
+def live_seconds(ctx: R.Context, browser: Any, repo: Path, url: str, rounds: int) -> list[float]:
+    """Each round: `wb task add` in another process, then the time until the open page shows one more card."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("body[data-renders]")
+    out = []
+    try:
+        for _ in range(rounds):
+            cards = page.locator("#board .card").count()
+            ctx.runner.run([ctx.wb, "task", "add", "arrives live"], repo)
+            start = time.perf_counter()
+            while page.locator("#board .card").count() == cards:
+                if time.perf_counter() - start > 30:
+                    raise R.BenchError("a task added did not reach the open page in 30 s")
+                page.wait_for_timeout(5)
+            out.append(time.perf_counter() - start)
+    finally:
+        context.close()
+    return out
