@@ -4,7 +4,7 @@ under docs/views/; a new view adds its function to PARTS.
 
 - tui: `wb board` at 80×24, through textual's own screenshot (docs/views/board.svg).
 - web: `wb serve`'s board and a session's timeline in headless Chromium, through Playwright
-  (docs/views/web-board.png, docs/views/web-session.png; tools/browser.sh installs both).
+  (docs/views/web-board.png, web-graph.png, web-session.png; tools/browser.sh installs both).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def web(repo: Path) -> Path:
     server = WebServer(Bench.open(repo))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     chromium = os.environ.get("WB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    board, session = VIEWS / "web-board.png", VIEWS / "web-session.png"
+    board, session, graph = VIEWS / "web-board.png", VIEWS / "web-session.png", VIEWS / "web-graph.png"
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
@@ -93,6 +93,11 @@ def web(repo: Path) -> Path:
             page.goto(server.url)
             page.wait_for_selector("#board .card")
             page.screenshot(path=str(board))
+            page.set_viewport_size({"width": 900, "height": 360})
+            page.goto(server.url + "#graph")
+            page.wait_for_selector("#graph g.node")
+            page.screenshot(path=str(graph))
+            page.set_viewport_size({"width": 1280, "height": 720})
             page.goto(server.url + "#sessions")
             page.wait_for_selector("#timeline li.yield")
             page.screenshot(path=str(session))

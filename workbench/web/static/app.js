@@ -110,7 +110,7 @@ async function showBoard() {
 async function showGraph() {
   const data = await api("/api/graph");
   if (!data || !data.nodes.length) return put(el("p", { class: "muted" }, "no tasks"));
-  const W = 200, H = 34, GX = 60, GY = 14;
+  const W = 230, H = 34, GX = 60, GY = 14, CHARS = 30;
   const pos = {};
   let maxLayer = 0, maxRow = 0;
   for (const n of data.nodes) {
@@ -138,7 +138,7 @@ async function showGraph() {
     const g = svg("g", { class: "node " + n.status + (n.ready ? " ready" : ""), "data-id": n.id, transform: `translate(${p.x},${p.y})` });
     g.append(svg("rect", { width: W, height: H, rx: 5 }));
     const label = n.id + " " + n.title;
-    g.append(svg("text", { x: 8, y: 21 }, label.length > 30 ? label.slice(0, 29) + "…" : label));
+    g.append(svg("text", { x: 8, y: 21 }, label.length > CHARS ? label.slice(0, CHARS - 1) + "…" : label));
     g.append(svg("title", {}, label + " [" + n.status + (n.ready ? ", ready" : "") + "]"));
     root.append(g);
   }
