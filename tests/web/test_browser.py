@@ -115,3 +115,13 @@ def test_a_live_refresh_keeps_what_is_being_typed(served: Served, page: object) 
     assert wait_until(lambda: page.locator("#events tbody tr").count() == before + 1)  # type: ignore[attr-defined]
     assert page.input_value("input[name=type]") == "task.a"  # type: ignore[attr-defined]
     assert page.evaluate("() => document.activeElement.name") == "type"  # type: ignore[attr-defined]
+
+
+def test_a_card_opens_its_detail_and_history(served: Served, page: object) -> None:
+    served.wb("task", "start", "T-001")
+    page.goto(served.url)  # type: ignore[attr-defined]
+    page.click('#board .card[data-id="T-001"]')  # type: ignore[attr-defined]
+    page.wait_for_selector("#task-detail #task-history tr")  # type: ignore[attr-defined]
+    history = page.text_content("#task-history")  # type: ignore[attr-defined]
+    assert "task.add" in history and "task.start" in history, history
+    assert "Write the parser" in page.text_content("#task-detail h2")  # type: ignore[attr-defined]

@@ -217,3 +217,10 @@ def test_a_page_far_back_is_the_same_read_either_way(bench: object, monkeypatch:
     monkeypatch.setattr(views, "DEEP", 4)  # type: ignore[attr-defined]  # the whole-log pass from the second try
     far = views.events(bench, before=12, limit=5)
     assert near == far and [e["seq"] for e in far["events"]] == [11, 10, 9, 8, 7] and far["older"] == 6
+
+
+def test_a_task_and_its_history(served: Served) -> None:
+    task = served.api("/api/task?id=T-003")["data"]
+    assert task["task"]["depends_on"] == ["T-001"] and [e["type"] for e in task["history"]] == ["task.add"]
+    missing = served.api("/api/task?id=T-999")
+    assert missing["ok"] is False and "T-999" in missing["error"]

@@ -121,6 +121,8 @@ def routes(source: Source) -> dict[str, Callable[[dict[str, list[str]]], dict[st
     return {
         "/api/board": board,
         "/api/graph": lambda q: source.answer("graph", lambda: views.graph(bench)),
+        "/api/task": lambda q: source.answer("task " + str(_one(q, "id")),
+                                             lambda: views.task(bench, _one(q, "id") or "")),
         "/api/sessions": lambda q: source.answer("sessions", lambda: views.sessions(bench)),
         "/api/session": lambda q: source.answer("session " + str(_one(q, "id")),
                                                 lambda: views.timeline(bench, _one(q, "id") or "")),

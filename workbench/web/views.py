@@ -45,6 +45,17 @@ def board(bench: Any, *, label: str | None = None, owner: str | None = None,
     return data
 
 
+def task(bench: Any, task_id: str) -> dict[str, Any]:
+    """One task as `wb task show` has it (on the board or in its archive) and its history, as `wb board`'s
+    history key shows it: every event that names it, oldest first."""
+    from workbench.review.eventview import summarize, who_shown
+
+    found = bench.show_task(task_id)
+    history = [{"seq": e.get("seq"), "ts": e.get("ts"), "type": e.get("type"), "who": who_shown(e),
+                "summary": summarize(e.get("payload") or {})} for e in bench.task_history(task_id)]
+    return {"task": found, "history": history}
+
+
 def graph(bench: Any) -> dict[str, Any]:
     """The board's dependency graph laid out in layers (`layout`)."""
     return layout([c for col in bench.board()["columns"] for c in col["tasks"]])

@@ -4,7 +4,7 @@
 
 const SVGNS = "http://www.w3.org/2000/svg";
 const HEADINGS = { todo: "TODO", in_progress: "IN PROGRESS", blocked: "BLOCKED", done: "DONE", cancelled: "CANCELLED" };
-const view = { tab: "board", session: null, events: { type: "", session: "", pages: [] }, diff: { a: "", b: "" },
+const view = { tab: "board", session: null, task: null, events: { type: "", session: "", pages: [] }, diff: { a: "", b: "" },
                board: { label: "", owner: "", status: "" }, renders: 0 };
 
 function el(tag, attrs, ...children) {
@@ -74,7 +74,9 @@ function put(...nodes) {
 
 // -- the board ------------------------------------------------------------------------------------------------
 function cardNode(card) {
-  return el("div", { class: "card" + (card.ready ? " ready" : ""), "data-id": card.id, "data-status": card.status },
+  return el("div", { class: "card" + (card.ready ? " ready" : "") + (view.task === card.id ? " open" : ""),
+                     "data-id": card.id, "data-status": card.status, tabindex: 0,
+                     onclick: () => { view.task = view.task === card.id ? null : card.id; refresh(); } },
     el("span", { class: "id" }, card.id),
     card.ready ? el("span", { class: "tag ready" }, "ready") : null,
     el("span", { class: "title" }, card.title),
@@ -103,7 +105,21 @@ async function showBoard() {
     columns.append(el("section", { class: "column", "data-status": col.status },
       el("h2", {}, HEADINGS[col.status] + " (" + col.tasks.length + ")"), frag));
   }
-  put(filters, el("p", { class: "muted", id: "total" }, data.total + " task(s)"), columns);
+  const detail = view.task ? await taskDetail(view.task) : null;
+  put(filters, el("p", { class: "muted", id: "total" }, data.total + " task(s)" + (data.total ? " · click a card for its detail and history" : "")),
+      detail, columns);
+}
+
+async function taskDetail(id) {
+  const data = await api("/api/task", { id });
+  if (!data) return el("div", { class: "entry", id: "task-detail" }, "no task " + id);
+  return el("div", { class: "entry", id: "task-detail" },
+    el("h2", {}, data.task.id + " " + data.task.title),
+    el("div", { class: "tree" }, tree(data.task)),
+    el("h3", {}, "history: " + data.history.length + " event(s)"),
+    el("table", { id: "task-history" }, el("tbody", {}, data.history.map((e) => el("tr", {},
+      el("td", { class: "num" }, "#" + e.seq), el("td", { class: "num" }, e.ts), el("td", {}, e.who),
+      el("td", {}, e.type), el("td", {}, e.summary))))));
 }
 
 // -- the dependency graph: layers left to right, edges from a dependency to the task waiting on it ---------------
