@@ -224,3 +224,15 @@ def test_a_task_and_its_history(served: Served) -> None:
     assert task["task"]["depends_on"] == ["T-001"] and [e["type"] for e in task["history"]] == ["task.add"]
     missing = served.api("/api/task?id=T-999")
     assert missing["ok"] is False and "T-999" in missing["error"]
+
+
+def test_ctrl_c_stops_it_cleanly(seeded: Path) -> None:
+    import signal
+
+    server = start_serve(seeded)
+    assert server.request("/")[0] == 200
+    server.proc.send_signal(signal.SIGINT)
+    assert server.proc.wait(10) == 0
+    stderr = server.proc.stderr.read() if server.proc.stderr else ""
+    assert "Traceback" not in stderr, stderr
+    stop_serve(server)
