@@ -40,6 +40,9 @@ Benches (for --only: a group name or a full result name):
                 git log -p -5 with wb's textconv vs --no-textconv (≤ 1.5×), wb validate and wb doctor
                 (≤ 1 s), the bytes a mutation adds to .git vs a plain one-line commit (≤ 2×)
   writers       issue 20 (bench/writers.py, skipped while it does not exist): 20 concurrent writers × 10 adds
+  web           issue 21 (bench/web.py): `wb serve`'s board of 1,000 tasks painted in headless Chromium from
+                a fresh page load (≤ 1 s), and against 10 tasks (information); skipped without a browser
+                (tools/browser.sh)
 
 Each result prints one line; the last line is `BENCH_SUMMARY {json}`. Exit status: 0 even when a bar is
 missed (1 with --strict), 1 when a bench could not run. Stdlib only; everything happens in a temp dir that
@@ -87,7 +90,7 @@ BARS = {
     "mcp.startup": 10.0,  # issue 13 §5: spawn to answered initialize ≤ 0.5 s (0.7–1.7 s before)
 }
 GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay", "hooks", "mcp", "sync", "scale",
-          "writers")
+          "writers", "web")
 
 
 class BenchError(Exception):
@@ -667,6 +670,9 @@ except ImportError as _missing:
         return []
 
 BENCHES["writers"] = bench_writers
+from web import bench_web  # noqa: E402
+
+BENCHES["web"] = bench_web  # issue 21
 
 _ONLY: list[str] = []
 

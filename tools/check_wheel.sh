@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install wb non-editably into a fresh venv and run it from outside the source tree: proves the wheel
-# carries schemas/ and the compiled validators, and that the README's main command works installed.
+# carries schemas/, the compiled validators and wb serve's page (workbench/web/static/), and that the README's main command works installed.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 tmp="$(mktemp -d)"
@@ -15,6 +15,9 @@ need = {"board.schema.json", "call.schema.json", "config.schema.json", "event.sc
         "plan.schema.json", "state.schema.json", "diff.schema.json"}
 assert need <= set(names), names
 print("schemas shipped:", ", ".join(names))
+page = sorted(p.name for p in (resources.files("workbench.web") / "static").iterdir())
+assert {"index.html", "app.js", "app.css"} <= set(page), page
+print("wb serve's page shipped:", ", ".join(page))
 PY
 mkdir repo && cd repo && git init -q
 export GIT_AUTHOR_NAME=ci GIT_AUTHOR_EMAIL=ci@example.invalid GIT_COMMITTER_NAME=ci GIT_COMMITTER_EMAIL=ci@example.invalid

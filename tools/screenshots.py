@@ -3,6 +3,8 @@
 under docs/views/; a new view adds its function to PARTS.
 
 - tui: `wb board` at 80×24, through textual's own screenshot (docs/views/board.svg).
+- web: `wb serve`'s board and a session's timeline in headless Chromium, through Playwright
+  (docs/views/web-board.png, web-graph.png, web-session.png; tools/browser.sh installs both).
 """
 
 from __future__ import annotations
@@ -64,7 +66,49 @@ def tui(repo: Path) -> Path:
     return out
 
 
-PARTS: dict[str, Callable[[Path], Path]] = {"tui": tui}  # helper `web` adds "web": its browser part
+def web(repo: Path) -> Path:
+    """`wb serve` in headless Chromium at 1280×720: the board, and a harness session that yielded twice (one
+    answered) as its timeline."""
+    import os
+    import shutil
+    import threading
+
+    from playwright.sync_api import sync_playwright
+
+    from workbench.api import Bench
+    from workbench.web.server import WebServer
+
+    bench = Bench.open(repo)
+    bench.run("Release the parser", steps=[{"description": "run the test suite", "tool": "tests"},
+                                           {"description": "publish the package", "tool": "publish"}])
+    bench.resume(result={"passed": 42, "failed": 0})
+    server = WebServer(Bench.open(repo))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    chromium = os.environ.get("WB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    board, session, graph = VIEWS / "web-board.png", VIEWS / "web-session.png", VIEWS / "web-graph.png"
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            page.goto(server.url)
+            page.wait_for_selector("#board .card")
+            page.screenshot(path=str(board))
+            page.set_viewport_size({"width": 900, "height": 360})
+            page.goto(server.url + "#graph")
+            page.wait_for_selector("#graph g.node")
+            page.screenshot(path=str(graph))
+            page.set_viewport_size({"width": 1280, "height": 720})
+            page.goto(server.url + "#sessions")
+            page.wait_for_selector("#timeline li.yield")
+            page.screenshot(path=str(session))
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return board
+
+
+PARTS: dict[str, Callable[[Path], Path]] = {"tui": tui, "web": web}
 
 
 def main(argv: list[str]) -> int:

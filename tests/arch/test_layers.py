@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ops", ("workbench.ops",)),
     ("api", ("workbench.api",)),
     ("integrations", ("workbench.integrations",)),
+    ("web", ("workbench.web",)),
     ("cli", ("workbench.cli",)),
 ]
 PACKAGES = [prefix for _name, prefixes in LAYERS for prefix in prefixes if prefix.count(".") == 1

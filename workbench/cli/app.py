@@ -76,6 +76,7 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("trust", "trust", "trust_command", False),  # issue 19
     ("untrust", "trust", "untrust_command", False),  # issue 19
     ("board", "board", "board_command", False),  # issue 21
+    ("serve", "serve", "serve_command", False),  # issue 21
 )
 # Commands a module adds to another's group (issue 15: `wb task claim` lives in cli/claims.py): imported when
 # the group is registered.

@@ -9,33 +9,10 @@ import typer
 
 from workbench.cli import output
 from workbench.cli.app import start_dir
+from workbench.ops.board import marks
 
 HEADINGS = {"todo": "TODO", "in_progress": "IN PROGRESS", "blocked": "BLOCKED", "done": "DONE",
             "cancelled": "CANCELLED"}
-
-
-def marks(card: dict[str, Any]) -> list[str]:
-    """The short markers a card carries, in the order the board shows them (each value escaped by the caller)."""
-    out = []
-    if card["ready"]:
-        out.append("ready")
-    if card["waiting_on"]:
-        out.append("waits " + ",".join(card["waiting_on"]))
-    if card["status"] == "blocked" and card["blocked_reason"]:
-        out.append(f"blocked: {card['blocked_reason']}")
-    if card["claim"]:
-        out.append(f"claimed by {card['claim']['agent']}")
-    if card["forced"]:
-        out.append("forced")
-    if card["override"]:
-        out.append("overridden")
-    if card["scope"]:
-        out.append("scoped")
-    if card.get("priority") not in (None, ""):
-        out.append(f"p{card['priority']}" if isinstance(card["priority"], int) else str(card["priority"]))
-    if card.get("labels"):
-        out.append(" ".join("#" + str(x) for x in card["labels"]))
-    return out
 
 
 def board_command(

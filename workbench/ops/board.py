@@ -53,6 +53,31 @@ def card(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any
     return out
 
 
+def marks(card: dict[str, Any]) -> list[str]:
+    """The short markers a card carries, in the order the board shows them (each value escaped by the caller):
+    `wb board`'s cards, static and live, and `wb serve`'s."""
+    out = []
+    if card["ready"]:
+        out.append("ready")
+    if card["waiting_on"]:
+        out.append("waits " + ",".join(card["waiting_on"]))
+    if card["status"] == "blocked" and card["blocked_reason"]:
+        out.append(f"blocked: {card['blocked_reason']}")
+    if card["claim"]:
+        out.append(f"claimed by {card['claim']['agent']}")
+    if card["forced"]:
+        out.append("forced")
+    if card["override"]:
+        out.append("overridden")
+    if card["scope"]:
+        out.append("scoped")
+    if card.get("priority") not in (None, ""):
+        out.append(f"p{card['priority']}" if isinstance(card["priority"], int) else str(card["priority"]))
+    if card.get("labels"):
+        out.append(" ".join("#" + str(x) for x in card["labels"]))
+    return out
+
+
 def matches(task: dict[str, Any], *, label: str | None = None, owner: str | None = None,
             status: str | None = None) -> bool:
     """`owner` matches the task's owner or its assignee (when tasks have one)."""
