@@ -168,9 +168,9 @@ open(out, "w").write("\n".join(done))
 """
 
 
-@pytest.mark.race  # loses 1 of 40 marks in about 1 run of 4 (CI, idle 2-core machine): not diagnosed; the
-# fault-point tests below pin the two losses found so far deterministically. The suspect: this editor re-reads
-# state.md 50 ms after each save and can read wb's file in the instant between its swap and its swap-back.
+# Lost 1 of 40 marks in about 1 run of 4 under load until the editor's reads were logged: its save from a
+# buffer read before wb's write landed after wb's rename, and the next load folded the log over it
+# (test_a_save_based_on_a_read_older_than_wbs_last_write_keeps_both pins that); 45 runs clean since, at load 9-11.
 def test_hand_edits_racing_three_agent_writers(repo: Path, tmp_path: Path) -> None:
     """Three agents write notes while a person saves state.md again and again: every edit the person saved is
     in the final state.md or recorded as a human.edit — none is overwritten silently."""
