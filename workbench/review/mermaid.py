@@ -53,7 +53,8 @@ def transitions(events: list[dict[str, Any]]) -> list[tuple[int, str, str, str]]
     out = []
     for e in events:
         if e.get("type") == "harness.transition":
-            p = e.get("payload") if isinstance(e.get("payload"), dict) else {}
+            raw = e.get("payload")
+            p: dict[str, Any] = raw if isinstance(raw, dict) else {}
             out.append((int(e.get("seq") or 0), str(p.get("from")), str(p.get("to")), str(p.get("reason") or "")))
     return out
 
@@ -78,9 +79,9 @@ def yields(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(item)
             by_id[str(y.get("yield_id"))] = item
         elif kind == "session.resume":
-            item = by_id.get(str(p.get("yield_id")))
-            if item is not None and item["answer"] is None:
-                item["answer"] = {"seq": e.get("seq"), "action": str(p.get("action") or "resume"),
+            asked = by_id.get(str(p.get("yield_id")))
+            if asked is not None and asked["answer"] is None:
+                asked["answer"] = {"seq": e.get("seq"), "action": str(p.get("action") or "resume"),
                                   "who": who_shown(e)}
     return out
 
