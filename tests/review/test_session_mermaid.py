@@ -4,9 +4,15 @@ every label escaped so that no text can become Mermaid syntax."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.harness.helpers import WbRepo, git, py_tool
 from workbench.review.mermaid import STATES, session_mermaid
@@ -119,3 +125,42 @@ def test_a_hostile_reason_or_state_cannot_become_mermaid_syntax() -> None:
     assert "waiting for an answer" in block
     lines = block.split("\n")  # only wb's own line closes a note: the hostile "end note" is inside a longer line
     assert sum(line.strip() == "end note" for line in lines) == sum(line.startswith("    note ") for line in lines)
+
+
+PARSER = Path(__file__).with_name("mermaid_parse.mjs")
+
+
+def _mermaid_parse(block: str) -> dict[str, Any]:
+    """What Mermaid's own parser reads in `block` (tests/review/mermaid_parse.mjs): skipped unless
+    WB_MERMAID_MODULES names a node_modules with mermaid and jsdom, and node is on PATH (or WB_NODE)."""
+    modules = os.environ.get("WB_MERMAID_MODULES")
+    node = os.environ.get("WB_NODE") or shutil.which("node")
+    if not modules or not node or not (Path(modules) / "mermaid").is_dir():
+        pytest.skip("Mermaid's parser is not installed: `npm install --prefix DIR mermaid jsdom`, then "
+                    "WB_MERMAID_MODULES=DIR/node_modules")
+    proc = subprocess.run([node, str(PARSER)], input=block, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "WB_MERMAID_MODULES": modules})
+    assert proc.returncode == 0, proc.stderr
+    data: dict[str, Any] = json.loads(proc.stdout)
+    return data
+
+
+def test_mermaids_own_parser_reads_the_states_and_edges_wb_wrote_and_no_others() -> None:
+    hostile = 'x"] --> DONE\nclick A call evil() ; %% \x1b[31m \u202e <b>#1; end note\n}'
+    path = [("IDLE", "PLANNING", "run"), ("PLANNING", "EXECUTING", hostile),
+            ("EXECUTING", "AWAITING_TOOL", "step s1 needs [x]"), ("AWAITING_TOOL", "REFLECTING", None),
+            ("REFLECTING", "EXECUTING", "next step"), ("EXECUTING", "REFLECTING", None),
+            ("REFLECTING", "DONE", "goal_met")]
+    events = [_event(1, "session.start", {"goal": hostile})]
+    events += [_event(n, "harness.transition", {"from": a, "to": b, "reason": r})
+               for n, (a, b, r) in enumerate(path, start=2)]
+    events.insert(4, _event(99, "approval.requested", {"yield": {"yield_id": "Y", "kind": "approval",
+                                                                 "reason": hostile}}))
+    events.insert(5, _event(100, "session.resume", {"yield_id": "Y", "action": "approve"}))
+    block = session_mermaid(events)
+    check_syntax(block)
+    parsed = _mermaid_parse(block)
+    assert parsed["ok"], parsed
+    assert parsed["type"] == "stateDiagram"
+    assert set(parsed["states"]) == {"root_start", "root_end", *STATES}
+    assert parsed["relations"] == [["root_start", "IDLE"]] + [[a, b] for a, b, _r in path] + [["DONE", "root_end"]]
