@@ -98,3 +98,8 @@ def test_a_tasks_history_reads_only_the_sealed_segments_that_name_it(tmp_path, m
         assert read == naming, (task_id, read, naming)  # only the segments that name it, not all of them
         assert len(read) <= 2 < len(chain)
         read.clear()
+    index = repo / ".git" / "wb" / "cache" / "taskindex.json"
+    assert index.exists()
+    index.write_text("{not json")  # a broken cache is read as absent: every segment read and indexed again
+    assert history(Bench.open(repo).wb, last) == [e for e in everything if names_task(e, last)]
+    assert len(read) >= len(chain) and index.read_text().startswith("{")

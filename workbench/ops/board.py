@@ -109,7 +109,8 @@ def history(wb: Workbench, task_id: str) -> list[dict[str, Any]]:
     index = caches.read_task_index(paths)
     changed = False
     out: list[dict[str, Any]] = []
-    for header in wb.log.sealed_chain():
+    chain = wb.log.sealed_chain()
+    for header in chain:
         ids = index.get(header.sha256)
         if ids is not None and task_id not in ids:
             continue  # indexed: not a word about the task in this segment
@@ -118,8 +119,9 @@ def history(wb: Workbench, task_id: str) -> list[dict[str, Any]]:
             index[header.sha256] = sorted(set().union(*(named_tasks(e) for e in events)))
             changed = True
         out += [e for e in events if names_task(e, task_id)]
-    if changed:
-        caches.write_task_index(paths, index)
+    if changed:  # kept: the segments of this log (a segment a sync replaced is forgotten)
+        digests = {h.sha256 for h in chain}
+        caches.write_task_index(paths, {k: v for k, v in index.items() if k in digests})
     out += [e for _line, e in wb.log.iter_unsealed() if names_task(e, task_id)]
     return out
 
