@@ -191,14 +191,10 @@ def _rest(d: dict[str, Any]) -> list[str]:
     return out
 
 
-def render_diff_html(d: dict[str, Any]) -> str:
-    """The page for `d` (review/diff.py's data, as `wb diff --format json` prints it)."""
-    title = f"wb diff {side_name(d['old'])} → {side_name(d['new'])}"
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-           '<meta name="viewport" content="width=device-width,initial-scale=1">',
-           f"<title>{h(title)}</title>", f"<style>{STYLE}</style></head><body>",
-           f"<header><h1>{h(title)}</h1></header>", "<main>"]
+def diff_html_body(d: dict[str, Any]) -> str:
+    """The diff's sections alone (a `<main>` element, escaped as the page is), for a page of another view's
+    own; it expects STYLE's classes."""
+    out = ["<main>"]
     if not d["changed"]:
         out.append('<p id="unchanged">No changes to the workbench.</p>')
     else:
@@ -207,5 +203,15 @@ def render_diff_html(d: dict[str, Any]) -> str:
     if warnings:
         out += ['<section id="warnings"><h2>Warnings</h2><ul>', *(f"<li>{h(w)}</li>" for w in warnings),
                 "</ul></section>"]
-    out += ["</main></body></html>", ""]
+    return "\n".join([*out, "</main>"])
+
+
+def render_diff_html(d: dict[str, Any]) -> str:
+    """The page for `d` (review/diff.py's data, as `wb diff --format json` prints it)."""
+    title = f"wb diff {side_name(d['old'])} → {side_name(d['new'])}"
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+           '<meta name="viewport" content="width=device-width,initial-scale=1">',
+           f"<title>{h(title)}</title>", f"<style>{STYLE}</style></head><body>",
+           f"<header><h1>{h(title)}</h1></header>", diff_html_body(d), "</body></html>", ""]
     return "\n".join(out)
