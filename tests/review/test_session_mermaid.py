@@ -69,6 +69,8 @@ def _repo(tmp_path: Path) -> WbRepo:
 
 def test_a_run_with_two_yields_draws_its_transitions_in_order_and_who_answered(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
+    nothing = repo.wb_expect(1, "log", "--mermaid")
+    assert nothing.stderr.startswith("wb: no harness session") and len(nothing.stderr.splitlines()) == 1
     repo.configure(tools={"hello": {"argv": py_tool("print('hi')"), "mode": "safe_readonly"},
                           "write": {"argv": py_tool("print('w')"), "mode": "mutating"}})
     plan = repo.plan([{"description": "say hi", "tool": "hello"},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from workbench.cli import output
@@ -61,21 +63,21 @@ def _again(type_: str | None, session: str | None) -> str:
                      *(["--session", shlex.quote(session)] if session else [])])
 
 
-def _mermaid(bench: object, session: str | None, other: object) -> int:
+def _mermaid(bench: Any, session: str | None, other: object) -> int:
     import sys
 
-    from workbench.errors import UsageError
+    from workbench.errors import NotFound, UsageError
     from workbench.review.mermaid import session_mermaid
 
     if other:
         raise UsageError("--mermaid draws one whole session: give it --session S alone (or nothing: the newest)")
     if session is None:
-        newest, _earlier = bench.log_newest(1, type="harness.transition")  # type: ignore[attr-defined]
+        newest, _earlier = bench.log_newest(1, type="harness.transition")
         if not newest:
-            raise UsageError("no harness session in the log to draw (start one with `wb run GOAL --plan FILE`)")
+            raise NotFound("no harness session in the log to draw (start one with `wb run GOAL --plan FILE`)")
         session = str(newest[0]["session"])
-    events = bench.log(session=session)  # type: ignore[attr-defined]
+    events = bench.log(session=session)
     if not events:
-        raise UsageError(f"no events of session {session!r} (`wb log --type session.start` lists the sessions)")
+        raise NotFound(f"no events of session {session!r} (`wb log --type session.start` lists the sessions)")
     sys.stdout.write(session_mermaid(events, session))
     return 0
