@@ -32,6 +32,8 @@ OUTSIDE_THE_STORE = {
                     "would edit it"),
     "cli/task.py": ({"write_text", "unlink"}, "`wb task edit`: the task's text for $EDITOR, kept in <git dir>/wb/edit "
                                               "until saved (a per-machine file, never .workbench/)"),
+    "cli/diff.py": ({"write_text"}, "`wb diff -o FILE`: the rendered diff into the file the user names (refused "
+                                    "inside .workbench/)"),
 }
 
 # calls that write, delete or replace a file: name → how it is spelled (function or method name)

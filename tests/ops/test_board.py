@@ -48,3 +48,58 @@ def test_the_events_that_name_a_task() -> None:
     assert names_task({"type": "human.edit", "payload": {"file": "board.json", "remove": ["T-001"]}}, "T-001")
     assert not names_task({"type": "task.start", "payload": {"id": "T-002"}}, "T-001")
     assert not names_task({"type": "note.add", "payload": {"text": "T-001"}}, "T-001")
+
+
+def test_a_tasks_history_reads_only_the_sealed_segments_that_name_it(tmp_path, monkeypatch) -> None:
+    """`wb board`'s history key: the first look indexes each sealed segment's task ids (kept per machine by the
+    segment's digest); every later look, for any task, reads only the segments that name the task and the
+    unsealed tail, never the whole log — and finds what reading every event finds."""
+    from tests.conftest import run_git, run_wb
+    from workbench.api import Bench
+    from workbench.ops.board import history, names_task
+    from workbench.store.eventlog import EventLog
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run_git(repo, "init", "-q", "-b", "main")
+    run_git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
+    assert run_wb(repo, "init").returncode == 0
+    config = repo / ".workbench" / "config.yaml"
+    config.write_text(config.read_text() + "log:\n  segment_events: 5\n")
+    bench = Bench.open(repo)
+    first = bench.add_task("the first task")["id"]
+    for i in range(16):
+        bench.note(f"note {i}")
+    last = bench.add_task("a later task")["id"]
+    for i in range(6):
+        bench.note(f"more {i}")
+    chain = bench.wb.log.sealed_chain()
+    assert len(chain) >= 4
+
+    read: list[str] = []
+    real = EventLog.sealed_events
+
+    def counted(self: EventLog, header: object) -> object:
+        read.append(header.name)  # type: ignore[attr-defined]
+        return real(self, header)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(EventLog, "sealed_events", counted)
+    everything = [e for _line, e in Bench.open(repo).wb.log.iter_all()]
+    read.clear()
+    for task_id in (first, last, first):
+        wb = Bench.open(repo).wb
+        assert history(wb, task_id) == [e for e in everything if names_task(e, task_id)], task_id
+    assert len(read) >= len(chain)  # the first look indexed every segment
+    read.clear()
+    for task_id in (first, last):
+        got = Bench.open(repo).task_history(task_id)
+        assert got and got[0]["type"] == "task.add"
+        naming = [h.name for h in chain if any(h.first <= e["seq"] <= h.last for e in got)]
+        assert read == naming, (task_id, read, naming)  # only the segments that name it, not all of them
+        assert len(read) <= 2 < len(chain)
+        read.clear()
+    index = repo / ".git" / "wb" / "cache" / "taskindex.json"
+    assert index.exists()
+    index.write_text("{not json")  # a broken cache is read as absent: every segment read and indexed again
+    assert history(Bench.open(repo).wb, last) == [e for e in everything if names_task(e, last)]
+    assert len(read) >= len(chain) and index.read_text().startswith("{")

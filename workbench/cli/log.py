@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from workbench.cli import output
@@ -19,6 +21,11 @@ def log_command(
                               help=f"Only the last N matching events (default {SHOWN}; --json: all)."),
     all_: bool = typer.Option(False, "--all", help="Every matching event, however many."),
     json_: bool = typer.Option(False, "--json", help="One JSON array of events (see docs/json.md)."),
+    mermaid: bool = typer.Option(False, "--mermaid",
+                                 help="The harness session's path through the state machine (--session S, else "
+                                      "the newest session) as a ```mermaid block for a pull request: the "
+                                      "transitions in order with counts, each yield and who answered it "
+                                      "(docs/views.md)."),
 ) -> int:
     """Show the event log: what happened, by whom and how wb knows (`human (proven at a terminal)`,
     `agent (mcp)`), in order: the last 50 matching events, and how many earlier ones match (`--all` shows
@@ -29,6 +36,8 @@ def log_command(
     if all_ and limit:
         raise UsageError("give --limit N or --all, not both")
     bench = Bench.open(start_dir())
+    if mermaid:
+        return _mermaid(bench, session, type_ or limit or all_ or json_)
     if all_ or (json_ and not limit):  # --json is every matching event unless -n says otherwise
         events, earlier = bench.log(type=type_, session=session), 0
     else:
@@ -52,3 +61,23 @@ def _again(type_: str | None, session: str | None) -> str:
 
     return " ".join(["wb log", *(["--type", shlex.quote(type_)] if type_ else []),
                      *(["--session", shlex.quote(session)] if session else [])])
+
+
+def _mermaid(bench: Any, session: str | None, other: object) -> int:
+    import sys
+
+    from workbench.errors import NotFound, UsageError
+    from workbench.review.mermaid import session_mermaid
+
+    if other:
+        raise UsageError("--mermaid draws one whole session: give it --session S alone (or nothing: the newest)")
+    if session is None:
+        newest, _earlier = bench.log_newest(1, type="harness.transition")
+        if not newest:
+            raise NotFound("no harness session in the log to draw (start one with `wb run GOAL --plan FILE`)")
+        session = str(newest[0]["session"])
+    events = bench.log(session=session)
+    if not events:
+        raise NotFound(f"no events of session {session!r} (`wb log --type session.start` lists the sessions)")
+    sys.stdout.write(session_mermaid(events, session))
+    return 0

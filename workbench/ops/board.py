@@ -17,6 +17,7 @@ from typing import Any
 from workbench.model.claims import holder
 from workbench.model.ids import utc_now
 from workbench.ops.status import STATUSES, ready_tasks, waiting_on
+from workbench.store import caches
 from workbench.store.workbench import Workbench
 
 EXTRA_KEYS = ("labels", "priority", "assignee", "parent")  # optional task keys, shown when a task has them
@@ -99,24 +100,55 @@ def columns(tasks: list[dict[str, Any]], board: dict[str, Any], *, label: str | 
     return {"columns": cols, "filters": {"label": label, "owner": owner, "status": status}, "total": len(shown)}
 
 
-def names_task(event: dict[str, Any], task_id: str) -> bool:
-    """Whether an event is about `task_id`: a task event's id, an added task, a hand edit that changed it."""
+def named_tasks(event: dict[str, Any]) -> set[str]:
+    """The ids of the tasks an event is about: a task event's id, an added task, a renumber's from and to, a
+    hand edit's upserts and removals."""
     raw = event.get("payload")
     p: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    out: set[Any] = {p.get("id")}
     added = p.get("task")
-    if p.get("id") == task_id or (isinstance(added, dict) and added.get("id") == task_id):
-        return True
-    if task_id in (p.get("from"), p.get("to")) and str(event.get("type", "")).startswith("task."):
-        return True
-    upserts = p.get("upsert")
-    removed = p.get("remove")
-    return (isinstance(removed, list) and task_id in removed) or (
-        isinstance(upserts, list) and any(isinstance(t, dict) and t.get("id") == task_id for t in upserts))
+    if isinstance(added, dict):
+        out.add(added.get("id"))
+    if str(event.get("type", "")).startswith("task."):
+        out |= {p.get("from"), p.get("to")}
+    removed, upserts = p.get("remove"), p.get("upsert")
+    if isinstance(removed, list):
+        out |= set(x for x in removed if isinstance(x, str))
+    if isinstance(upserts, list):
+        out |= {t.get("id") for t in upserts if isinstance(t, dict)}
+    return {x for x in out if isinstance(x, str)}
+
+
+def names_task(event: dict[str, Any], task_id: str) -> bool:
+    """Whether an event is about `task_id` (named_tasks)."""
+    return task_id in named_tasks(event)
 
 
 def history(wb: Workbench, task_id: str) -> list[dict[str, Any]]:
-    """The events that name `task_id`, oldest first (the whole log, as `wb log --all` reads it)."""
-    return [e for _line, e in wb.log.iter_all() if names_task(e, task_id)]
+    """The events that name `task_id`, oldest first, as `wb log --all` would find them, without reading the
+    whole log on every look: each sealed segment's task ids are indexed once per machine, kept by the
+    segment's digest (store/caches: a sealed segment never changes), so only the segments that name the task
+    are read (checked against their header, as every read of a segment is), then the unsealed tail (at most
+    one segment's worth: log.segment_events) with its seq and hash chain checked."""
+    paths = wb.paths
+    index = caches.read_task_index(paths)
+    changed = False
+    out: list[dict[str, Any]] = []
+    chain = wb.log.sealed_chain()
+    for header in chain:
+        ids = index.get(header.sha256)
+        if ids is not None and task_id not in ids:
+            continue  # indexed: not a word about the task in this segment
+        events = [e for _line, e in wb.log.sealed_events(header)]
+        if ids is None:
+            index[header.sha256] = sorted(set().union(*(named_tasks(e) for e in events)))
+            changed = True
+        out += [e for e in events if names_task(e, task_id)]
+    if changed:  # kept: the segments of this log (a segment a sync replaced is forgotten)
+        digests = {h.sha256 for h in chain}
+        caches.write_task_index(paths, {k: v for k, v in index.items() if k in digests})
+    out += [e for _line, e in wb.log.iter_unsealed() if names_task(e, task_id)]
+    return out
 
 
 def stamp(paths: Iterable[os.PathLike[str] | str]) -> tuple[tuple[int, int, int], ...]:

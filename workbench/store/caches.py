@@ -202,3 +202,19 @@ def write_type_counts(p: Paths, counts: dict[str, int]) -> None:
         atomic_write(p.cache / "typecounts.json", json.dumps(counts, separators=(",", ":")).encode(), durable=False)
     except OSError:
         pass  # a cache: counted again next time
+
+
+# -- each sealed log segment's task ids (wb board's history of a task): kept by the segment's digest ---------
+def read_task_index(p: Paths) -> dict[str, list[str]]:
+    """{segment sha256: the ids of the tasks its events name}; a broken entry is read as absent."""
+    data = read_json(p.cache / "taskindex.json")
+    return {k: [str(x) for x in v] for k, v in data.items() if isinstance(v, list)} if data else {}
+
+
+def write_task_index(p: Paths, index: dict[str, list[str]]) -> None:
+    if not _ready(p):
+        return
+    try:
+        atomic_write(p.cache / "taskindex.json", json.dumps(index, separators=(",", ":")).encode(), durable=False)
+    except OSError:
+        pass  # a cache: indexed again next time
