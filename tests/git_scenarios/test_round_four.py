@@ -67,3 +67,65 @@ def test_a_reset_the_user_made_on_purpose_is_an_undo_wb_never_writes_back(repo: 
     assert _titles(repo) == ["One"], "wb resurrected what the user's reset undid"
     _agree(repo)
     assert_sound(repo, acknowledged=["after the undo"])
+
+
+# -- 7. git hooks: wb's run_hooks, and wb inside the user's hook ----------------------------------------------
+_FORMATTER = """#!/bin/sh
+# a formatter on "changed files", then the re-stage such hooks do
+for f in $(git diff --cached --name-only --diff-filter=AM) $(git diff --name-only --diff-filter=M); do
+  case "$f" in *.md) printf '<!-- formatted -->\\n' >> "$f" ;; esac
+done
+git add -u
+"""
+
+
+def _run_hooks(repo: Path, hook: str) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    config = repo / ".workbench" / "config.yaml"
+    config.write_text(config.read_text().replace("\ngit:\n", "\ngit:\n  run_hooks: true\n", 1))
+    assert "run_hooks: true" in config.read_text()
+    assert run_wb(repo, "note", "config recorded").returncode == 0
+    path = repo / ".git" / "hooks" / "pre-commit"
+    path.write_text(hook)
+    path.chmod(0o755)
+
+
+def test_run_hooks_never_touches_the_users_index(repo: Path) -> None:
+    _run_hooks(repo, "#!/bin/sh\ngit add -u\n")
+    (repo / "app.py").write_text("print('mine, unstaged')\n")
+    note = _wb(repo, "note", "with hooks")
+    assert note.returncode == 0, note.stderr
+    assert run_git(repo, "diff", "--cached", "--name-only").strip() == "", "the hook re-staged the user's own file"
+    assert run_git(repo, "diff", "--name-only").strip() == "app.py"
+    assert_sound(repo, acknowledged=["with hooks"])
+
+
+def test_a_hook_that_rewrites_wbs_files_is_refused_and_never_logged_as_a_person(repo: Path) -> None:
+    _run_hooks(repo, _FORMATTER)
+    (repo / "app.py").write_text("print('mine, unstaged')\n")
+    note = _wb(repo, "note", "formatted?")
+    assert note.returncode == 0, note.stderr
+    assert "pre-commit hook rewrote .workbench/state.md" in note.stderr, note.stderr
+    assert "formatted" not in (repo / ".workbench" / "state.md").read_text().replace("formatted?", "")
+    assert run_git(repo, "diff", "--cached", "--name-only").strip() == "", "the hook re-staged the user's own file"
+    (repo / ".git" / "hooks" / "pre-commit").unlink()  # the user keeps .workbench/ out of the hook
+    assert run_wb(repo, "note", "after").returncode == 0
+    assert_sound(repo, acknowledged=["formatted?", "after"])
+    assert [e for e in committed_events(repo) if e["type"] == "human.edit"] == [], "the hook's edit was logged"
+
+
+def test_wb_inside_the_users_pre_commit_hook_never_breaks_the_commit(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\n{' '.join(WB_ARGV)} note 'from the hook' >&2 || exit 1\n")
+    hook.chmod(0o755)
+    (repo / "app.py").write_text("print('committed by the user')\n")
+    run_git(repo, "add", "app.py")
+    commit = subprocess.run(["git", "commit", "-qm", "mine"], cwd=repo, capture_output=True, text=True)
+    assert commit.returncode == 0, commit.stderr
+    assert "recorded, not yet committed" in commit.stderr, commit.stderr
+    assert run_git(repo, "log", "-1", "--format=%s").strip() == "mine"
+    assert run_git(repo, "show", "--name-only", "--format=", "HEAD").strip() == "app.py"
+    hook.unlink()
+    assert run_wb(repo, "note", "after").returncode == 0
+    assert_sound(repo, acknowledged=["from the hook", "after"])
