@@ -129,3 +129,132 @@ def test_wb_inside_the_users_pre_commit_hook_never_breaks_the_commit(repo: Path)
     hook.unlink()
     assert run_wb(repo, "note", "after").returncode == 0
     assert_sound(repo, acknowledged=["from the hook", "after"])
+
+
+# -- 9. smaller ones ------------------------------------------------------------------------------------------
+def test_wb_diff_across_a_plain_merge_shows_what_the_merge_brought(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    run_git(repo, "checkout", "-qb", "alice")
+    assert run_wb(repo, "task", "add", "Alice's").returncode == 0
+    run_git(repo, "checkout", "-q", "main")
+    assert run_wb(repo, "note", "main's").returncode == 0
+    run_git(repo, "merge", "-q", "--no-edit", "alice")
+    out = run_wb(repo, "diff", "alice", "HEAD")
+    assert out.returncode == 0, out.stderr
+    assert "rewritten" not in out.stdout, out.stdout
+    assert "events.jsonl: 1 appended" in out.stdout and "note.add ×1" in out.stdout, out.stdout
+    back = run_wb(repo, "diff", "HEAD", "alice")
+    assert "rewritten" not in back.stdout and "1 event(s) fewer" in back.stdout, back.stdout
+
+
+def _published_state(tmp_path: Path) -> Path:
+    """A remote whose state is on wb-state (one task), as a teammate's `wb init --ref wb-state` + `wb sync` left it."""
+    remote = tmp_path / "remote.git"
+    run_git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    first = tmp_path / "first"
+    run_git(tmp_path, "clone", "-q", str(remote), str(first))
+    (first / "README.md").write_text("project\n")
+    run_git(first, "add", "README.md")
+    run_git(first, "commit", "-qm", "project")
+    run_git(first, "push", "-q", "origin", "main")
+    assert run_wb(first, "init", "--ref", "wb-state").returncode == 0
+    assert run_wb(first, "task", "add", "Shared task").returncode == 0
+    assert run_wb(first, "sync").returncode == 0
+    return remote
+
+
+def test_init_in_a_fresh_clone_takes_up_origins_state_and_says_so(tmp_path: Path) -> None:
+    remote = _published_state(tmp_path)
+    for name, args in (("with-ref", ("init", "--ref", "wb-state")), ("plain", ("init",))):
+        clone = tmp_path / name
+        run_git(tmp_path, "clone", "-q", str(remote), str(clone))
+        head = run_git(clone, "rev-parse", "HEAD")
+        init = run_wb(clone, *args)
+        assert init.returncode == 0, init.stderr
+        assert "nothing changed" not in init.stdout and "Took up the workbench recorded on wb-state" in init.stdout, \
+            (name, init.stdout)
+        assert _titles(clone) == ["Shared task"], name
+        assert run_git(clone, "rev-parse", "HEAD") == head, f"{name}: wb init committed onto the user's branch"
+        assert run_wb(clone, "note", f"from {name}").returncode == 0
+        assert run_wb(clone, "sync").returncode == 0
+
+
+def test_a_refused_fetch_keeps_gits_reason(repo: Path, tmp_path: Path) -> None:
+    assert run_wb(repo, "init", "--ref", "wb-state").returncode == 0
+    ssh = tmp_path / "ssh"
+    ssh.write_text("#!/bin/sh\necho 'git@example.invalid: Permission denied (publickey).' >&2\nexit 255\n")
+    ssh.chmod(0o755)
+    run_git(repo, "remote", "add", "origin", "ssh://git@example.invalid/team/repo.git")
+    sync = _wb(repo, "sync", env={"GIT_SSH_COMMAND": str(ssh)})
+    assert sync.returncode != 0
+    lines = sync.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Permission denied (publickey)" in lines[0], sync.stderr
+
+
+def test_task_done_never_counts_edits_that_were_there_before_task_start(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    (repo / "README.md").write_text("the user's own edit, before the task\n")
+    add = run_wb(repo, "task", "add", "Scoped", "--allow", "app.py", "--outside", "block")
+    assert add.returncode == 0, add.stderr
+    assert run_wb(repo, "task", "start", "T-001").returncode == 0
+    (repo / "app.py").write_text("print('the task')\n")
+    done = run_wb(repo, "task", "done", "T-001")
+    assert done.returncode == 0, done.stderr
+    proof = [e for e in committed_events(repo) if e["type"] == "task.done"][-1]["payload"]["scope"]
+    assert proof["changed"] == 1, proof
+    # an edit made during the task, to a file already dirty at its start, does count
+    assert run_wb(repo, "task", "add", "Second", "--allow", "app.py", "--outside", "block").returncode == 0
+    assert run_wb(repo, "task", "start", "T-002").returncode == 0
+    (repo / "README.md").write_text("changed again, during the task\n")
+    again = run_wb(repo, "task", "done", "T-002")
+    assert again.returncode != 0 and "README.md" in again.stderr, again.stdout + again.stderr
+
+
+# -- 6. leases across skewed clocks -------------------------------------------------------------------------
+TWO_HOURS = {"WB_CLOCK_SKEW_S": "7200"}
+TEN_YEARS = {"WB_CLOCK_SKEW_S": str(10 * 365 * 86400)}
+
+
+def test_a_two_hour_skew_never_gives_one_lease_to_two_agents(tmp_path: Path) -> None:
+    from tests.sync.helpers import clone, make_remote
+
+    remote = make_remote(tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    for title in ("ahead", "behind"):
+        assert run_wb(a, "task", "add", title).returncode == 0
+    assert run_wb(a, "sync").returncode == 0
+    # T-001: alice's clock is right, bob's runs 2 h ahead; T-002: alice's runs 2 h behind, bob's is right
+    assert _wb(a, "task", "claim", "T-001", "--agent", "alice", "--lease", "1h").returncode == 0
+    behind = _wb(a, "task", "claim", "T-002", "--agent", "alice", "--lease", "1h", env={"WB_CLOCK_SKEW_S": "-7200"})
+    assert behind.returncode == 0, behind.stderr
+    for tid, env in (("T-001", TWO_HOURS), ("T-002", {})):
+        bob = _wb(b, "task", "claim", tid, "--agent", "bob", env=env)
+        assert bob.returncode == 6, f"{tid}: bob was told he holds alice's lease too: {bob.stdout}"
+        assert f"{tid} is claimed by alice" in bob.stderr, bob.stderr
+    assert run_wb(b, "sync").returncode == 0
+    holders = {t["id"]: t["claim"]["agent"] for t in json.loads((b / ".workbench" / "board.json").read_text())["tasks"]}
+    assert holders == {"T-001": "alice", "T-002": "alice"}
+
+
+def test_a_claim_from_a_clock_ten_years_ahead_holds_only_its_lease(tmp_path: Path) -> None:
+    import time
+
+    from tests.sync.helpers import clone, make_remote
+
+    remote = make_remote(tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert run_wb(a, "task", "add", "job").returncode == 0
+    won = _wb(a, "task", "claim", "T-001", "--agent", "alice", "--lease", "2s", "--json", env=TEN_YEARS)
+    assert won.returncode == 0, won.stderr
+    assert json.loads(won.stdout)["until"] > "2036"
+    refused = _wb(b, "task", "claim", "T-001", "--agent", "bob")
+    assert refused.returncode == 6, refused.stdout
+    until = refused.stderr.split(" until ")[1][:4]
+    assert until < "2030", f"the task is blocked until {until}: {refused.stderr}"
+    time.sleep(2.3)  # alice's 2 s lease runs out, as bob's clock measures it
+    taken = _wb(b, "task", "claim", "T-001", "--agent", "bob", "--json")
+    assert taken.returncode == 0, taken.stderr
+    assert json.loads(taken.stdout)["took_over_from"] == "alice"
+    assert run_wb(a, "sync").returncode == 0  # every clone agrees who holds it now
+    task = json.loads((a / ".workbench" / "board.json").read_text())["tasks"][0]
+    assert task["claim"]["agent"] == "bob" and task["claim"]["took_over_from"] == "alice"

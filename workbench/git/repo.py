@@ -647,8 +647,9 @@ class GitRepo:
             if moved:
                 return CommitOutcome(skipped=moved)
         if self.run_hooks:
-            parent, root, _old = self._parent_info(ref)
-            staged = self._write_tree({WB_DIR: ("40000", wb_tree)} if state_only else {**root, WB_DIR: ("40000", wb_tree)})
+            _parent, root, _old = self._parent_info(ref)
+            staged = self._write_tree({WB_DIR: ("40000", wb_tree)} if state_only
+                                      else {**root, WB_DIR: ("40000", wb_tree)})
             message = self._run_commit_hooks(message, staged, files)
         for _attempt in range(5):
             parent, root, old_files = self._parent_info(ref)
@@ -1093,12 +1094,22 @@ def _last_line(text: str) -> str:
     """git's reason in one line: its last line, after what the remote said (a hook's own words) — `error:
     failed to push some refs` alone names no reason (issue 23 §9)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("hint:") and line not in _GIT_ADVICE] or lines
     if not lines:
         return "no reason given"
     last = lines[-1].removeprefix("fatal: ").removeprefix("error: ")
     said = [line[len("remote:"):].strip() for line in lines if line.startswith("remote:")]
     said = [line for line in said if line][-3:]
-    return f"{'; '.join(said)} ({last})" if said else last
+    if said:
+        return f"{'; '.join(said)} ({last})"
+    # the cause comes first ("Permission denied (publickey).", "'x' does not appear to be a git repository"),
+    # git's summary last ("Could not read from remote repository."): both, in git's order
+    first = lines[0].removeprefix("fatal: ").removeprefix("error: ")
+    return f"{first} ({last})" if len(lines) > 1 and first != last else last
+
+
+# the advice git prints after a refused fetch or push: no reason in it
+_GIT_ADVICE = frozenset({"Please make sure you have the correct access rights", "and the repository exists."})
 
 
 

@@ -154,13 +154,14 @@ def _is_prefix(base: list[dict[str, Any]], ours: list[dict[str, Any]]) -> bool:
 
 
 def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], start: Tail | None = None,
-                   *, base: list[dict[str, Any]] = ()) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:  # type: ignore[assignment]
+                   *, base: list[dict[str, Any]] | None = None
+                   ) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
     """A rebase or cherry-pick applies one commit of another line onto ours: `base` is that commit's parent, not
     an ancestor of ours, so ours is kept exactly (its events are already recorded, and perhaps published) and
     the picked commit's own events — theirs' that neither ours nor base has — are appended after it: the events
-    of the commits before it on its line were not picked, and a cherry-pick never brings them. Task ids follow what earlier picks chose: a task an
-    earlier pick renumbered keeps its new id in the later events that name it, and a task this pick adds under
-    an id ours already uses is renumbered to the next free one."""
+    of the commits before it on its line were not picked, and a cherry-pick never brings them. Task ids follow
+    what earlier picks chose: a task an earlier pick renumbered keeps its new id in the later events that name
+    it, and a task this pick adds under an id ours already uses is renumbered to the next free one."""
     from workbench.store.eventlog import Tail, chain
 
     ours_by_id = {e["id"]: e for e in ours}
@@ -171,7 +172,7 @@ def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], sta
             old, new = _added_id(event), _added_id(mine)
             if old and new and old != new:
                 renames[old] = new
-    base_ids = {e["id"] for e in base}
+    base_ids = {e["id"] for e in base or []}
     theirs_new = [e for e in theirs if e["id"] not in ours_by_id and e["id"] not in base_ids]
     taken = {tid for e in ours for tid in [_added_id(e)] if tid}
     highest = max([task_number(tid) for tid in taken]
