@@ -69,6 +69,19 @@ def test_a_reset_the_user_made_on_purpose_is_an_undo_wb_never_writes_back(repo: 
     assert_sound(repo, acknowledged=["after the undo"])
 
 
+def test_a_revert_of_an_older_wb_commit_is_a_hand_edit_validate_replay_and_doctor_agree_on(repo: Path) -> None:
+    assert run_wb(repo, "init").returncode == 0
+    for title in ("Reverted", "Kept"):
+        assert run_wb(repo, "task", "add", title).returncode == 0
+    run_git(repo, "revert", "--no-edit", "HEAD~1")
+    assert _titles(repo) == ["Kept"]
+    _agree(repo)
+    assert run_wb(repo, "note", "after").returncode == 0
+    assert _titles(repo) == ["Kept"], "the revert was written over"
+    assert [e["type"] for e in committed_events(repo)][-2:] == ["human.edit", "note.add"]
+    assert_sound(repo, acknowledged=["after"])
+
+
 # -- 7. git hooks: wb's run_hooks, and wb inside the user's hook ----------------------------------------------
 _FORMATTER = """#!/bin/sh
 # a formatter on "changed files", then the re-stage such hooks do
@@ -258,3 +271,18 @@ def test_a_claim_from_a_clock_ten_years_ahead_holds_only_its_lease(tmp_path: Pat
     assert run_wb(a, "sync").returncode == 0  # every clone agrees who holds it now
     task = json.loads((a / ".workbench" / "board.json").read_text())["tasks"][0]
     assert task["claim"]["agent"] == "bob" and task["claim"]["took_over_from"] == "alice"
+
+
+def test_wb_in_another_repositorys_commit_hook_commits_in_its_own(tmp_path: Path) -> None:
+    from tests.conftest import make_repo
+
+    x, y = make_repo(tmp_path / "x"), make_repo(tmp_path / "y")
+    assert run_wb(y, "init").returncode == 0
+    hook = x / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\ncd {y} && {' '.join(WB_ARGV)} note 'from x' >&2 || exit 1\n")
+    hook.chmod(0o755)
+    (x / "app.py").write_text("print('x')\n")
+    commit = subprocess.run(["git", "commit", "-qam", "x's"], cwd=x, capture_output=True, text=True)
+    assert commit.returncode == 0, commit.stderr
+    assert run_git(x, "show", "--name-only", "--format=", "HEAD").strip() == "app.py"
+    assert_sound(y, acknowledged=["from x"])

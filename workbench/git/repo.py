@@ -83,6 +83,16 @@ def in_commit_hook() -> bool:
     return bool(index) and ("GIT_PREFIX" in os.environ or str(index).endswith(".lock"))
 
 
+def _own_index(index: str, worktree: Path, git_dir: Path) -> bool:
+    """Whether GIT_INDEX_FILE (relative: to the work tree's top, where git runs its hooks) is in this
+    repository's git directory — not another repository's, whose hook wb was started from."""
+    path = Path(index) if os.path.isabs(index) else worktree / index
+    try:
+        return path.resolve().parent == git_dir.resolve() or git_dir.resolve() in path.resolve().parents
+    except OSError:
+        return False
+
+
 def run_git(cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
             check: bool = True) -> subprocess.CompletedProcess[bytes]:
     import subprocess  # here, not at the top: reading the workbench (wb status) runs no git
@@ -365,7 +375,12 @@ class GitRepo:
 
     def operation_in_progress(self) -> str | None:
         if in_commit_hook():
-            return "a git commit (wb runs in its hook)"
+            index = os.environ.get("GIT_INDEX_FILE")
+            if os.environ.get(HOOK_MARK) or (index and _own_index(index, self.worktree, self.git_dir)):
+                return "a git commit (wb runs in its hook)"
+            # another repository's commit hook: its index is not this repository's, and wb's own git must not
+            # write into it
+            os.environ.pop("GIT_INDEX_FILE", None)
         g = self.git_dir
         for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
                            ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"),
