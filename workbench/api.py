@@ -554,12 +554,12 @@ class Bench:
 
         if status is not None and status not in STATUSES:
             raise UsageError(f"status {status!r}: one of {', '.join(STATUSES)}")
-        from workbench.ops.claims import seen_leases
+        from workbench.store.leases import first_seen
 
         board = self.wb.load(detect_human=False, need_body=False).docs.board
         now = ids.utc_now()
         return columns(board["tasks"], board, label=label, owner=owner, status=status, now=now,
-                       seen=seen_leases(self.wb, board, now))
+                       seen=first_seen(self.wb.git.git_dir, board, now))
 
     def task_history(self, task_id: str) -> list[dict[str, Any]]:
         """The events that name the task, oldest first (`wb board`'s history key)."""

@@ -22,6 +22,8 @@ SEEN = "leases-seen.json"
 def first_seen(git_dir: Path, board: dict[str, Any], now: str) -> dict[str, str]:
     """{task id: when this clone first saw the lease its claim holds now}, for every claimed task of `board`;
     a lease seen for the first time is recorded as seen `now`. Leases no longer on the board are forgotten."""
+    if not any(isinstance(t, dict) and isinstance(t.get("claim"), dict) for t in board.get("tasks", [])):
+        return {}  # no claim on the board (the usual case): nothing read, nothing written
     path = git_dir / "wb" / SEEN
     try:
         seen = json.loads(path.read_bytes())
