@@ -71,6 +71,7 @@ class Bench:
     def __init__(self, wb: Workbench) -> None:
         self.wb = wb
         self.last = LastWrite()
+        self.joined: str | None = None  # `wb init` in a fresh clone: the state branch it took up, or None
 
     @classmethod
     def open(cls, path: str | Path | None = None) -> Bench:
@@ -230,6 +231,12 @@ class Bench:
             head = _head(self.root)
             if head:
                 started["head"] = head
+                if not task.get("start_head"):  # the first start: the base `task done` judges from
+                    from workbench.ops.scope import dirty_at_start
+
+                    before = dirty_at_start(self.root)
+                    if before is not None:
+                        started["dirty"] = before  # the user's edits already there are not the task's
             tx.emit("task.start", started)
         self._done(tx)
         return dict(task)
@@ -271,7 +278,7 @@ class Bench:
             raise unmet_refusal(task_id, unmet, "done")
         if force:  # issue 19: forcing done is a person's, proven at a terminal, before anything runs
             actor = person_only(f"forcing {task_id} done", f"wb task done {task_id} --force")
-        verdict = scope_verdict(self.root, task)
+        verdict = scope_verdict(self.root, task, self._dirty_at_start(task))
         blocked = scope_blocking(verdict)
         if blocked and not force:
             raise Refused(f"{task_id}: changes outside its scope: {'; '.join(blocked)}; undo them, or ask a person "
@@ -316,6 +323,20 @@ class Bench:
             tx.emit("task.done", payload)
         self._done(tx)
         return dict(current)
+
+    def _dirty_at_start(self, task: dict[str, Any]) -> dict[str, str] | None:
+        """The work tree dirty when `task` first started, as its task.start recorded it (None: not recorded)."""
+        from workbench.model.scope import is_empty
+
+        if is_empty(task.get("scope")) or not task.get("start_head"):
+            return None
+        for _line, event in self.wb.log.iter_all():
+            payload = event.get("payload") if event.get("type") == "task.start" else None
+            if isinstance(payload, dict) and payload.get("id") == task["id"] \
+                    and payload.get("head") == task["start_head"]:
+                dirty = payload.get("dirty")
+                return dirty if isinstance(dirty, dict) else None
+        return None
 
     def _proof_of_check(self, tx: Transaction, task_id: str, n: int, result: dict[str, Any]) -> dict[str, Any]:
         """One acceptance command's proof for the task.done event: its whole output goes to artifacts/ (written
@@ -533,8 +554,12 @@ class Bench:
 
         if status is not None and status not in STATUSES:
             raise UsageError(f"status {status!r}: one of {', '.join(STATUSES)}")
+        from workbench.store.leases import first_seen
+
         board = self.wb.load(detect_human=False, need_body=False).docs.board
-        return columns(board["tasks"], board, label=label, owner=owner, status=status)
+        now = ids.utc_now()
+        return columns(board["tasks"], board, label=label, owner=owner, status=status, now=now,
+                       seen=first_seen(self.wb.git.git_dir, board, now))
 
     def task_history(self, task_id: str) -> list[dict[str, Any]]:
         """The events that name the task, oldest first (`wb board`'s history key)."""
@@ -838,7 +863,9 @@ class Bench:
         """The claims held now: [{id, agent, until, since, took_over_from?}]."""
         from workbench.ops import claims
 
-        return claims.claims_held(self.wb.load(detect_human=False, need_body=False).docs.board, ids.utc_now())
+        board = self.wb.load(detect_human=False, need_body=False).docs.board
+        now = ids.utc_now()
+        return claims.claims_held(board, now, claims.seen_leases(self.wb, board, now))
 
 
 def diff(path: str | Path | None = None, rev_a: str | None = None, rev_b: str | None = None, *,
@@ -1093,7 +1120,10 @@ def init(path: str | Path | None = None, ref: str | None = None) -> tuple[Bench,
     from workbench.ops import init as initcmd
 
     moved: list[str] | None = None
-    if ref is not None and not join(path, ref):  # issue 15: take up the state branch that exists, or move to it
+    if ref is None:  # a fresh clone of a repository whose state is on a branch of its own: take that up
+        ref = _state_branch_to_take_up(path)
+    joined = ref if ref is not None and join(path, ref) else None
+    if ref is not None and joined is None:  # issue 15: take up the state branch that exists, or move to it
         from workbench.git.repo import find_worktree
         from workbench.ops.sync import move_to_ref
 
@@ -1103,4 +1133,25 @@ def init(path: str | Path | None = None, ref: str | None = None) -> tuple[Bench,
     wb, created, last = initcmd.init(Path(path) if path is not None else Path.cwd(), ref)
     if moved:
         last.warnings.extend(moved)
-    return Bench(wb), created, last
+    bench = Bench(wb)
+    bench.joined = joined
+    return bench, created, last
+
+
+def _state_branch_to_take_up(path: str | Path | None) -> str | None:
+    """`wb init` with no --ref where neither the work tree nor HEAD has a workbench, but this clone already
+    knows a `wb-state` branch holding one (its own, or a remote's as `git clone` fetched it): "wb-state", which
+    `wb init` then takes up as `wb init --ref wb-state` does — never a second, empty workbench beside it."""
+    from workbench.git.repo import find_worktree
+
+    root = find_worktree(Path(path) if path is not None else Path.cwd())
+    if (root / ".workbench").exists():
+        return None
+    wb = Workbench(root)
+    if wb.git.committed_file(".workbench/events.jsonl") is not None:
+        return None  # the branch has one (a sparse checkout, a deletion): `wb init` says so
+    for ref in ["refs/heads/wb-state", *(f"refs/remotes/{r}/wb-state" for r in wb.git.remotes())]:
+        sha = wb.git.ref_sha(ref)
+        if sha is not None and "events.jsonl" in wb.git.workbench_files_at(sha):
+            return "wb-state"
+    return None

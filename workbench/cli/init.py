@@ -59,7 +59,10 @@ def init_command(
         if wired:
             extra["agents"] = wired
         output.emit_json({"workbench": str(bench.root), "created": created, "commit": last.commit,
-                          "warnings": last.warnings, **extra})
+                          "joined": bench.joined, "warnings": last.warnings, **extra})
+    elif bench.joined:  # a fresh clone took up the state branch that exists: not "nothing changed"
+        output.say(f"Took up the workbench recorded on {bench.joined}: {bench.wb.log.tail().seq} event(s); this "
+                   f"clone records its state there too (git.ref: {bench.joined}; `wb sync` shares it)")
     elif created:
         output.say(f"Initialized a workbench in {bench.root / '.workbench'}"
                    + (f" (commit {last.commit[:10]})" if last.commit else ""))

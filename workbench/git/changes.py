@@ -87,6 +87,23 @@ def is_ancestor(root: Path, base: str, tip: str = "HEAD") -> bool:
     return run_git(root, "merge-base", "--is-ancestor", base, tip, check=False).returncode == 0
 
 
+def path_digests(root: Path, paths: list[str]) -> dict[str, str]:
+    """{path: a sha256 of its content} for paths under `root` ("-" for one that is not a regular file, "?" for
+    one that cannot be read): what `wb task start` records of the tree already dirty then."""
+    out = {}
+    for rel in paths:
+        path = root / rel
+        try:
+            if path.is_file() and not path.is_symlink():
+                with path.open("rb") as f:
+                    out[rel] = hashlib.file_digest(f, "sha256").hexdigest()
+            else:
+                out[rel] = "-"
+        except OSError:
+            out[rel] = "?"
+    return out
+
+
 def dirty_digest(root: Path, paths: list[str] | None = None) -> str:
     """A sha256 of the dirty work tree outside `.workbench/`: each dirty path with its content's hash, so any
     edit, new or deleted file changes it, and a clean tree has one fixed digest."""

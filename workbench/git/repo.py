@@ -67,6 +67,32 @@ def _git_dir_of(root: Path) -> Path | None:
     return (root / text[len("gitdir:"):].strip()).resolve()
 
 
+HOOK_MARK = "WB_STATE_COMMIT_HOOK"  # set in the environment of the hooks wb runs for its own commits (git.run_hooks)
+
+
+def in_commit_hook() -> bool:
+    """Whether this process runs inside a commit's hook (pre-commit, commit-msg, …) of a `git commit` — the
+    user's, or wb's own with `git.run_hooks`. git gives its commit hooks GIT_INDEX_FILE (the index it is
+    committing, `.git/index.lock` for `commit -a`) along with GIT_PREFIX; the `git commit` around the hook
+    then moves HEAD from the commit it read, so a wb commit made here would make it fail ("cannot lock ref
+    'HEAD'"), and an index update would land in the commit being made. wb records the mutation in the pending
+    journal instead, as during a merge, and the first wb command after the commit writes and commits it."""
+    if os.environ.get(HOOK_MARK):
+        return True
+    index = os.environ.get("GIT_INDEX_FILE")
+    return bool(index) and ("GIT_PREFIX" in os.environ or str(index).endswith(".lock"))
+
+
+def _own_index(index: str, worktree: Path, git_dir: Path) -> bool:
+    """Whether GIT_INDEX_FILE (relative: to the work tree's top, where git runs its hooks) is in this
+    repository's git directory — not another repository's, whose hook wb was started from."""
+    path = Path(index) if os.path.isabs(index) else worktree / index
+    try:
+        return path.resolve().parent == git_dir.resolve() or git_dir.resolve() in path.resolve().parents
+    except OSError:
+        return False
+
+
 def run_git(cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
             check: bool = True) -> subprocess.CompletedProcess[bytes]:
     import subprocess  # here, not at the top: reading the workbench (wb status) runs no git
@@ -348,6 +374,13 @@ class GitRepo:
                 f"`git checkout HEAD -- {WB_DIR}`")
 
     def operation_in_progress(self) -> str | None:
+        if in_commit_hook():
+            index = os.environ.get("GIT_INDEX_FILE")
+            if os.environ.get(HOOK_MARK) or (index and _own_index(index, self.worktree, self.git_dir)):
+                return "a git commit (wb runs in its hook)"
+            # another repository's commit hook: its index is not this repository's, and wb's own git must not
+            # write into it
+            os.environ.pop("GIT_INDEX_FILE", None)
         g = self.git_dir
         for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
                            ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"),
@@ -629,7 +662,10 @@ class GitRepo:
             if moved:
                 return CommitOutcome(skipped=moved)
         if self.run_hooks:
-            message = self._run_commit_hooks(message)
+            _parent, root, _old = self._parent_info(ref)
+            staged = self._write_tree({WB_DIR: ("40000", wb_tree)} if state_only
+                                      else {**root, WB_DIR: ("40000", wb_tree)})
+            message = self._run_commit_hooks(message, staged, files)
         for _attempt in range(5):
             parent, root, old_files = self._parent_info(ref)
             new_root = {WB_DIR: ("40000", wb_tree)} if state_only else {**root, WB_DIR: ("40000", wb_tree)}
@@ -891,26 +927,69 @@ class GitRepo:
                            "git.sign: false in .workbench/config.yaml to commit state unsigned")
         return proc.stdout.decode().strip()
 
-    def _run_commit_hooks(self, message: str) -> str:
+    def _run_commit_hooks(self, message: str, staged: str, files: dict[str, tuple[str, str]]) -> str:
         """config.yaml `git.run_hooks: true`: the repository's pre-commit, then commit-msg on the message
-        (which it may rewrite), as `git commit` runs them. A hook that fails refuses the commit."""
+        (which it may rewrite), as `git commit` runs them. A hook that fails refuses the commit.
+
+        The hooks run against an index of wb's own (`staged`: the tree about to be committed), never the
+        user's: what the hook stages (`git add -u`) goes there and is thrown away, so the user's staged and
+        unstaged work stays as it was. A hook that rewrites one of wb's files (a formatter on "changed files")
+        would leave `.workbench/` differing from the commit, and the next write would record the hook's edit
+        as a person's: wb's own bytes are put back from that index (`git checkout-index`, git writing what wb
+        had staged) and the commit is refused, naming the files and what to do."""
         import tempfile
 
-        proc = run_git(self.worktree, "hook", "run", "--ignore-missing", "pre-commit", check=False)
-        if proc.returncode != 0:
-            raise GitError(f"the pre-commit hook refused the state commit (exit {proc.returncode}): "
-                           f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
-        with tempfile.NamedTemporaryFile("w+", suffix=".COMMIT_EDITMSG", delete=False, encoding="utf-8") as fh:
-            fh.write(message)
+        wb_dir = self.git_dir / "wb"
+        wb_dir.mkdir(exist_ok=True)
+        index = wb_dir / f"hook-index-{os.getpid()}"
+        env = {"GIT_INDEX_FILE": str(index), HOOK_MARK: "1"}
         try:
-            proc = run_git(self.worktree, "hook", "run", "--ignore-missing", "commit-msg", "--", fh.name,
-                           check=False)
+            run_git(self.worktree, "read-tree", staged, env=env)
+            proc = run_git(self.worktree, "hook", "run", "--ignore-missing", "pre-commit", env=env, check=False)
+            rewritten = self._rewritten(files)
+            if rewritten:
+                run_git(self.worktree, "read-tree", staged, env=env)  # what the hook staged is not wb's
+                run_git(self.worktree, "checkout-index", "-f", "--", *(f"{WB_DIR}/{r}" for r in rewritten), env=env)
+                raise GitError(f"the pre-commit hook rewrote {', '.join(f'{WB_DIR}/{r}' for r in rewritten)}: wb put "
+                               "its own bytes back and did not commit; keep .workbench/ out of that hook (pre-commit: "
+                               "`exclude: ^\\.workbench/`), and the next wb write commits everything")
             if proc.returncode != 0:
-                raise GitError(f"the commit-msg hook refused the state commit (exit {proc.returncode}): "
+                raise GitError(f"the pre-commit hook refused the state commit (exit {proc.returncode}): "
                                f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
-            return Path(fh.name).read_text(encoding="utf-8")
+            with tempfile.NamedTemporaryFile("w+", suffix=".COMMIT_EDITMSG", delete=False,
+                                             encoding="utf-8") as fh:
+                fh.write(message)
+            try:
+                proc = run_git(self.worktree, "hook", "run", "--ignore-missing", "commit-msg", "--", fh.name,
+                               env=env, check=False)
+                if proc.returncode != 0:
+                    raise GitError(f"the commit-msg hook refused the state commit (exit {proc.returncode}): "
+                                   f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
+                return Path(fh.name).read_text(encoding="utf-8")
+            finally:
+                os.unlink(fh.name)
         finally:
-            os.unlink(fh.name)
+            for leftover in (index, index.with_name(index.name + ".lock")):
+                try:
+                    os.unlink(leftover)
+                except FileNotFoundError:
+                    pass
+
+    def _rewritten(self, files: dict[str, tuple[str, str]]) -> list[str]:
+        """The files of `files` (path under .workbench/ → (mode, blob sha)) whose bytes on disk are not that
+        blob any more (changed or removed)."""
+        import hashlib
+
+        out = []
+        for rel, (_mode, sha) in sorted(files.items()):
+            try:
+                body = (self.worktree / WB_DIR / rel).read_bytes()
+            except OSError:
+                out.append(rel)
+                continue
+            if hashlib.new(self._algo, f"blob {len(body)}\0".encode() + body).hexdigest() != sha:
+                out.append(rel)
+        return out
 
     def _gc_auto(self) -> None:
         """`git gc --auto`, as git's own commands run it after they write objects: wb's loose objects (a new
@@ -1030,12 +1109,22 @@ def _last_line(text: str) -> str:
     """git's reason in one line: its last line, after what the remote said (a hook's own words) — `error:
     failed to push some refs` alone names no reason (issue 23 §9)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("hint:") and line not in _GIT_ADVICE] or lines
     if not lines:
         return "no reason given"
     last = lines[-1].removeprefix("fatal: ").removeprefix("error: ")
     said = [line[len("remote:"):].strip() for line in lines if line.startswith("remote:")]
     said = [line for line in said if line][-3:]
-    return f"{'; '.join(said)} ({last})" if said else last
+    if said:
+        return f"{'; '.join(said)} ({last})"
+    # the cause comes first ("Permission denied (publickey).", "'x' does not appear to be a git repository"),
+    # git's summary last ("Could not read from remote repository."): both, in git's order
+    first = lines[0].removeprefix("fatal: ").removeprefix("error: ")
+    return f"{first} ({last})" if len(lines) > 1 and first != last else last
+
+
+# the advice git prints after a refused fetch or push: no reason in it
+_GIT_ADVICE = frozenset({"Please make sure you have the correct access rights", "and the repository exists."})
 
 
 

@@ -31,12 +31,36 @@ def plus(ts: str, seconds: int) -> str:
     return (t + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.") + ms.ljust(3, "0")[:3] + "Z"
 
 
-def holder(task: dict[str, Any], at: str) -> dict[str, Any] | None:
-    """The claim that holds `task` at time `at` (an open task, a lease not yet expired), else None."""
+def observed_until(claim: dict[str, Any], first_seen: str | None) -> str:
+    """When a lease ends as an observer judges it: a lease is measured from when this clone first saw it
+    (`first_seen`, on its own clock — durations on one clock hold whatever its skew), never past its length
+    from then. The claimer's own stamp (`until`) decides only when it lies in that window: a claim stamped in
+    the future (a clock years ahead) is capped at `first_seen + lease_s`, and one already expired by its stamp
+    when first seen (a claimer's clock behind, or a claim seen late) runs its whole length from then — so no
+    observer takes a task over before the holder's lease can have run out. Without `first_seen`: the stamp."""
+    until = str(claim.get("until", ""))
+    if not first_seen:
+        return until
+    cap = plus(first_seen, int(claim.get("lease_s") or DEFAULT_LEASE_S))
+    return min(until, cap) if until >= first_seen else cap
+
+
+def holder(task: dict[str, Any], at: str, first_seen: str | None = None) -> dict[str, Any] | None:
+    """The claim that holds `task` at time `at` (an open task, a lease not yet expired), else None. With
+    `first_seen` (an observer's: see `observed_until`) the lease is judged as this clone saw it, and the claim
+    returned says until when by this clock (`stamped_until`: the claimer's own stamp, when that differs)."""
     claim = task.get("claim")
     if not isinstance(claim, dict) or task.get("status") in ("done", "cancelled"):
         return None
-    return claim if str(claim.get("until", "")) > at else None
+    until = observed_until(claim, first_seen)
+    if until <= at:
+        return None
+    return claim if until == claim.get("until") else {**claim, "until": until, "stamped_until": claim.get("until")}
+
+
+def lease_key(task_id: str, claim: dict[str, Any]) -> str:
+    """One lease as an observer tracks it: a renewal (a new `until`) is a new lease to observe."""
+    return f"{task_id} {claim.get('agent')} {claim.get('until')}"
 
 
 def fold_claim(task: dict[str, Any], ev: dict[str, Any]) -> bool:
@@ -47,7 +71,7 @@ def fold_claim(task: dict[str, Any], ev: dict[str, Any]) -> bool:
     if task.get("status") in ("done", "cancelled"):
         return False  # a claim published after the task was finished: void (the CLI refuses one too)
     held = holder(task, ev["ts"])
-    if held is not None and held.get("agent") != agent:
+    if held is not None and held.get("agent") != agent and not _observed_expired(held, p.get("after")):
         return False  # lost: the holder's claim was published first
     old = task.get("claim") if isinstance(task.get("claim"), dict) else None
     claim: dict[str, Any] = {"agent": agent, "since": ev["ts"], "until": plus(ev["ts"], lease), "lease_s": lease}
@@ -55,7 +79,7 @@ def fold_claim(task: dict[str, Any], ev: dict[str, Any]) -> bool:
         claim["since"] = old.get("since", ev["ts"])  # a renewal by the holder
         if "took_over_from" in old:
             claim["took_over_from"] = old["took_over_from"]
-    elif old is not None and old.get("agent") != agent and old.get("until", "") <= ev["ts"]:
+    elif old is not None and old.get("agent") != agent and (old.get("until", "") <= ev["ts"] or held is not None):
         claim["took_over_from"] = str(old.get("agent"))  # the lease had expired: a takeover, recorded
     task["claim"] = claim
     return True
@@ -69,3 +93,23 @@ def renew(task: dict[str, Any], ev: dict[str, Any]) -> None:
         until = plus(ev["ts"], int(claim.get("lease_s") or DEFAULT_LEASE_S))
         if until > str(claim.get("until", "")):
             claim["until"] = until
+
+
+def _observed_expired(held: dict[str, Any], after: Any) -> bool:
+    """A takeover's evidence (`after` in its task.claim: {agent, until, seen_s}): the claimer watched exactly
+    this lease for its whole length on its own clock, though the holder's stamp says it runs on (a holder's
+    clock ahead). The fold takes it, so every clone agrees the task changed hands."""
+    if not isinstance(after, dict):
+        return False
+    seen = after.get("seen_s")
+    return (after.get("agent") == held.get("agent") and after.get("until") == held.get("until")
+            and isinstance(seen, (int, float)) and not isinstance(seen, bool)
+            and seen >= int(held.get("lease_s") or DEFAULT_LEASE_S))
+
+
+def seconds_between(earlier: str, later: str) -> float:
+    """Seconds from one event timestamp to a later one (negative when it is earlier)."""
+    def parse(ts: str) -> datetime:
+        return datetime.strptime(ts[:23].ljust(23, "0") if len(ts) >= 19 else ts, "%Y-%m-%dT%H:%M:%S.%f").replace(
+            tzinfo=UTC)
+    return (parse(later) - parse(earlier)).total_seconds()

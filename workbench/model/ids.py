@@ -22,7 +22,10 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 def utc_now() -> str:
     """RFC 3339 UTC with milliseconds: 2026-11-30T02:16:33.123Z."""
-    now = time.time()  # time.gmtime, not datetime: a hook stamps its event without importing datetime
+    # test-only: WB_CLOCK_SKEW_S=SECONDS runs wb's clock that far ahead (negative: behind), as on a machine whose
+    # clock is off — the scenarios of claims across skewed clocks (docs/sync.md, "Clocks")
+    # time.gmtime, not datetime: a hook stamps its event without importing datetime
+    now = time.time() + float(os.environ.get("WB_CLOCK_SKEW_S") or 0)
     return time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}Z"
 
 

@@ -29,12 +29,12 @@ def labels_of(task: dict[str, Any]) -> list[str]:
 
 
 def card(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any], ready: set[Any],
-         now: str) -> dict[str, Any]:
-    """What the board shows of one task."""
+         now: str, seen: dict[str, str] | None = None) -> dict[str, Any]:
+    """What the board shows of one task (its claim as this clone saw the lease: `seen`, ops/claims.py)."""
     raw_proof, raw_scope = task.get("proof"), task.get("scope")
     proof: dict[str, Any] = raw_proof if isinstance(raw_proof, dict) else {}
     scope: dict[str, Any] = raw_scope if isinstance(raw_scope, dict) else {}
-    claim = holder(task, now)
+    claim = holder(task, now, (seen or {}).get(str(task.get("id"))))
     out: dict[str, Any] = {
         "id": task.get("id"), "title": task.get("title", ""), "status": task.get("status", "todo"),
         "kind": task.get("kind"), "owner": task.get("owner"),
@@ -88,13 +88,14 @@ def matches(task: dict[str, Any], *, label: str | None = None, owner: str | None
 
 
 def columns(tasks: list[dict[str, Any]], board: dict[str, Any], *, label: str | None = None,
-            owner: str | None = None, status: str | None = None, now: str | None = None) -> dict[str, Any]:
+            owner: str | None = None, status: str | None = None, now: str | None = None,
+            seen: dict[str, str] | None = None) -> dict[str, Any]:
     """{"columns": [{"status", "tasks": [card…]}…] in STATUSES order (only `status`'s when given), "filters",
     "total": the tasks shown}."""
     now = now or utc_now()
     ready = {t.get("id") for t in ready_tasks(tasks, board)}
     shown = [t for t in tasks if matches(t, label=label, owner=owner, status=status)]
-    cols = [{"status": s, "tasks": [card(t, tasks, board, ready, now) for t in shown
+    cols = [{"status": s, "tasks": [card(t, tasks, board, ready, now, seen) for t in shown
                                     if t.get("status", "todo") == s]}
             for s in STATUSES if status is None or s == status]
     return {"columns": cols, "filters": {"label": label, "owner": owner, "status": status}, "total": len(shown)}

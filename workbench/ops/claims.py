@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import Busy, GitError, NotFound, Refused
 from workbench.model import ids, reducer
-from workbench.model.claims import DEFAULT_LEASE_S, holder
+from workbench.model.claims import DEFAULT_LEASE_S, holder, seconds_between
 from workbench.ops import sync as syncop
 
 if TYPE_CHECKING:
@@ -74,22 +74,40 @@ def _board_task(wb: Workbench, task_id: str) -> dict[str, Any]:
     return task
 
 
+def seen_leases(wb: Workbench, board: dict[str, Any], now: str | None = None) -> dict[str, str]:
+    """{task id: when this clone first saw its lease} (store/leases.py), recording the leases new to it."""
+    from workbench.store.leases import first_seen
+
+    return first_seen(wb.git.git_dir, board, now or ids.utc_now())
+
+
 def _record(wb: Workbench, task_id: str, agent: str, lease_s: int) -> dict[str, Any]:
-    """The claim event, committed locally; Busy when another agent holds the task unexpired."""
+    """The claim event, committed locally; Busy when another agent holds the task unexpired — as this clone
+    saw the lease, on its own clock (model/claims.py `observed_until`), not as the holder's clock stamped it."""
     with wb.transaction(actor="agent") as tx:
         task = reducer.find_task(tx.docs.board, task_id)
         if task is None:
             raise NotFound(f"no task {task_id} on the board (see `wb task list`)")
         if task.get("status") in ("done", "cancelled"):
             raise Refused(f"{task_id} is {task['status']}; there is nothing to claim")
-        refuse_if_held(task, agent)
+        now = ids.utc_now()
+        seen = seen_leases(wb, tx.docs.board, now)
+        refuse_if_held(task, agent, now, seen.get(task_id))
         tx.summary = f"wb: claim {task_id} for {agent}"
-        tx.emit("task.claim", {"id": task_id, "agent": agent, "lease_s": lease_s})
+        payload: dict[str, Any] = {"id": task_id, "agent": agent, "lease_s": lease_s}
+        old = task.get("claim") if isinstance(task.get("claim"), dict) else None
+        if old is not None and old.get("agent") != agent and task_id in seen:
+            # the evidence of a takeover: this clone watched that lease run out on its own clock, whatever the
+            # holder's stamp says (a clock ahead would otherwise keep the task for as long as it is ahead)
+            payload["after"] = {"agent": old.get("agent"), "until": old.get("until"),
+                                "seen_s": max(0, int(seconds_between(seen[task_id], now)))}
+        tx.emit("task.claim", payload)
         won = task.get("claim") if isinstance(task.get("claim"), dict) else None
         if won is None or won.get("agent") != agent:  # the event's own time found it held: void
             refuse_if_held(task, agent, at="")
         if won is not None and won.get("took_over_from"):
             tx.summary += f" (took it over from {won['took_over_from']}: the lease had expired)"
+    seen_leases(wb, tx.docs.board)  # the holder sees its own lease from the moment it made it
     outcome = tx.outcome
     sha = outcome.sha if outcome is not None else None
     if sha is None and outcome is not None and outcome.skipped and "moved past" not in outcome.skipped:
@@ -97,22 +115,26 @@ def _record(wb: Workbench, task_id: str, agent: str, lease_s: int) -> dict[str, 
     return {**dict(task["claim"]), "id": task_id, "commit": sha}
 
 
-def refuse_if_held(task: dict[str, Any], agent: str, at: str | None = None) -> None:
-    held = holder(task, ids.utc_now() if at is None else at)
+def refuse_if_held(task: dict[str, Any], agent: str, at: str | None = None, first_seen: str | None = None) -> None:
+    held = holder(task, ids.utc_now() if at is None else at, first_seen)
     if held is not None and held.get("agent") != agent:
+        stamped = (f"; its claimer's clock stamped it until {held['stamped_until']}, judged here from when this "
+                   "clone first saw it" if held.get("stamped_until") else "")
         raise Busy(f"{task['id']} is claimed by {held['agent']} until {held['until']} "
-                   f"(it can be taken over once that lease expires)")
+                   f"(it can be taken over once that lease expires{stamped})")
 
 
-def ready_tasks(board: dict[str, Any], agent: str, at: str) -> list[dict[str, Any]]:
+def ready_tasks(board: dict[str, Any], agent: str, at: str,
+                seen: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Todo tasks whose dependencies are done and that no other agent holds: what `wb task next --claim` tries,
-    by priority (0 first; absent: 2), then in board order (issue 22)."""
+    by priority (0 first; absent: 2), then in board order (issue 22). `seen`: when this clone first saw each
+    lease (`seen_leases`)."""
     from workbench.model.archive import archived_done
 
     done = {t.get("id") for t in board["tasks"] if t.get("status") == "done"}
     out = []
     for task in board["tasks"]:
-        held = holder(task, at)
+        held = holder(task, at, (seen or {}).get(task.get("id")))
         if task.get("status") == "todo" and all(d in done or archived_done(board, d)
                                                 for d in task.get("depends_on", [])) and (
                 held is None or held.get("agent") == agent):
@@ -128,7 +150,8 @@ def claim_next(wb: Workbench, *, agent: str | None = None, lease_s: int = DEFAUL
     tried: set[str] = set()
     while True:
         board = wb.load(detect_human=False, need_body=False).docs.board
-        ready = [t for t in ready_tasks(board, agent, ids.utc_now()) if t["id"] not in tried]
+        now = ids.utc_now()
+        ready = [t for t in ready_tasks(board, agent, now, seen_leases(wb, board, now)) if t["id"] not in tried]
         if not ready:
             return None
         tid = ready[0]["id"]
@@ -140,11 +163,12 @@ def claim_next(wb: Workbench, *, agent: str | None = None, lease_s: int = DEFAUL
                 raise
 
 
-def claims_held(board: dict[str, Any], at: str) -> list[dict[str, Any]]:
-    """[{id, agent, until, since, took_over_from?}] for every open task held at `at`."""
+def claims_held(board: dict[str, Any], at: str, seen: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """[{id, agent, until, since, took_over_from?, stamped_until?}] for every open task held at `at` (as this
+    clone saw each lease: `seen`, see `seen_leases`)."""
     out = []
     for task in board["tasks"]:
-        held = holder(task, at)
+        held = holder(task, at, (seen or {}).get(task.get("id")))
         if held is not None:
             out.append({"id": task["id"], **held})
     return out

@@ -12,19 +12,35 @@ from workbench.model import scope as scopes
 from workbench.model.reducer import find_task
 from workbench.store.workbench import Workbench
 
+DIRTY_AT_START_MAX = 2000  # paths: a tree dirtier than this at `task start` is not recorded (all count)
 
-def task_changes(root: Path, task: dict[str, Any]) -> list[str]:
+
+def dirty_at_start(root: Path) -> dict[str, str] | None:
+    """What `task.start` records of the work tree already dirty then ({path: content digest}), so `task done`
+    does not count the user's edits made before the task as the task's; None past DIRTY_AT_START_MAX paths."""
+    paths = changes.dirty(root)
+    return changes.path_digests(root, paths) if len(paths) <= DIRTY_AT_START_MAX else None
+
+
+def task_changes(root: Path, task: dict[str, Any], before: dict[str, str] | None = None) -> list[str]:
     """The paths outside `.workbench/` a task changed: the commits since its `task.start` (the HEAD it recorded)
-    and the work tree's uncommitted changes."""
-    return changes.changed_since(root, task.get("start_head"))
+    and the work tree's uncommitted changes — less a path dirty already when it started (`before`, recorded in
+    its task.start) and still exactly as it was then."""
+    committed = changes.committed_since(root, task.get("start_head"))
+    dirty = changes.dirty(root)
+    if before:
+        now = changes.path_digests(root, [p for p in dirty if p in before])
+        dirty = [p for p in dirty if p not in before or now.get(p) != before[p]]
+    return sorted(set(committed) | set(dirty))
 
 
-def verdict(root: Path, task: dict[str, Any]) -> dict[str, Any] | None:
-    """The scope verdict on a task's changes ({base, paths, forbidden, findings}), or None without a scope."""
+def verdict(root: Path, task: dict[str, Any], before: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """The scope verdict on a task's changes ({base, paths, forbidden, findings}), or None without a scope.
+    `before`: the tree dirty when the task started (see `task_changes`)."""
     scope = task.get("scope")
     if scopes.is_empty(scope):
         return None
-    paths = task_changes(root, task)
+    paths = task_changes(root, task, before)
     result = scopes.evaluate(scope, paths)
     return {"base": task.get("start_head"), "changed": len(paths), **result}
 

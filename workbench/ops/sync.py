@@ -107,10 +107,24 @@ def sync(wb: Workbench, remote: str | None = None, *, push_branch: bool = False)
 
     before = trust.digests(wb)
     report = _sync(wb, remote, push_branch=push_branch)
+    _observe_leases(wb)
     notice = trust.sync_notice(wb, before)
     if notice:
         report.warnings.append(notice)
     return report
+
+
+def _observe_leases(wb: Workbench) -> None:
+    """The leases this sync brought are seen now (store/leases.py): each is judged from this moment, on this
+    clone's clock, whatever its claimer's clock stamped."""
+    from workbench.errors import WorkbenchError
+    from workbench.model import ids
+    from workbench.store.leases import first_seen
+
+    try:
+        first_seen(wb.git.git_dir, wb.load(detect_human=False, need_body=False).docs.board, ids.utc_now())
+    except (WorkbenchError, OSError):
+        pass  # the next look at the claims sees them instead
 
 
 def _sync(wb: Workbench, remote: str | None = None, *, push_branch: bool = False) -> SyncReport:
@@ -479,8 +493,12 @@ def sync_status(wb: Workbench, board: dict[str, Any]) -> dict[str, Any] | None:
     if found is None:
         return None
     ref, branch = found
+    from workbench.store.leases import first_seen
+
     now = ids.utc_now()
-    claims = [{"id": t["id"], **held} for t in board["tasks"] for held in [holder(t, now)] if held]
+    seen = first_seen(wb.git.git_dir, board, now)  # leases judged from when this clone first saw them
+    claims = [{"id": t["id"], **held} for t in board["tasks"] for held in [holder(t, now, seen.get(t["id"]))]
+              if held]
     out: dict[str, Any] = {"ref": ref, "remote": None, "ahead": None, "behind": None, "claims": claims,
                            "interrupted": interrupted(wb)}
     remotes_dir = wb.git.common_dir / "refs" / "remotes"

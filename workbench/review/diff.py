@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import Refused, WorkbenchError
+from workbench.model import jsonl
 from workbench.model.redaction import redact, secret_values
 from workbench.review.parse import (
     appended_lines,
@@ -173,6 +174,18 @@ def diff_events(old_raw: bytes | None, new_raw: bytes | None, warnings: list[str
     old, new = complete_lines(old_raw), complete_lines(new_raw)
     lines, removed, rewritten = appended_lines(old, new)
     events = parse_records(lines, "events.jsonl", warnings)
+    if rewritten:  # a merge interleaves both sides' events by time and numbers them again: compare by event id
+        old_events = parse_records(jsonl.split_lines(old)[0], "events.jsonl", [])
+        new_events = parse_records(jsonl.split_lines(new)[0], "events.jsonl", [])
+        old_ids = {e.get("id") for e in old_events}
+        new_ids = {e.get("id") for e in new_events}
+        gone = len(old_ids - new_ids)
+        if not all(isinstance(e.get("id"), str) for e in old_events + new_events):
+            pass  # events without ids cannot be matched: the lines decide
+        elif not gone:
+            events, removed, rewritten = [e for e in new_events if e.get("id") not in old_ids], 0, False
+        elif new_ids <= old_ids:  # the other way: the older side lacks what the merge brought
+            events, removed, rewritten = [], gone, False
     seqs = [e["seq"] for e in events if isinstance(e.get("seq"), int)]
     out: dict[str, Any] = {
         "old_last_seq": last_seq(old),

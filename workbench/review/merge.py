@@ -119,7 +119,7 @@ def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs:
 
     start = start or Tail(0, None, 0, 0)
     if pick or not _is_prefix(base, ours):
-        return _append_theirs(ours, theirs, start)
+        return _append_theirs(ours, theirs, start, base=base)
     base_ids = {e["id"] for e in base}
     ours_new = [e for e in ours if e["id"] not in base_ids]
     seen = base_ids | {e["id"] for e in ours_new}
@@ -153,13 +153,15 @@ def _is_prefix(base: list[dict[str, Any]], ours: list[dict[str, Any]]) -> bool:
     return len(base) <= len(ours) and all(b["id"] == o["id"] for b, o in zip(base, ours, strict=False))
 
 
-def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], start: Tail | None = None
+def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], start: Tail | None = None,
+                   *, base: list[dict[str, Any]] | None = None
                    ) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
     """A rebase or cherry-pick applies one commit of another line onto ours: `base` is that commit's parent, not
     an ancestor of ours, so ours is kept exactly (its events are already recorded, and perhaps published) and
-    theirs' events that ours lacks are appended after it. Task ids follow what earlier picks chose: a task an
-    earlier pick renumbered keeps its new id in the later events that name it, and a task this pick adds under
-    an id ours already uses is renumbered to the next free one."""
+    the picked commit's own events — theirs' that neither ours nor base has — are appended after it: the events
+    of the commits before it on its line were not picked, and a cherry-pick never brings them. Task ids follow
+    what earlier picks chose: a task an earlier pick renumbered keeps its new id in the later events that name
+    it, and a task this pick adds under an id ours already uses is renumbered to the next free one."""
     from workbench.store.eventlog import Tail, chain
 
     ours_by_id = {e["id"]: e for e in ours}
@@ -170,7 +172,8 @@ def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], sta
             old, new = _added_id(event), _added_id(mine)
             if old and new and old != new:
                 renames[old] = new
-    theirs_new = [e for e in theirs if e["id"] not in ours_by_id]
+    base_ids = {e["id"] for e in base or []}
+    theirs_new = [e for e in theirs if e["id"] not in ours_by_id and e["id"] not in base_ids]
     taken = {tid for e in ours for tid in [_added_id(e)] if tid}
     highest = max([task_number(tid) for tid in taken]
                   + [task_number(tid) for e in theirs for tid in [_added_id(e)] if tid] + [0])

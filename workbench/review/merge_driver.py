@@ -223,8 +223,12 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
     for counter in o.get("counters", {}):
         merged["counters"][counter] = (o["counters"][counter] + t.get("counters", {}).get(counter, 0)
                                        - b.get("counters", {}).get(counter, 0))
-    merged["last_event"] = o.get("last_event", 0) + t.get("last_event", 0) - b.get("last_event", 0)
-    merged["updated_at"] = max(o.get("updated_at", ""), t.get("updated_at", ""))
+    # the log keeps ours and appends what theirs adds over base (a revert's theirs adds nothing: its events stay)
+    merged["last_event"] = o.get("last_event", 0) + max(0, t.get("last_event", 0) - b.get("last_event", 0))
+    # the picked events are appended after ours' (review/merge.py _append_theirs): the log's last event, whose
+    # time the fold gives updated_at, is theirs' last when the pick brought any, else ours'
+    brought = t.get("last_event", 0) > b.get("last_event", 0)
+    merged["updated_at"] = (t if brought else o).get("updated_at", "")
     return statefile.render(node, merged, merge.merge_bodies(bb, ob, tb)), conflicts
 
 

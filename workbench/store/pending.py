@@ -130,6 +130,9 @@ class Pending:
             tip = git.read_ref(str(made["ref"]))
             if tip is not None and git.is_ancestor(str(made.get("sha")), tip):
                 return [], []  # the branch still holds it: a work tree put back by hand, not a lost commit
+            if not stale_reset(git.common_dir / "logs" / str(made["ref"]), str(made.get("sha"))):
+                self.forget()  # the user moved the branch back on purpose (`git reset --hard HEAD~3`): an undo
+                return [], []
             have = {e.get("id") for _line, e in log.iter_all()}  # rare: confirm against the whole log
         except (OSError, ValueError, WorkbenchError):
             return [], []  # a log that does not read: the load says what is wrong with it
@@ -172,6 +175,28 @@ class Pending:
             os.truncate(self.path, 0)
         except FileNotFoundError:
             pass
+
+
+STALE_RESET = "reset: moving to HEAD"
+
+
+def stale_reset(reflog: Path, sha: str) -> bool:
+    """Whether the branch's reflog says its move away from wb's commit `sha` was a reset to HEAD as the user's
+    git had read it before that commit: `git stash push` and `git merge --abort` reset to "HEAD", and git
+    writes "reset: moving to HEAD" at the older commit. Any other move — `git reset --hard HEAD~3`, a reset to a
+    named commit, an amend, a rebase — names where the user wanted the branch: the user undid wb's commits, and
+    wb must not write them again. No reflog (core.logAllRefUpdates off) or no line for that move: it cannot be
+    told, and what was acknowledged is kept (True)."""
+    try:
+        lines = reflog.read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return True
+    for line in reversed(lines):
+        meta, _tab, message = line.partition("\t")
+        fields = meta.split(" ", 2)
+        if len(fields) >= 2 and fields[0] == sha and fields[1] != sha:
+            return message.strip() == STALE_RESET
+    return True
 
 
 def _records(raw: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
