@@ -9,12 +9,14 @@ is what the board shows, never what it obeys.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Label, ListItem, ListView, Static
 
@@ -137,6 +139,7 @@ class BoardApp(App[None]):
         self.data: dict[str, Any] = {"columns": [], "total": 0}
         self.problem = ""
         self._stamp: Any = None
+        self._rendering = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
         yield Static(Text(""), id="status-line")
@@ -153,17 +156,21 @@ class BoardApp(App[None]):
         self.set_interval(self.poll, self._poll)
 
     async def _poll(self) -> None:
-        if stamp(watched(self.bench.wb)) != self._stamp:
+        if not self._rendering.locked() and stamp(watched(self.bench.wb)) != self._stamp:
             await self.action_refresh()
 
     async def action_refresh(self) -> None:
-        self._stamp = stamp(watched(self.bench.wb))
-        try:  # mid-write or invalid: keep the last board and say why
-            self.data = self.bench.board(**self.filters)
-            self.problem = ""
-        except (WorkbenchError, OSError, ValueError) as err:
-            self.problem = str(err)
-        await self._render_board()
+        async with self._rendering:  # one render at a time: the poll's timer does not wait for the last one
+            self._stamp = stamp(watched(self.bench.wb))
+            try:  # mid-write or invalid: keep the last board and say why
+                self.data = self.bench.board(**self.filters)
+                self.problem = ""
+            except (WorkbenchError, OSError, ValueError) as err:
+                self.problem = str(err)
+            try:
+                await self._render_board()
+            except NoMatches:  # the columns are composed once and never removed: gone, the app is closing
+                pass
 
     async def _render_board(self) -> None:
         shown = {c["status"]: c["tasks"] for c in self.data["columns"]}
