@@ -32,6 +32,9 @@ OUTSIDE_THE_STORE = {
                     "would edit it"),
     "cli/task.py": ({"write_text", "unlink"}, "`wb task edit`: the task's text for $EDITOR, kept in <git dir>/wb/edit "
                                               "until saved (a per-machine file, never .workbench/)"),
+    "git/packs.py": ({"open:w", "os.open:w", "os.write", "os.replace", "os.unlink", "unlink", "write_text"},
+                     "wb's own packs of its objects, in .git/objects/pack, and their journal and record in "
+                     "<git dir>/wb (never .workbench/)"),
 }
 
 # calls that write, delete or replace a file: name → how it is spelled (function or method name)

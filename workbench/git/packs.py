@@ -37,6 +37,7 @@ from workbench import faults
 JOURNAL = "objects.journal"
 STATE = "packs.json"
 SEAL_OBJECTS = 4096  # the recent pack is rewritten until it holds this many objects (~600 wb commits)
+SEAL_BYTES = 1 << 20  # or this many bytes (a rewrite copies it: its cost stays bounded)
 DEFAULT_EVERY = 10  # commits between pack runs (git.pack_every)
 WINDOW, DEPTH = 10, 1000  # delta search window; long chains: a file has ~1000 versions between seals
 STALE_LOCK_S = 600.0
@@ -84,12 +85,6 @@ class Idx:
 
     def shas(self) -> set[str]:
         return {self._sha_at(i).hex() for i in range(self.count)}
-
-    def offsets(self) -> dict[str, int]:
-        """Each object's offset in the pack (the 31-bit table; wb's packs are far below 2 GiB)."""
-        base = 8 + 1024 + self.count * (self.width + 4)
-        return {self._sha_at(i).hex(): int.from_bytes(self._map[base + 4 * i:base + 4 * i + 4], "big")
-                for i in range(self.count)}
 
     def close(self) -> None:
         self._map.close()
@@ -291,13 +286,15 @@ class Packer:
             sha, _, rest = line.partition(" ")
             _kind, _, name = rest.partition(" ")
             if len(sha) == 2 * self.width and self._loose_path(sha).exists():
+                loose.pop(sha, None)  # kept in the order of its last write
                 loose[sha] = name
         # what to fold: the recent pack, any pack a killed run put in place but did not record, the loose objects
         fold = [n for n in [state["recent"], *state["incoming"]] if n and self._exists(n)]
         fold = list(dict.fromkeys(fold))
         if state["recent"] and state["recent"] in fold:
             recent_idx = Idx(self.packdir / f"{state['recent']}.idx", self.width)
-            full = recent_idx.count >= SEAL_OBJECTS
+            full = recent_idx.count >= SEAL_OBJECTS or \
+                (self.packdir / f"{state['recent']}.pack").stat().st_size >= SEAL_BYTES
             recent_idx.close()
             if full:  # sealed: never rewritten again, except when merged with its equal
                 state["sealed"].append({"name": state["recent"], "level": 0})
@@ -362,15 +359,26 @@ class Packer:
         recorded as incoming (so a kill before the caller records it still finds it). Returns its name."""
         import subprocess
 
+        # Names steer git's delta search (it groups objects by a hash of their path). Each pack records its
+        # *tips*: the newest version of each path. A tip of a folded pack keeps its name, so it becomes a delta
+        # against the newer version beside it; an older version does not, or git would delta the new version
+        # against that older, bigger one and keep the old tip's delta forever (reused): a whole copy per run.
         members: dict[str, str] = {}
-        for p in packs:
+        tips: dict[str, str] = {}  # path → its newest object
+        for p in packs:  # oldest first
             idx = Idx(self.packdir / f"{p}.idx", self.width)
             try:
                 members.update(dict.fromkeys(idx.shas(), ""))
             finally:
                 idx.close()
-            members.update(self._names(p))  # the names of its full objects: new versions delta against them
-        members.update(loose)
+            for sha, path in self._names(p).items():
+                if sha in members and path:
+                    members[sha] = path
+                    tips[path] = sha
+        for sha, path in loose.items():  # in the journal's order: the last of a path is its newest
+            members[sha] = path
+            if path:
+                tips[path] = sha
         lines = "".join(f"{sha} {name}\n" if name else f"{sha}\n" for sha, name in members.items())
         env = dict(os.environ)
         for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
@@ -396,29 +404,21 @@ class Packer:
                 trailer = fh.read(self.width)
             if head[:4] != b"PACK" or int.from_bytes(head[8:12], "big") != idx.count or trailer != idx.pack_checksum:
                 raise RuntimeError("the new pack does not match its index")
-            offsets = idx.offsets()
         finally:
             idx.close()
         faults.point("packs_after_pack_written")
         name = f"pack-{digest}"
-        # the names of its full (non-delta) objects, for the next rewrite's delta search
-        bases = self._full_objects(pack_path, offsets)
-        names = {sha: members[sha] for sha in bases if members.get(sha)}
+        names = {sha: path for path, sha in tips.items()}
         names_path = self.wb / "packs" / f"{name}.names"
         names_path.with_suffix(".tmp").write_text(json.dumps(names, sort_keys=True))
         os.replace(names_path.with_suffix(".tmp"), names_path)
         state["incoming"] = [*state["incoming"], name]
         self._save_state(state)
-        for path in sorted(made, key=lambda p: p.suffix == ".idx"):  # the .idx last: git reads a pack by it
-            os.replace(path, self.packdir / f"{name}{path.suffix}")
+        for part in sorted(made, key=lambda p: p.suffix == ".idx"):  # the .idx last: git reads a pack by it
+            os.replace(part, self.packdir / f"{name}{part.suffix}")
         _fsync_dir(self.packdir)
         faults.point("packs_after_pack_in_place")
         return name
-
-    def _full_objects(self, pack: Path, offsets: dict[str, int]) -> list[str]:
-        """The objects stored whole in `pack` (not as deltas): types 1-4 in each entry's first byte."""
-        with open(pack, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            return [sha for sha, off in offsets.items() if (m[off] >> 4) & 7 in (1, 2, 3, 4)]
 
     def _remove_retired(self, state: dict, superset: Idx | None = None) -> None:
         """Delete the packs a newer one holds (`retired`), each verified against `superset` (default: the pack

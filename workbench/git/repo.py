@@ -884,7 +884,8 @@ class GitRepo:
 
     def state_commit(self, files: dict[str, tuple[str, bytes]], parents: list[str], message: str) -> str:
         """A commit whose tree holds only `.workbench/` with `files`, on `parents` (objects only: no ref moves)."""
-        blobs = {rel: (mode, self._write_object("blob", data, f"{WB_DIR}/{rel}")) for rel, (mode, data) in files.items()}
+        blobs = {rel: (mode, self._write_object("blob", data, f"{WB_DIR}/{rel}"))
+                 for rel, (mode, data) in files.items()}
         tree = self._write_tree({WB_DIR: ("40000", self._workbench_tree(blobs))})
         author, committer = self._ident_or_raise()
         body = f"tree {tree}\n" + "".join(f"parent {p}\n" for p in parents)
