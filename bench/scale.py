@@ -16,7 +16,7 @@ and each row of issue 20 beside its bar:
   scale.doctor        `wb doctor` at 50,000 events, seconds                    (≤ 1 s; likewise)
   scale.git_bytes     bytes one `wb task add` adds to .git/objects (before any gc) vs a plain `git commit` of a
                       one-line change in the same repository                   (≤ 2×); wb packs its own objects
-                      every git.pack_every (10) commits, so its side is the net growth from one of its pack
+                      every git.pack_every (16) commits, so its side is the net growth from one of its pack
                       runs to the next, per add (after the first run, which stores each file whole once)
 The same sizes in --quick (fewer rounds): the ratios are only meaningful at 5,000 / 50,000.
 """
@@ -32,7 +32,7 @@ import run as R  # bench/run.py, which registers itself under this name before i
 
 BIG_TASKS, BIG_DONE, BIG_EVENTS = 5_000, 4_800, 50_000
 SMALL_TASKS, SMALL_DONE, SMALL_EVENTS = 50, 48, 500
-GIT_PACK_EVERY = 10  # wb's default git.pack_every (workbench/git/packs.py DEFAULT_EVERY)
+GIT_PACK_EVERY = 16  # wb's default git.pack_every (workbench/git/packs.py DEFAULT_EVERY)
 QUICK_BUDGET_S, FULL_BUDGET_S = 6.0, 60.0  # seconds of measuring per row, after the first round
 R.BARS.update({
     "scale.import": 3.0,  # seconds, at most

@@ -55,14 +55,18 @@ def test_bytes_per_mutation_stay_near_a_plain_commit_as_history_grows(repo: Path
     with it (a few KB per mutation at 300 events, tens of KB near a segment's 1,000). Sizes are deterministic
     to within timestamps: the bound is generous, not a timing."""
     assert run_wb(repo, "init").returncode == 0
+    set_config(repo, "pack_every: 10")
     plain = plain_commit_bytes(repo, 10)
+    journal = repo / ".git" / "wb" / "objects.journal"
     with Bench.open(repo) as bench:
         for i in range(30):
             bench.add_task(f"warm-up task {i}")
+        while journal.exists() and b" commit " in journal.read_bytes():  # to the end of a pack run
+            bench.add_task("one more warm-up task")
         marks = []
         for stretch in range(2):
             before = objects_bytes(repo)
-            for i in range(60):  # a multiple of git.pack_every (10): the same phase at both ends
+            for i in range(60):  # from one pack run to another: no loose object of wb's at either end
                 bench.add_task(f"task {stretch}-{i} with a title of a realistic length")
             marks.append((objects_bytes(repo) - before) / 60)
     # each stretch near a plain commit, and the two cost the same: flat as history grows
@@ -161,3 +165,28 @@ def test_kill_while_packing_loses_nothing(repo: Path, point: str) -> None:
     head_objects = run_git(repo, "ls-tree", "-r", "HEAD", "--", ".workbench").split()[2::4]
     assert not set(head_objects) & loose(repo), "the resumed run left wb's objects loose"
     assert_sound(repo, acknowledged=[f"n{i}" for i in range(4)])
+
+
+def test_sealed_packs_merge_so_wb_keeps_few(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past its threshold the recent pack is sealed and a new one starts; two sealed packs of a level merge into
+    one of the next (a binary counter): many pack runs leave a handful of packs, every one recorded, and the
+    repository whole. (The threshold is lowered here, in this process, so the test reaches it in 30 writes.)"""
+    from workbench.git import packs
+
+    monkeypatch.setattr(packs, "SEAL_OBJECTS", 12)
+    assert run_wb(repo, "init").returncode == 0
+    set_config(repo, "pack_every: 2")
+    with Bench.open(repo) as bench:
+        for i in range(30):
+            bench.note(f"note {i}")
+    state = json.loads((repo / ".git" / "wb" / "packs.json").read_text())
+    levels = [s["level"] for s in state["sealed"]]
+    assert levels and max(levels) >= 2, state  # sealed, and merged at least twice over
+    assert len(levels) == len(set(levels)), f"two sealed packs of one level were left unmerged: {state}"
+    packdir = repo / ".git" / "objects" / "pack"
+    on_disk = {p.stem for p in packdir.glob("*.pack")}
+    assert on_disk == {state["recent"], *(s["name"] for s in state["sealed"])} - {None}, (on_disk, state)
+    assert len(on_disk) <= 6
+    fsck = run_git(repo, "fsck", "--full", "--strict", check=False)
+    assert "missing" not in fsck and "error" not in fsck, fsck
+    assert_sound(repo, acknowledged=[f"note {i}" for i in range(30)])

@@ -3,16 +3,17 @@ each other, so a mutation costs git about what a plain commit costs (issue 20).
 
 Every commit wb makes writes loose objects: a new full copy of events.jsonl's tail, board.json and state.md,
 and the trees above them. Loose, each is zlib'd whole — ~7 KB per `wb task add` on a big board, where a plain
-one-line commit adds ~350 B. In a pack, a version of a file is stored as a delta against the next version
-(tens of bytes). So:
+one-line commit adds ~350 B. In a pack, a version of a file is stored as a delta against the next (newer)
+version, tens of bytes; the newest is whole. So:
 
 - `record` journals the objects wb writes (`<common git dir>/wb/objects.journal`, one `sha name` line each,
   appended before the ref moves), and
 - every `git.pack_every` commits (config.yaml; 0 turns it off) `pack` folds the journalled objects that are still
   loose, with wb's *recent* pack, into one new pack (`git pack-objects --delta-base-offset`: the new versions
   delta against the previous ones, which are in the recent pack). The recent pack is rewritten until it holds
-  SEAL_OBJECTS objects; then it is sealed and a new recent pack starts. Sealed packs are merged two of the same
-  level at a time (a binary counter), so wb keeps few packs and each object is rewritten O(log n) times.
+  SEAL_OBJECTS objects or SEAL_BYTES; then it is sealed and a new recent pack starts. Sealed packs are merged
+  two of the same level at a time (a binary counter), so wb keeps few packs and each object is rewritten
+  O(log n) times.
 - Nothing is deleted that is not verified present in the new pack: its .idx is read and each object looked up,
   and the pack's trailer checked against the .idx. A loose object is unlinked only after the new pack and its
   record (`<common git dir>/wb/packs.json`) are in place; an old pack only once every object of it is in the
@@ -38,7 +39,7 @@ JOURNAL = "objects.journal"
 STATE = "packs.json"
 SEAL_OBJECTS = 4096  # the recent pack is rewritten until it holds this many objects (~600 wb commits)
 SEAL_BYTES = 1 << 20  # or this many bytes (a rewrite copies it: its cost stays bounded)
-DEFAULT_EVERY = 10  # commits between pack runs (git.pack_every)
+DEFAULT_EVERY = 16  # commits between pack runs (git.pack_every): a git process per 16 commits
 WINDOW, DEPTH = 10, 1000  # delta search window; long chains: a file has ~1000 versions between seals
 STALE_LOCK_S = 600.0
 _IDX_MAGIC = b"\377tOc"
@@ -198,9 +199,9 @@ class Packer:
     def _save_state(self, state: dict) -> None:
         tmp = self.wb / (STATE + f".tmp-{os.getpid()}")
         with open(tmp, "w") as fh:
+            # no fsync: a record lost to a power cut only leaves a pack unrecorded (its objects duplicated, never
+            # lost: nothing is deleted on the word of this record, only on a pack's index)
             json.dump(state, fh, indent=1, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.replace(tmp, self.wb / STATE)
 
     def _exists(self, name: str) -> bool:
@@ -311,21 +312,18 @@ class Packer:
         state["retired"] = [old for old in fold if old != name]
         self._save_state(state)
         faults.point("packs_after_record")
-        new = Idx(self.packdir / f"{name}.idx", self.width)
-        try:
-            self._remove_retired(state, new)
-            pruned = 0
-            for sha in loose:
-                if sha in new:  # verified in the new pack's index: the loose copy can go
-                    try:
-                        os.unlink(self._loose_path(sha))
-                    except FileNotFoundError:
-                        pass
-                    pruned += 1
-                    if pruned == 1:
-                        faults.point("packs_mid_prune")
-        finally:
-            new.close()
+        new = self._shas(name)
+        self._remove_retired(state, new)
+        pruned = 0
+        for sha in loose:
+            if sha in new:  # verified in the new pack's index: the loose copy can go
+                try:
+                    os.unlink(self._loose_path(sha))
+                except FileNotFoundError:
+                    pass
+                pruned += 1
+                if pruned == 1:
+                    faults.point("packs_mid_prune")
         os.unlink(working)
         self._merge_sealed(state)
         return name
@@ -348,11 +346,7 @@ class Packer:
             state["incoming"] = []
             state["retired"] = [old for old in names if old != name]
             self._save_state(state)
-            new = Idx(self.packdir / f"{name}.idx", self.width)
-            try:
-                self._remove_retired(state, new)
-            finally:
-                new.close()
+            self._remove_retired(state, self._shas(name))
 
     def _combine(self, packs: list[str], loose: dict[str, str], state: dict, tmp: Path) -> str:
         """One new pack holding every object of `packs` and `loose`, verified, renamed into objects/pack, and
@@ -384,8 +378,9 @@ class Packer:
         for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
             env.pop(var, None)
         proc = subprocess.run(
-            ["git", "-c", "pack.packSizeLimit=0", "-c", "pack.writeBitmaps=false", "pack-objects", "-q",
-             "--delta-base-offset", f"--window={WINDOW}", f"--depth={DEPTH}", str(tmp / "wb")],
+            ["git", "-c", "pack.packSizeLimit=0", "-c", "pack.writeBitmaps=false",
+             "-c", "pack.writeReverseIndex=false",  # one pack, and only the .pack and its .idx
+             "pack-objects", "-q", "--delta-base-offset", f"--window={WINDOW}", f"--depth={DEPTH}", str(tmp / "wb")],
             cwd=self.worktree, input=lines.encode(), capture_output=True, env=env)
         out = proc.stdout.decode(errors="replace").split()
         if proc.returncode != 0 or len(out) != 1:
@@ -395,7 +390,8 @@ class Packer:
         idx_path, pack_path = tmp / f"wb-{digest}.idx", tmp / f"wb-{digest}.pack"
         idx = Idx(idx_path, self.width)
         try:
-            missing = [sha for sha in members if sha not in idx]
+            held = idx.shas()
+            missing = [sha for sha in members if sha not in held]
             if missing:
                 raise RuntimeError(f"the new pack lacks {len(missing)} objects (first {missing[0]})")
             with open(pack_path, "rb") as fh:
@@ -420,38 +416,37 @@ class Packer:
         faults.point("packs_after_pack_in_place")
         return name
 
-    def _remove_retired(self, state: dict, superset: Idx | None = None) -> None:
+    def _shas(self, name: str) -> set[str]:
+        idx = Idx(self.packdir / f"{name}.idx", self.width)
+        try:
+            return idx.shas()
+        finally:
+            idx.close()
+
+    def _remove_retired(self, state: dict, superset: set[str] | None = None) -> None:
         """Delete the packs a newer one holds (`retired`), each verified against `superset` (default: the pack
         the last run recorded, recent or sealed, whose objects include it), and record that they are gone."""
         if not state["retired"]:
             return
-        owned = superset
-        if owned is None:
+        if superset is None:
             newest = state["recent"] or (state["sealed"][-1]["name"] if state["sealed"] else None)
             if not newest or not self._exists(newest):
                 return
-            owned = Idx(self.packdir / f"{newest}.idx", self.width)
-        try:
-            for old in state["retired"]:
-                if old not in (state["recent"], *(s["name"] for s in state["sealed"])):
-                    self._remove_pack(old, owned)
-        finally:
-            if superset is None:
-                owned.close()
+            superset = self._shas(newest)
+        for old in state["retired"]:
+            if old not in (state["recent"], *(s["name"] for s in state["sealed"])):
+                self._remove_pack(old, superset)
         state["retired"] = []
         self._save_state(state)
 
-    def _remove_pack(self, name: str, superset: Idx) -> None:
-        """Delete pack `name` — only when every object of it is in `superset` (verified by its index)."""
+    def _remove_pack(self, name: str, superset: set[str]) -> None:
+        """Delete pack `name` — only when every object of it is in `superset` (the ids a newer pack's index holds)."""
         try:
-            old = Idx(self.packdir / f"{name}.idx", self.width)
+            held = self._shas(name)
         except (OSError, ValueError):
             return
-        try:
-            if any(sha not in superset for sha in old.shas()):
-                return  # it holds objects the new pack lacks: kept (git gc packs it with the rest)
-        finally:
-            old.close()
+        if not held <= superset:
+            return  # it holds objects the new pack lacks: kept (git gc packs it with the rest)
         (self.packdir / f"{name}.idx").unlink()  # first: git no longer looks in the pack
         for suffix in (".pack", ".rev", ".bitmap", ".promisor", ".mtimes"):
             try:
