@@ -302,6 +302,9 @@ class Packer:
                 fold.remove(state["recent"])
                 state["recent"] = None
         state["sealed"] = [s for s in state["sealed"] if self._exists(s["name"])]  # gc may have repacked them
+        for names_file in (self.wb / "packs").glob("*.names"):  # of a pack gone (gc), or never put in place
+            if not (self.packdir / f"{names_file.stem}.idx").exists():
+                names_file.unlink()
         if not loose and (fold == [state["recent"]] or not fold):
             self._save_state({**state, "incoming": []})
             os.unlink(working)
@@ -380,7 +383,9 @@ class Packer:
         proc = subprocess.run(
             ["git", "-c", "pack.packSizeLimit=0", "-c", "pack.writeBitmaps=false",
              "-c", "pack.writeReverseIndex=false",  # one pack, and only the .pack and its .idx
-             "pack-objects", "-q", "--delta-base-offset", f"--window={WINDOW}", f"--depth={DEPTH}", str(tmp / "wb")],
+             # one thread: threads split git's list of objects, and each part starts a whole copy of a file again
+             "pack-objects", "-q", "--threads=1", "--delta-base-offset", f"--window={WINDOW}", f"--depth={DEPTH}",
+             str(tmp / "wb")],
             cwd=self.worktree, input=lines.encode(), capture_output=True, env=env)
         out = proc.stdout.decode(errors="replace").split()
         if proc.returncode != 0 or len(out) != 1:
