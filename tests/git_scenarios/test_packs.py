@@ -70,9 +70,9 @@ def test_bytes_per_mutation_stay_near_a_plain_commit_as_history_grows(repo: Path
                 bench.add_task(f"task {stretch}-{i} with a title of a realistic length")
             marks.append((objects_bytes(repo) - before) / 60)
     # each stretch near a plain commit, and the two cost the same: flat as history grows
-    for per_mutation in marks:
-        assert per_mutation <= 4 * plain + 600, (per_mutation, plain)
-    assert marks[1] <= marks[0] * 1.5 + 200, marks
+    for per_mutation in marks:  # measured: ~815 B a mutation beside ~465 B a plain commit (1.75x)
+        assert per_mutation <= 3 * plain, (per_mutation, plain)
+    assert marks[1] <= marks[0] * 1.25 + 100, marks
     assert list((repo / ".git" / "objects" / "pack").glob("pack-*.idx")), "wb never packed"
     assert len(loose(repo)) <= 10 * 8 + 40, "wb's loose objects were not folded into its packs"
     assert "error" not in run_git(repo, "fsck", "--strict", check=False)
@@ -94,8 +94,8 @@ def test_a_packed_object_is_not_written_loose_again(repo: Path) -> None:
 
 
 def test_gc_fsck_clone_after_packing(repo: Path, tmp_path: Path) -> None:
-    """wb's packs are ordinary packs: fsck checks them, a clone reads them, the user's `git gc` repacks them with
-    everything else — and wb, finding its recorded packs gone, packs on from there."""
+    """wb's packs are ordinary packs: fsck checks them, clone, push and pull read them, the user's `git gc`
+    repacks them with everything else — and wb, finding its recorded packs gone, packs on from there."""
     assert run_wb(repo, "init").returncode == 0
     set_config(repo, "pack_every: 3")
     notes = [f"note {i}" for i in range(10)]
@@ -107,6 +107,11 @@ def test_gc_fsck_clone_after_packing(repo: Path, tmp_path: Path) -> None:
     assert "error" not in fsck and "missing" not in fsck, fsck
     clone = tmp_path / "clone"
     run_git(tmp_path, "clone", "-q", "--no-local", str(repo), str(clone))
+    assert_sound(clone, acknowledged=notes)
+    remote = tmp_path / "remote.git"  # push to a bare remote, and a second clone pulls from it
+    run_git(tmp_path, "init", "-q", "--bare", str(remote))
+    run_git(repo, "push", "-q", str(remote), "HEAD:refs/heads/main")
+    run_git(clone, "pull", "-q", str(remote), "main")
     assert_sound(clone, acknowledged=notes)
     run_git(repo, "gc", "-q")
     more = [f"after gc {i}" for i in range(4)]
