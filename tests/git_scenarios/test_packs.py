@@ -172,6 +172,7 @@ def test_kill_while_packing_loses_nothing(repo: Path, point: str) -> None:
     assert_sound(repo, acknowledged=[f"n{i}" for i in range(4)])
 
 
+@pytest.mark.slow  # ~10 s: 30 commits, a pack run every other one
 def test_sealed_packs_merge_so_wb_keeps_few(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past its threshold the recent pack is sealed and a new one starts; two sealed packs of a level merge into
     one of the next (a binary counter): many pack runs leave a handful of packs, every one recorded, and the
@@ -195,3 +196,18 @@ def test_sealed_packs_merge_so_wb_keeps_few(repo: Path, monkeypatch: pytest.Monk
     fsck = run_git(repo, "fsck", "--full", "--strict", check=False)
     assert "missing" not in fsck and "error" not in fsck, fsck
     assert_sound(repo, acknowledged=[f"note {i}" for i in range(30)])
+
+
+def test_a_damaged_pack_record_never_fails_a_write(repo: Path) -> None:
+    """Packing is housekeeping after the commit: a packs.json of the wrong shape (a hand edit, a bad disk) costs
+    the pack run, never the write — the mutation is committed and reported as such."""
+    assert run_wb(repo, "init").returncode == 0
+    set_config(repo, "pack_every: 2")
+    (repo / ".git" / "wb").mkdir(exist_ok=True)
+    (repo / ".git" / "wb" / "packs.json").write_text('{"recent": 7, "sealed": [1, 2], "retired": "x"}')
+    for i in range(3):
+        done = run_wb(repo, "note", f"n{i}")
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "missing" not in run_git(repo, "fsck", "--full", check=False)
+    assert list((repo / ".git" / "objects" / "pack").glob("pack-*.idx")), "packing did not go on past the record"
+    assert_sound(repo, acknowledged=["n0", "n1", "n2"])

@@ -179,7 +179,7 @@ class Packer:
             return
         try:
             self.pack()
-        except (OSError, ValueError, RuntimeError):
+        except Exception:  # noqa: BLE001 — a bad record, a failing git: the commit stands, the next run retries
             pass
 
     # state
@@ -190,11 +190,20 @@ class Packer:
             state = {}
         if not isinstance(state, dict):
             state = {}
-        state.setdefault("recent", None)
-        state.setdefault("sealed", [])
-        state.setdefault("incoming", [])
-        state.setdefault("retired", [])  # packs folded into a newer one, to delete (a kill may have left them)
-        return state
+
+        def names(value: object) -> list[str]:
+            return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+        recent = state.get("recent")
+        sealed = state.get("sealed")
+        return {  # a record of the wrong shape is read as far as it makes sense (its packs are gc's then)
+            "recent": recent if isinstance(recent, str) else None,
+            "sealed": [{"name": e["name"], "level": e.get("level") if isinstance(e.get("level"), int) else 0}
+                       for e in (sealed if isinstance(sealed, list) else [])
+                       if isinstance(e, dict) and isinstance(e.get("name"), str)],
+            "incoming": names(state.get("incoming")),
+            "retired": names(state.get("retired")),  # folded into a newer pack, to delete (a kill left them)
+        }
 
     def _save_state(self, state: dict) -> None:
         tmp = self.wb / (STATE + f".tmp-{os.getpid()}")
