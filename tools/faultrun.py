@@ -93,6 +93,10 @@ SCENARIO_POINTS = {
     # sealing the log: needs a tail past log.segment_events, which faultrun's schedules do not reach
     "after_segment_write": "tests/store/test_segments.py", "before_tail_rewrite": "tests/store/test_segments.py",
     "after_tail_rewrite": "tests/store/test_segments.py",
+    # wb's own packs (workbench/git/packs.py): a pack run comes every git.pack_every commits, after the commit
+    "packs_after_pack_written": "tests/git_scenarios/test_packs.py",
+    "packs_after_pack_in_place": "tests/git_scenarios/test_packs.py",
+    "packs_after_record": "tests/git_scenarios/test_packs.py", "packs_mid_prune": "tests/git_scenarios/test_packs.py",
 }
 COVERED = set(STORE_POINTS) | set(HARNESS_POINTS) | set(MIGRATE_POINTS) | set(SCENARIO_POINTS)
 

@@ -34,6 +34,9 @@ OUTSIDE_THE_STORE = {
                                               "until saved (a per-machine file, never .workbench/)"),
     "cli/diff.py": ({"write_text"}, "`wb diff -o FILE`: the rendered diff into the file the user names (refused "
                                     "inside .workbench/)"),
+    "git/packs.py": ({"open:w", "os.open:w", "os.write", "os.replace", "os.unlink", "unlink", "write_text"},
+                     "wb's own packs of its objects, in .git/objects/pack, and their journal and record in "
+                     "<git dir>/wb (never .workbench/)"),
 }
 
 # calls that write, delete or replace a file: name → how it is spelled (function or method name)

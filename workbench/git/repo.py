@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import faults
 from workbench.errors import GitError, NotFound, Refused
+from workbench.git.packs import DEFAULT_EVERY, Packer, PackIndex
 from workbench.model.layout import WB_DIR
 
 if TYPE_CHECKING:  # for annotations only: each function that runs git imports subprocess (wb status runs none)
@@ -269,6 +270,10 @@ class GitRepo:
         self.sign: bool | None = None  # None: as commit.gpgsign says; False: never (and never a warning)
         self.run_hooks = False  # run the repository's pre-commit and commit-msg hooks for state commits
         self._gpgsign: bool | None = None
+        self._packer: Packer | None = None  # wb's own packs (workbench/git/packs.py), made on first use
+        self._pack_index: PackIndex | None = None
+        self._written: list[tuple[str, str, str]] = []  # loose objects written since the last journal append
+        self.pack_every: int | None = None  # config.yaml git.pack_every (None: the default; 0: never pack)
 
     def configure(self, git_config: dict[str, Any]) -> None:
         """Take config.yaml's `git:` section: author, sign, run_hooks. A `ref` naming a branch checked out in
@@ -276,6 +281,8 @@ class GitRepo:
         self.author = git_config.get("author") or None
         self.sign = git_config.get("sign")
         self.run_hooks = bool(git_config.get("run_hooks"))
+        every = git_config.get("pack_every")
+        self.pack_every = every if isinstance(every, int) and not isinstance(every, bool) else None
         if git_config.get("ref"):
             self.refuse_checked_out(str(git_config["ref"]))
 
@@ -425,7 +432,38 @@ class GitRepo:
             return None
 
     # -- objects ------------------------------------------------------------------------------
-    def _write_object(self, kind: str, body: bytes) -> str:
+    @property
+    def packer(self) -> Packer:
+        """wb's own packs of the objects it writes (workbench/git/packs.py), in the common git dir."""
+        if self._packer is None:
+            self._packer = Packer(self.worktree, self.common_dir, 20 if self._algo == "sha1" else 32)
+        self._packer.every = DEFAULT_EVERY if self.pack_every is None else self.pack_every
+        return self._packer
+
+    def _packed(self, sha: str) -> bool:
+        """Whether a pack holds `sha` (git's packs or wb's, read from their .idx files, no git process). A found
+        pack is freshened, as git freshens a packed object it reuses."""
+        if self._pack_index is None:
+            self._pack_index = PackIndex(self.common_dir / "objects", 20 if self._algo == "sha1" else 32)
+        pack = self._pack_index.find(sha)
+        if pack is None:
+            return False
+        try:
+            os.utime(pack)
+        except OSError:
+            pass
+        return True
+
+    def _journal_written(self) -> None:
+        """Journal the loose objects written since the last call, for wb's packs (before the ref moves: a
+        kill after it leaves no object unjournalled)."""
+        written, self._written = self._written, []
+        if written:
+            self.packer.record(written)
+
+    def _write_object(self, kind: str, body: bytes, name: str = "") -> str:
+        """Write one object loose (unless the store has it already); `name` is its path, for wb's packs to delta
+        versions of the same file against each other."""
         import hashlib
         import zlib
 
@@ -440,6 +478,8 @@ class GitRepo:
                 return sha
             except OSError:
                 pass  # not ours to touch (a shared repository): write a fresh copy of our own
+        elif self._packed(sha):  # packed (by wb or by git's gc): present, never written loose again
+            return sha
         path.parent.mkdir(exist_ok=True)
         tmp = path.parent / f"tmp_obj_wb_{os.getpid()}_{sha[:8]}"
         try:
@@ -454,9 +494,10 @@ class GitRepo:
             except FileNotFoundError:
                 pass
             raise
+        self._written.append((sha, kind, name))
         return sha
 
-    def _write_tree(self, entries: dict[str, tuple[str, str]]) -> str:
+    def _write_tree(self, entries: dict[str, tuple[str, str]], name: str = "") -> str:
         # git orders tree entries by name, comparing a directory's name as if it ended with '/'
         def key(name: str) -> bytes:
             return (name + "/" if entries[name][0] == "40000" else name).encode()
@@ -465,7 +506,7 @@ class GitRepo:
             entries[n][0].encode() + b" " + n.encode() + b"\0" + bytes.fromhex(entries[n][1])
             for n in sorted(entries, key=key)
         )
-        return self._write_object("tree", body)
+        return self._write_object("tree", body, name)
 
     def _workbench_tree(self, files: dict[str, tuple[str, str]]) -> str:
         """Build nested trees from {relative path under .workbench: (mode, blob sha)}."""
@@ -477,13 +518,13 @@ class GitRepo:
                 node = node.setdefault(part, {})
             node[parts[-1]] = entry
 
-        def build(node: dict) -> str:
+        def build(node: dict, path: str) -> str:
             entries = {}
             for name, value in node.items():
-                entries[name] = ("40000", build(value)) if isinstance(value, dict) else value
-            return self._write_tree(entries)
+                entries[name] = ("40000", build(value, f"{path}/{name}")) if isinstance(value, dict) else value
+            return self._write_tree(entries, path)
 
-        return build(root)
+        return build(root, WB_DIR)
 
     def _snapshot_files(self) -> dict[str, tuple[str, str]]:
         import stat
@@ -510,7 +551,7 @@ class GitRepo:
                     files[rel] = (mode, seen[1])
                     continue
                 with open(full, "rb") as fh:
-                    sha = self._write_object("blob", fh.read())
+                    sha = self._write_object("blob", fh.read(), f"{WB_DIR}/{rel}")
                 files[rel] = (mode, sha)
                 if st.st_mtime_ns < racy:
                     self._blobs[rel] = (key, sha)
@@ -689,6 +730,7 @@ class GitRepo:
             if also:  # a hand edit of config.yaml (tools, modes, hooks) rides along: say so where a reviewer looks
                 body += f"Wb-Also-Changed: {', '.join(also)}\n"
             commit = self._signed_commit(body) if self._signing() else self._write_object("commit", body.encode())
+            self._journal_written()
             faults.point("before_git_ref")
             if not state_only:
                 self.wait_for_users_git()  # their `git commit` would fail on the branch wb just moved
@@ -707,6 +749,7 @@ class GitRepo:
             outcome = CommitOutcome(sha=commit)
             if not state_only:
                 self._sync_index(files, old_files, outcome)
+            self.packer.maybe_pack()  # every git.pack_every commits: wb's loose objects into wb's packs
             self._gc_auto()
             return outcome
         raise GitError(f"could not move {ref}: it kept changing under wb; retry")
@@ -877,14 +920,17 @@ class GitRepo:
 
     def state_commit(self, files: dict[str, tuple[str, bytes]], parents: list[str], message: str) -> str:
         """A commit whose tree holds only `.workbench/` with `files`, on `parents` (objects only: no ref moves)."""
-        blobs = {rel: (mode, self._write_object("blob", data)) for rel, (mode, data) in files.items()}
+        blobs = {rel: (mode, self._write_object("blob", data, f"{WB_DIR}/{rel}"))
+                 for rel, (mode, data) in files.items()}
         tree = self._write_tree({WB_DIR: ("40000", self._workbench_tree(blobs))})
         author, committer = self._ident_or_raise()
         body = f"tree {tree}\n" + "".join(f"parent {p}\n" for p in parents)
         body += f"author {author}\ncommitter {committer}\n\n{message}"
         if not body.endswith("\n"):
             body += "\n"
-        return self._signed_commit(body) if self._signing() else self._write_object("commit", body.encode())
+        commit = self._signed_commit(body) if self._signing() else self._write_object("commit", body.encode())
+        self._journal_written()
+        return commit
 
     def count_apart(self, a: str, b: str) -> tuple[int, int]:
         """(commits in `a` not in `b`, commits in `b` not in `a`)."""
@@ -925,7 +971,9 @@ class GitRepo:
             raise GitError(f"commit.gpgsign is set but the state commit could not be signed "
                            f"({why[-1] if why else 'git commit-tree -S failed'}); fix signing, or set "
                            "git.sign: false in .workbench/config.yaml to commit state unsigned")
-        return proc.stdout.decode().strip()
+        sha = proc.stdout.decode().strip()
+        self._written.append((sha, "commit", ""))  # loose, written by git: wb's packs take it too
+        return sha
 
     def _run_commit_hooks(self, message: str, staged: str, files: dict[str, tuple[str, str]]) -> str:
         """config.yaml `git.run_hooks: true`: the repository's pre-commit, then commit-msg on the message
@@ -1058,6 +1106,7 @@ class GitRepo:
                 if tree in missing:  # rebuilt as the commit built it; a different id means the files moved on
                     self._write_tree({**parent_root, WB_DIR: ("40000", self._workbench_tree(self._snapshot_files()))})
             missing = self.missing_objects(ref)
+        self._journal_written()
         return missing
 
     def _gc_auto_limit(self) -> int:
