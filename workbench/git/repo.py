@@ -252,6 +252,88 @@ class CommitOutcome:
     __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it replaces
 
 
+class BlobStatCache:
+    """The blob id of each file under .workbench/ as last hashed, by path and stat, kept across processes in
+    `<git dir>/wb/blob-stat.json`: a command's commit does not read and hash again the sealed log segments and
+    archive chunks that have not changed (git's index does the same for `git add`).
+
+    An entry is (size, mtime_ns, inode, ctime_ns) → sha. It is trusted only while the file's stat is that
+    same quadruple — any write changes mtime and ctime, and ctime cannot be set back — and, like git's racy
+    timestamps, an entry is recorded only for a file whose last change is RACY_NS old, so a write in the same
+    clock tick as the hash cannot hide behind an unchanged stat. A cache that cannot be read is an empty one;
+    one that cannot be written is not kept (the next commit hashes again): it is a cache, never the truth."""
+
+    RACY_NS = 2_000_000_000
+    VERSION = 1
+
+    def __init__(self, path: Path, algo: str) -> None:
+        self.path = path
+        self.algo = algo
+        self._entries: dict[str, tuple[tuple[int, int, int, int], str]] | None = None
+        self._dirty = False
+
+    def _load(self) -> dict[str, tuple[tuple[int, int, int, int], str]]:
+        if self._entries is not None:
+            return self._entries
+        import json
+
+        entries: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+        try:
+            data = json.loads(self.path.read_bytes())
+            if isinstance(data, dict) and data.get("v") == self.VERSION and data.get("algo") == self.algo:
+                for rel, row in dict(data.get("files") or {}).items():
+                    if (isinstance(row, list) and len(row) == 5 and all(type(x) is int for x in row[:4])
+                            and isinstance(row[4], str) and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", row[4])):
+                        entries[str(rel)] = ((row[0], row[1], row[2], row[3]), row[4])
+        except (OSError, ValueError, TypeError, AttributeError):
+            entries = {}
+        self._entries = entries
+        return entries
+
+    def get(self, rel: str, key: tuple[int, int, int, int]) -> str | None:
+        seen = self._load().get(rel)
+        return seen[1] if seen is not None and seen[0] == key else None
+
+    def put(self, rel: str, key: tuple[int, int, int, int], sha: str, now_ns: int) -> None:
+        """Record `sha` for the file at `rel` with stat `key` — unless it changed too recently to be sure."""
+        entries = self._load()
+        if max(key[1], key[3]) >= now_ns - self.RACY_NS:
+            if entries.pop(rel, None) is not None:
+                self._dirty = True
+            return
+        if entries.get(rel) != (key, sha):
+            entries[rel] = (key, sha)
+            self._dirty = True
+
+    def keep_only(self, rels: set[str]) -> None:
+        """Forget the files that are gone."""
+        entries = self._load()
+        for rel in [r for r in entries if r not in rels]:
+            del entries[rel]
+            self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty or self._entries is None:
+            return
+        import json
+
+        body = json.dumps({"v": self.VERSION, "algo": self.algo,
+                           "files": {rel: [*key, sha] for rel, (key, sha) in sorted(self._entries.items())}},
+                          separators=(",", ":")).encode()
+        tmp = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}")
+        try:
+            self.path.parent.mkdir(exist_ok=True)
+            with open(tmp, "wb") as fh:
+                fh.write(body)
+            os.replace(tmp, self.path)
+            self._dirty = False
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
 class GitRepo:
     def __init__(self, worktree: Path) -> None:
         self.worktree = worktree
@@ -262,9 +344,8 @@ class GitRepo:
         # the last commit this process made: (ref, commit sha, root tree entries, .workbench files)
         self._last: tuple[str, str, dict[str, tuple[str, str]], dict[str, tuple[str, str]]] | None = None
         self._refs = RefMover(worktree)
-        # the blobs this process hashed, by path under .workbench/: (size, mtime, inode, ctime) and blob sha —
-        # a file whose stat is unchanged since is not read again (git's index does the same for `git add`)
-        self._blobs: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+        # the blobs hashed before, by path under .workbench/ and stat, kept in the git directory across processes
+        self._blob_cache: BlobStatCache | None = None
         # how state commits are made (config.yaml `git:`; set by the store when it reads the config)
         self.author: str | None = None  # "Name <email>": wb's commits are made as this identity
         self.sign: bool | None = None  # None: as commit.gpgsign says; False: never (and never a warning)
@@ -526,14 +607,22 @@ class GitRepo:
 
         return build(root, WB_DIR)
 
-    def _snapshot_files(self) -> dict[str, tuple[str, str]]:
+    def blob_cache(self) -> BlobStatCache:
+        if self._blob_cache is None:
+            self._blob_cache = BlobStatCache(self.git_dir / "wb" / "blob-stat.json", self._algo)
+        return self._blob_cache
+
+    def _snapshot_files(self, reachable: set[str] | None = None) -> dict[str, tuple[str, str]]:
+        """The files under .workbench/ as (mode, blob sha), each blob written. A file whose stat the blob cache
+        knows is not read again when its blob is in `reachable` (the parent commit's .workbench/ blobs: present
+        in the object store already); without `reachable`, every file is read and its blob written."""
         import stat
 
         base = str(self.worktree / WB_DIR)
         files: dict[str, tuple[str, str]] = {}
-        # a blob the parent commit holds is reachable already: reused without reading the file or freshening
-        reachable = {sha for _mode, sha in self._last[3].values()} if self._last else set()
-        racy = time.time_ns() - 2_000_000_000  # a file changed this recently may change again in the same tick
+        cache = self.blob_cache()
+        reachable = reachable or set()
+        now = time.time_ns()
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_NAMES and not d.startswith(".tmp-"))
             for name in filenames:
@@ -546,16 +635,75 @@ class GitRepo:
                 rel = os.path.relpath(full, base).replace(os.sep, "/")
                 mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"  # as git records it
                 key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-                seen = self._blobs.get(rel)
-                if seen is not None and seen[0] == key and seen[1] in reachable:
-                    files[rel] = (mode, seen[1])
+                seen = cache.get(rel, key)
+                if seen is not None and seen in reachable:
+                    files[rel] = (mode, seen)
                     continue
                 with open(full, "rb") as fh:
                     sha = self._write_object("blob", fh.read(), f"{WB_DIR}/{rel}")
                 files[rel] = (mode, sha)
-                if st.st_mtime_ns < racy:
-                    self._blobs[rel] = (key, sha)
+                cache.put(rel, key, sha, now)
+        cache.keep_only(set(files))
+        cache.save()
         return files
+
+    def blob_id(self, data: bytes) -> str:
+        """The id git gives a blob of `data` in this repository (nothing is written)."""
+        import hashlib
+
+        self.git_dir  # noqa: B018 - discovers the object format
+        return hashlib.new(self._algo, f"blob {len(data)}\0".encode() + data).hexdigest()
+
+    def sealed_changes(self, ref_name: str | None, dirs: tuple[str, ...]) -> list[tuple[str, str, str | None]]:
+        """The files under `dirs` of .workbench/ (e.g. "log/") that the commit wb's next commit would be made on
+        holds, and the work tree has changed or deleted since: (path under .workbench/, "modified" or "deleted",
+        the blob id the work tree's file has now, None when deleted). Empty when wb would not commit now (an
+        operation in progress, a detached HEAD, a git.ref moved past the work tree, no commit yet). Cheap: a
+        stat per file, each hashed only when the blob cache does not know its stat."""
+        import stat
+
+        if ref_name is not None:
+            ref = ref_name if ref_name.startswith("refs/") else "refs/heads/" + ref_name
+            if self.state_ref_moved(ref):
+                return []
+        else:
+            sym = None if self.operation_in_progress() else self.symbolic_head()
+            if sym is None:
+                return []
+            ref = sym
+        parent, _root, files = self._parent_info(ref)
+        if parent is None:
+            return []
+        base = self.worktree / WB_DIR
+        cache = self.blob_cache()
+        now = time.time_ns()
+        changed: list[tuple[str, str, str | None]] = []
+        for rel, (_mode, sha) in sorted(files.items()):
+            if not rel.startswith(dirs):
+                continue
+            full = base / rel
+            try:
+                st = os.lstat(full)
+            except (FileNotFoundError, NotADirectoryError):
+                changed.append((rel, "deleted", None))
+                continue
+            if not stat.S_ISREG(st.st_mode):  # a link or a directory in its place
+                changed.append((rel, "modified", None))
+                continue
+            key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+            now_sha = cache.get(rel, key)
+            if now_sha is None:
+                try:
+                    body = full.read_bytes()
+                except OSError:
+                    changed.append((rel, "modified", None))
+                    continue
+                now_sha = self.blob_id(body)
+                cache.put(rel, key, now_sha, now)
+            if now_sha != sha:
+                changed.append((rel, "modified", now_sha))
+        cache.save()
+        return changed
 
     def _ident(self) -> tuple[str, str]:
         """(author, committer) as 'Name <email> <epoch> <tz>': config.yaml's git.author, else git's own identity
@@ -695,7 +843,9 @@ class GitRepo:
             return CommitOutcome(skipped=f"{ref.removeprefix('refs/heads/')} (git.ref) is checked out now: wrote "
                                          ".workbench/ but did not commit (wb never commits state onto a branch "
                                          "someone works on; set git.ref to a branch of its own)")
-        files = self._snapshot_files()
+        # the parent's blobs are in the object store: a file the blob cache knows is not hashed again
+        known = self._parent_info(ref)
+        files = self._snapshot_files({sha for _mode, sha in known[2].values()})
         wb_tree = self._workbench_tree(files)
         faults.point("after_git_objects")
         if state_only:
@@ -703,12 +853,12 @@ class GitRepo:
             if moved:
                 return CommitOutcome(skipped=moved)
         if self.run_hooks:
-            _parent, root, _old = self._parent_info(ref)
+            _parent, root, _old = known
             staged = self._write_tree({WB_DIR: ("40000", wb_tree)} if state_only
                                       else {**root, WB_DIR: ("40000", wb_tree)})
             message = self._run_commit_hooks(message, staged, files)
-        for _attempt in range(5):
-            parent, root, old_files = self._parent_info(ref)
+        for attempt in range(5):
+            parent, root, old_files = known if attempt == 0 else self._parent_info(ref)
             new_root = {WB_DIR: ("40000", wb_tree)} if state_only else {**root, WB_DIR: ("40000", wb_tree)}
             if parent is not None and root.get(WB_DIR) == ("40000", wb_tree):
                 self._last = (ref, parent, root, old_files)

@@ -345,6 +345,11 @@ def apply(docs: Docs, ev: dict[str, Any], *, board_from: int = 0) -> bool:
     is written only when it changes, so its `last_event` may lag state.md's). Returns whether the board
     changed."""
     reducer = REDUCERS.get(ev["type"]) or (_harness if ev["type"] in _HARNESS_TYPES else None)
+    if reducer is not None and reducer is not _task_add and _names_sealed(docs, ev):
+        # the task was archived — sealed — before this event, as a rebase puts it when the branch it rebases
+        # onto archived a task the rebased commits still change (wb refuses such a change; a rebase cannot ask):
+        # void, as a board.archive of tasks changed since is void (model/archive.py); the event stays in the log
+        reducer = _record_only
     if ev["seq"] <= board_from and reducer is not None:
         # A crash between the board write and the state write: only the state.md side is still to fold.
         # Fold into a throwaway copy of the board (this path runs once, on recovery).
@@ -365,6 +370,17 @@ def apply(docs: Docs, ev: dict[str, Any], *, board_from: int = 0) -> bool:
     if changed:
         docs.board["last_event"] = ev["seq"]
     return changed
+
+
+def _names_sealed(docs: Docs, ev: dict[str, Any]) -> bool:
+    """Whether `ev` is a task event naming a task the board's archive holds (and the board does not)."""
+    payload = ev.get("payload")
+    task_id = payload.get("id") if isinstance(payload, dict) and ev["type"].startswith("task.") else None
+    if not isinstance(task_id, str) or find_task(docs.board, task_id) is not None:
+        return False
+    from workbench.model.archive import holding
+
+    return holding(docs.board, task_id) is not None
 
 
 def fold(events: Iterable[dict[str, Any]], empty_ts: str | None = None) -> Docs | None:

@@ -46,7 +46,7 @@ from workbench.model.display import escape
 from workbench.model.jsonl import split_lines
 from workbench.model.layout import Paths
 from workbench.model.redaction import redact, secret_values
-from workbench.store import caches
+from workbench.store import caches, sealedfiles
 from workbench.store.config import load_config
 from workbench.store.eventlog import Tail
 
@@ -84,6 +84,12 @@ def commit(wb: Workbench, summary: str, *, seq: int | None = None, session: str 
         return CommitOutcome(skipped=f"not committed: {err}")
     except OSError as err:  # a file that cannot be read is not committed either
         return CommitOutcome(skipped=f"not committed: {err.filename or 'a workbench file'}: {err.strerror or err}")
+    try:
+        sealedfiles.check(wb, git_cfg, writing=False)
+    except Refused as err:
+        return CommitOutcome(skipped=f"not committed: {err}")
+    except OSError as err:
+        return CommitOutcome(skipped=f"not committed: {err.filename or 'a sealed file'}: {err.strerror or err}")
     message = _message(summary, tail.seq if seq is None else seq, session, left)
     message = redact(message, secret_values(wb.config) if secrets is None else secrets)
     message = escape(message, layout=True)  # `git log` prints it raw: an ESC or a bidi override is shown, not obeyed

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,9 @@ class EventLog:
         self.path = path
         self.log_dir = path.parent / LOG_DIR
         self._headers: dict[str, tuple[tuple[int, int, int], Header]] = {}
+        # called before wb itself writes or removes sealed segments ({name under log/: its bytes, or None}), so
+        # the commit gate tells the change from a person's (store/sealedfiles.py); set by the Workbench
+        self.before_sealed_change: Callable[[dict[str, bytes | None]], None] | None = None
 
     # -- reading ------------------------------------------------------------------------------
     def _lines_backwards(self) -> Iterator[tuple[int, bytes]]:

@@ -83,10 +83,14 @@ def seal(log: EventLog, config: dict[str, Any] | None, *, force: bool = False) -
     log_dir = log.log_dir
     log_dir.mkdir(exist_ok=True)
     number = last.number if last else 0
+    new: dict[str, bytes] = {}
     for chunk in chunks:
         number += 1
-        data, last = encode_segment(number, chunk, last)
-        atomic_write(log_dir / segment_name(number), data, sync_dir=False)
+        new[segment_name(number)], last = encode_segment(number, chunk, last)
+    if new and log.before_sealed_change is not None:  # a name may be a segment's a merge left over
+        log.before_sealed_change(dict(new))
+    for name, data in new.items():
+        atomic_write(log_dir / name, data, sync_dir=False)
         faults.point("after_segment_write")
     if chunks:
         fsync_dir(log_dir)
@@ -116,19 +120,22 @@ def remove_orphans(log: EventLog) -> list[str]:
     res = log.resolution()
     if not res.orphans or res.problem:
         return []
+    from workbench.model.jsonl import records
+
     have = {e["id"] for _line, e in log.iter_all()}
     removed = []
     for h in res.orphans:
         path: Path = log.log_dir / h.name
         try:
-            from workbench.model.jsonl import records
-
             events = records(split_lines(path.read_bytes()[h.size:])[0])[0]
         except OSError:
             continue
         if all(e.get("id") in have for e in events):
-            os.unlink(path)
             removed.append(h.name)
+    if removed and log.before_sealed_change is not None:
+        log.before_sealed_change(dict.fromkeys(removed))
+    for name in removed:
+        os.unlink(log.log_dir / name)
     if removed:
         fsync_dir(log.log_dir)
     return removed

@@ -26,7 +26,7 @@ from workbench.model.boardfile import check_board
 from workbench.model.layout import check_writable
 from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
-from workbench.store import archive, caches, configedit, humanedit, spool
+from workbench.store import archive, caches, configedit, humanedit, sealedfiles, spool
 from workbench.store import commit as commit_policy
 from workbench.store.atomic import FileChanged, append_lines, atomic_write, read_or_none, write_workbench_file
 from workbench.store.config import parse_config
@@ -293,6 +293,8 @@ class Transaction:
             if loaded.replayed or loaded.rebuilt or self._rebuild:
                 self._write_snapshots(loaded)  # a crash left the snapshots behind the log: catch them up
             return
+        if commit_policy.commits(self.wb.config["git"]):  # a sealed file changed by hand is never committed:
+            sealedfiles.check(self.wb)  # refused before anything is written
         if self.board_changed:  # finished tasks past the threshold move to a sealed segment (store/archive.py)
             archive.seal_due(self)
         deadline = time.monotonic() + HAND_SAVE_SECONDS

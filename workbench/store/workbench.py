@@ -70,11 +70,19 @@ class Workbench:
         self.paths = Paths(root)
         check_no_links(self.paths)
         self.log = EventLog(self.paths.events)
+        self.log.before_sealed_change = self._sealed_change
         self.git = GitRepo(root)
         self._config: dict[str, Any] | None = None
         self._pending: Pending | None = None
         # the last state.md this process read or wrote: (bytes, round-trip node, data, body)
         self._node_cache: tuple[bytes, Any, dict[str, Any], str] | None = None
+
+    def _sealed_change(self, changes: dict[str, bytes | None]) -> None:
+        """wb is about to write or remove these sealed segments: recorded for the commit gate first."""
+        from workbench.model.segments import LOG_DIR
+        from workbench.store import sealedfiles
+
+        sealedfiles.record_own(self, {f"{LOG_DIR}/{name}": data for name, data in changes.items()})
 
     @classmethod
     def discover(cls, start: Path | None = None) -> Workbench:
