@@ -179,6 +179,8 @@ def test_codex_wiring_keeps_the_users_config_toml(repo, wb, git):
     config = tomllib.loads(text)
     assert config["mcp_servers"]["docs"] == {"command": "docs-mcp"}
     assert os.path.isabs(config["mcp_servers"]["wb"]["command"]) and config["mcp_servers"]["wb"]["args"] == ["mcp"]
+    assert config["mcp_servers"]["wb"]["env_vars"] == ["GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                                                       "GIT_COMMITTER_EMAIL"]  # Codex's default env drops them
     hooks = json.loads((repo / ".codex" / "hooks.json").read_text())["hooks"]
     assert set(hooks) >= {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
     assert all("hook codex" in h["command"] for g in hooks["PreToolUse"] for h in g["hooks"])

@@ -15,7 +15,8 @@ What Codex 0.171 takes, with no login and no model:
 Codex offers MCP tools to the model only through its `tool_search` tool (deferred), so the script searches
 first, as a model would, and calls what the search returned (`namespace: "mcp__wb"`).
 Codex has no SessionEnd hook: the end of the session is its Stop, where wb folds the spool. Codex starts MCP
-servers with a default set of environment variables, so the git identity is in the repository's config.
+servers with a default set of environment variables: the suite's git identity (GIT_AUTHOR_*, GIT_COMMITTER_*)
+reaches `wb mcp` through the `env_vars` that `wb init --codex` writes, and without them nothing is committed.
 Not covered: the hook trust a person gives in `codex`'s screen (the test bypasses it, as automation must), and
 Codex's sandbox: under `-s workspace-write` (which works here) `.workbench/` is inside the writable workspace,
 so the sandbox stops none of the writes wb's hooks deny.
@@ -65,13 +66,6 @@ def run_codex(clients_bin: Path, repo: Path, home: Path, model: ScriptedModel,
         cwd=repo, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
 
 
-def identity(repo: Path) -> None:
-    """The git identity in the repository's config, where a user's is (their ~/.gitconfig): Codex starts MCP
-    servers with a default set of environment variables, without the suite's GIT_AUTHOR_*."""
-    run_git(repo, "config", "user.name", "Codex User")
-    run_git(repo, "config", "user.email", "codex@example.invalid")
-
-
 def outputs(requests: list[dict[str, Any]]) -> list[str]:
     """The output of every tool call Codex sent back to the model, in order, once each."""
     seen: dict[str, str] = {}
@@ -90,8 +84,7 @@ def patch(path: str, text: str) -> str:
 def test_a_codex_session_is_recorded_guarded_and_committed(clients_bin: Path, guarded_repo: Path,
                                                             tmp_path: Path) -> None:
     repo = guarded_repo
-    wb(repo, "init", "--codex")
-    identity(repo)
+    wb(repo, "init", "--codex")  # its env_vars pass the suite's GIT_AUTHOR_*/GIT_COMMITTER_* on to `wb mcp`
     board_before = (repo / ".workbench" / "board.json").read_bytes()
     commits_before = int(run_git(repo, "rev-list", "--count", "HEAD"))
     turns = [("search", "wb status task_add note", "mcp__wb"),  # the first-turn test below says when it is found

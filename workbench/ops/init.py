@@ -239,6 +239,9 @@ def wire_claude_code(root: Path, wb: str | None = None) -> dict[str, str]:
     }
 
 
+CODEX_PASSED_ENV = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+
+
 def wire_codex(root: Path, wb: str | None = None) -> dict[str, str]:
     """Codex's hooks in `.codex/hooks.json` and wb's MCP server in `.codex/config.toml` (`[mcp_servers.wb]`,
     appended when missing: the rest of the file is left byte for byte). Returns {file: what happened}."""
@@ -260,7 +263,10 @@ def wire_codex(root: Path, wb: str | None = None) -> dict[str, str]:
         return done
     argv = shlex.split(wb)
     args = ", ".join(_toml_string(a) for a in [*argv[1:], "mcp"])
-    section = f"[mcp_servers.wb]\ncommand = {_toml_string(argv[0])}\nargs = [{args}]\n"
+    # Codex starts MCP servers with a default environment: a git identity set only in the environment would
+    # not reach `wb mcp`, whose writes then wait uncommitted
+    passed = ", ".join(_toml_string(v) for v in CODEX_PASSED_ENV)
+    section = f"[mcp_servers.wb]\ncommand = {_toml_string(argv[0])}\nargs = [{args}]\nenv_vars = [{passed}]\n"
     sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
     done[CODEX_CONFIG] = _write_if_changed(path, text + sep + section)
     return done
