@@ -76,6 +76,8 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("trust", "trust", "trust_command", False),  # issue 19
     ("untrust", "trust", "untrust_command", False),  # issue 19
     ("board", "board", "board_command", False),  # issue 21
+    ("prime", "prime", "prime_command", False),  # issue 22
+    ("verify", "verify", "verify_command", False),  # issue 22
 )
 # Commands a module adds to another's group (issue 15: `wb task claim` lives in cli/claims.py): imported when
 # the group is registered.
