@@ -29,7 +29,7 @@ def paths_about(root: Path, cwd: Path, paths: list[str]) -> list[str]:
         try:
             rel = full.relative_to(base).as_posix()
         except ValueError:
-            raise UsageError(f"--about {typed}: not inside the work tree {root}") from None
+            raise UsageError(f"--about {typed}: outside the work tree {root}; name a path in it") from None
         if rel not in out:
             out.append(rel)
     return out

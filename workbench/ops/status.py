@@ -112,13 +112,12 @@ def derived_next_action(active: dict[str, Any] | None, tasks: list[dict[str, Any
     if isinstance(pending, dict):  # a session waits for an answer: nothing else moves until it has one
         command = pending.get("command") or "wb resume"
         return f"Answer the waiting harness session ({pending.get('reason', '')}): `{command}`"
-    blocked = active if active is not None and active.get("status") == "blocked" else \
-        next((t for t in tasks if t.get("status") == "blocked"), None)
+    blocked = active if active is not None and active.get("status") == "blocked" else None  # the work in hand
     if blocked is not None:
         return (f"{blocked['id']} is blocked ({blocked.get('blocked_reason') or 'no reason given'}): unblock it, "
                 + (f"or start {ready[0]['id']}: `wb task start {ready[0]['id']}`" if ready else "or add a task"))
     if ready:
-        first = ready[0]
+        first = min(ready, key=lambda t: t.get("priority", 2))  # as `wb task next` picks: priority, then board order
         return f"Start {first['id']} {first.get('title', '')}: `wb task start {first['id']}`"
     if not tasks:
         return INIT_NEXT_ACTION
@@ -270,10 +269,15 @@ SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _hi
 
 
 def status_of(wb: Workbench) -> dict[str, Any]:
+    return status_view(wb)[0]
+
+
+def status_view(wb: Workbench) -> tuple[dict[str, Any], View]:
+    """The status, and the loaded workbench it was built from (`wb prime` reads the board from it too)."""
     view = View(wb, wb.load(detect_human=True, need_body=False))
     data: dict[str, Any] = {}
     for section in SECTIONS:
         data.update(section(view))
-    return data
+    return data, view
 
 
