@@ -63,10 +63,14 @@ def summary(root: Path, state: dict[str, Any]) -> dict[str, Any] | None:
     return {"items": len(memory), "stale": stale[:SHOWN], "more": max(0, len(stale) - SHOWN)}
 
 
+def clip(text: str, width: int) -> str:
+    """One line of at most `width` characters (ops/status.clip's rule; status imports this module)."""
+    one = " ".join(str(text).split())
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
 def line(item: dict[str, Any], width: int = 80) -> str:
     """One stale item for people: `M-12 note "…" about src/x.py: changed by abc123456789 "subject" — wb verify M-12`."""
-    from workbench.ops.status import clip
-
     by = item["changed_by"]
     why = (f"changed by {by['sha'][:12]} \u201c{clip(by['subject'], 60)}\u201d"
            + (f" and {item['commits'] - 1} more" if item["commits"] > 1 else "")) if by else \
