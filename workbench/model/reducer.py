@@ -209,7 +209,7 @@ def _note_add(docs: Docs, ev: dict[str, Any]) -> bool:
 
 def _remember(docs: Docs, ev: dict[str, Any], kind: str, text: str, about: dict[str, Any]) -> None:
     """A memory item (issue 22): `text` is about `about["paths"]`, as of the code commit `about["commit"]`."""
-    item = {"id": f"M-{ev['seq']}", "kind": kind, "text": text, "about": list(about["paths"]),
+    item = {"id": f"M-{ev['seq']}", "kind": kind, "text": text[:4000], "about": list(about["paths"]),
             "commit": about.get("commit"), "at": ev["ts"]}
     docs.state["memory"] = [*docs.state.get("memory", []), item]
 
