@@ -31,3 +31,17 @@ def test_the_memory_verbs(bench, repo, git) -> None:
         bench.note("x", about=["../elsewhere.py"])
     with pytest.raises(UsageError, match="is not a list"):
         bench.set_state({}, add={"next_action": ["x"]})
+
+
+def test_a_merge_keeps_both_branches_memory_by_id() -> None:
+    from workbench.review.merge import merge_state
+
+    def item(n: int, **more: object) -> dict:
+        return {"id": f"M-{n}", "kind": "note", "text": f"n{n}", "about": ["a.py"], "commit": "c0", "at": "t", **more}
+
+    base = {"memory": [item(1), item(2)]}
+    ours = {"memory": [item(1, commit="c1", verified={"at": "t", "actor": "agent", "event": 9}), item(2), item(3)]}
+    theirs = {"memory": [item(1), item(4)]}  # dropped M-2, added M-4
+    merged, conflicts = merge_state(base, ours, theirs, {"ours": {}, "theirs": {}})
+    assert conflicts == []
+    assert [(m["id"], m["commit"]) for m in merged["memory"]] == [("M-1", "c1"), ("M-3", "c0"), ("M-4", "c0")]
