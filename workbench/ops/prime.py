@@ -20,16 +20,16 @@ from typing import Any
 
 from workbench.store.workbench import Workbench
 
-READY_SHOWN = 10  # ready tasks named: enough to choose from
+READY_SHOWN = 8  # ready tasks named: enough to choose from
 IN_PROGRESS_SHOWN = 5
-BLOCKED_SHOWN = 5
+BLOCKED_SHOWN = 3
 RISKS_SHOWN = 5
-STALE_SHOWN = 5
-TITLE = 60  # characters of a title
-TEXT = 160  # characters of a next action
-DETAIL = 100  # characters of a reason, a risk, a remembered note
-COMMANDS = ("wb task next --start", "wb task done ID", "wb task block ID --reason R",
-            "wb note TEXT [--about PATH]", "wb set next_action=TEXT", "wb status", "wb prime")
+STALE_SHOWN = 3
+TITLE = 56  # characters of a title
+TEXT = 120  # characters of a next action
+DETAIL = 80  # characters of a reason, a risk, a remembered note
+COMMANDS = ("wb task next --start", "wb task done ID", "wb task block ID --reason R", "wb note TEXT --about PATH",
+            "wb set next_action=TEXT")
 
 
 def quoted(value: Any, limit: int = TEXT) -> str:
@@ -126,7 +126,9 @@ def _who(task: dict[str, Any]) -> str:
     if task.get("assignee"):
         parts.append(f"assignee {quoted(task['assignee'], 40)}")
     if task.get("claim"):
-        parts.append(f"claimed by {quoted(task['claim']['agent'], 40)} until {task['claim']['until']}")
+        until = str(task["claim"]["until"])
+        until = until[:16] + "Z" if len(until) > 16 else until  # to the minute
+        parts.append(f"claimed by {quoted(task['claim']['agent'], 40)} until {until}")
     return f" ({', '.join(parts)})" if parts else ""
 
 
@@ -173,12 +175,13 @@ def render(data: dict[str, Any]) -> str:
     lines.append(f"Next action: {quoted(data['next_action']['text'])}")
     stale = data.get("stale_next_action")
     if stale:
-        lines.append(f"Dropped as stale: the next action set by hand {quoted(stale['text'], 120)}"
-                     f"{' (set ' + stale['set_at'] + ')' if stale.get('set_at') else ''}: {quoted(stale['why'], 120)}")
+        when = f" (set {stale['set_at']})" if stale.get("set_at") else ""
+        lines.append(f"Dropped as stale: the next action set by hand {quoted(stale['text'], DETAIL)}{when}: "
+                     f"{quoted(stale['why'], DETAIL)}")
     handoff = data.get("handoff")
     if handoff:
         nxt = handoff["next_action"]
-        lines.append(f"Last handoff ({handoff['path']}): {quoted(nxt.get('text', ''))}"
+        lines.append(f"Last handoff ({handoff['path']}): {quoted(nxt.get('text', ''), DETAIL)}"
                      + (f" `{nxt['command']}`" if nxt.get("command") else ""))
     risks = data["risks"]
     if risks["total"]:
@@ -207,7 +210,7 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"Last event: #{last.get('seq')} {quoted(last.get('type'), 40)[1:-1]} by "
                      f"{quoted(last.get('actor'), 20)[1:-1]} at {quoted(last.get('ts'), 40)[1:-1]}.")
     lines.append("Go on with: " + " · ".join(f"`{c}`" for c in data["commands"])
-                 + ". Record work through wb (or its MCP tools); never edit .workbench/ by hand.")
+                 + ". Record work through wb; never edit .workbench/ by hand.")
     return "\n".join(lines) + "\n"
 
 

@@ -90,8 +90,10 @@ def stale_next_action(state: dict[str, Any], tasks: list[dict[str, Any]]) -> str
     if not isinstance(then, dict):
         return None  # set before wb recorded when (state.md version 1), or by wb init: nothing to compare
     was, now = then.get("active_task_id"), state.get("active_task_id")
-    if was and (was != now or status.get(was) != then.get("task_status")):
+    if was and status.get(was) != then.get("task_status"):
         return f"{was} was {then.get('task_status') or 'active'} then and is {status.get(was, 'archived')} now"
+    if was and was != now:
+        return f"the active task was {was} then and is {now or 'none'} now"
     if not was and now:
         return f"{now} became the active task since"
     session = state.get("session")
