@@ -35,7 +35,7 @@ def test_only_an_old_config_keeps_state_and_board_and_records_a_pending_hand_edi
     count = head_count(repo)
 
     report = migrate(repo)
-    assert [(f["file"], f["from"], f["to"]) for f in report.files] == [("config.yaml", 0, 1), ("state.md", 1, 1),
+    assert [(f["file"], f["from"], f["to"]) for f in report.files] == [("config.yaml", 0, 1), ("state.md", 2, 2),
                                                                         ("events.jsonl", 1, 1)]
     log = [json.loads(line) for line in (wbdir / "events.jsonl").read_text().splitlines()]
     assert [e["type"] for e in log] == ["workbench.init", "task.add", "human.edit", "migration.apply"]

@@ -31,7 +31,7 @@ def test_status_on_a_version_0_workbench_says_run_wb_migrate(v0_repo):
     r = run_wb(v0_repo, "status")
     assert r.returncode == 5
     assert one_error_line(r.stderr) == ("wb: state.md: no schema_version (a wb 0.0.x file, version 0; this wb "
-                                        "reads 1); run `wb migrate`")
+                                        "reads 2); run `wb migrate`")
 
 
 def test_dry_run_shows_the_changes_and_writes_nothing(v0_repo):
@@ -42,7 +42,7 @@ def test_dry_run_shows_the_changes_and_writes_nothing(v0_repo):
     out = r.stdout
     assert out.startswith("dry run: `wb migrate` would make these changes (nothing was written)\n")
     for line in ("config.yaml         0 → 1", "  + schema_version: 1", '  ~ git.commit: true → "every"',
-                 "state.md            0 → 1", '  > risks → blockers: ["T-002: GET /api/health times out after 30s"]',
+                 "state.md            0 → 2", '  > risks → blockers: ["T-002: GET /api/health times out after 30s"]',
                  '  > current_task → active_task_id: "T-003"', '  - agent: "task-processor"',
                  "board.json          0 → 2", '  ~ tasks[T-001].status: "completed" → "done"',
                  '  + tasks[T-002].kind: "build"', "events.jsonl        created (version 1)",
@@ -58,10 +58,10 @@ def test_dry_run_json(v0_repo):
     assert data["dry_run"] is True and data["changed"] is True and data["commit"] is None
     assert data["versions"] == {"config.yaml": 0, "state.md": 0, "board.json": 0, "events.jsonl": None,
                                 "calls.jsonl": None}
-    assert data["current"] == {"config.yaml": 1, "state.md": 1, "board.json": 2, "events.jsonl": 1,
+    assert data["current"] == {"config.yaml": 1, "state.md": 2, "board.json": 2, "events.jsonl": 1,
                                "calls.jsonl": 1}
     files = {f["file"]: f for f in data["files"]}
-    assert (files["state.md"]["from"], files["state.md"]["to"]) == (0, 1)
+    assert (files["state.md"]["from"], files["state.md"]["to"]) == (0, 2)
     assert {"op": "move", "path": "blockers", "from": "risks",
             "new": ["T-002: GET /api/health times out after 30s"]} in files["state.md"]["changes"]
     assert [e["type"] for e in data["events"]] == ["workbench.init", "migration.apply"]
@@ -103,7 +103,7 @@ def test_migrate_brings_version_0_to_the_current_formats(v0_repo):
     apply = log[-1]["payload"]
     assert apply["from"] == {"config.yaml": 0, "calls.jsonl": None, "state.md": 0, "board.json": 0,
                              "events.jsonl": None}
-    assert apply["to"] == {"config.yaml": 1, "calls.jsonl": 1, "state.md": 1, "board.json": 2, "events.jsonl": 1}
+    assert apply["to"] == {"config.yaml": 1, "calls.jsonl": 1, "state.md": 2, "board.json": 2, "events.jsonl": 1}
     # the files: current versions, the human's config comments kept
     assert "  commit: every          # wb 0.0.x: true = one commit per change" in (wbdir / "config.yaml").read_text()
     status = json.loads(run_wb(v0_repo, "status", "--json").stdout)
@@ -123,7 +123,7 @@ def test_a_second_migrate_changes_nothing(v0_repo):
     before = tree_hashes(v0_repo)
     r = run_wb(v0_repo, "migrate")
     assert r.returncode == 0, r.stderr
-    assert r.stdout == ("already current (config.yaml 1, state.md 1, board.json 2, events.jsonl 1, calls.jsonl 1): "
+    assert r.stdout == ("already current (config.yaml 1, state.md 2, board.json 2, events.jsonl 1, calls.jsonl 1): "
                         "nothing to migrate\n")
     assert head_count(v0_repo) == count
     assert tree_hashes(v0_repo) == before
@@ -205,7 +205,7 @@ def test_a_newer_board_is_refused_and_nothing_is_touched(v0_repo):
 
 
 @pytest.mark.parametrize("file, edit, version", [
-    ("state.md", lambda t: t.replace("schema_version: 1", "schema_version: 2"), 2),
+    ("state.md", lambda t: t.replace("schema_version: 2", "schema_version: 3"), 3),
     ("config.yaml", lambda t: t.replace("schema_version: 1", "schema_version: 7"), 7),
     ("events.jsonl", lambda t: t + t.splitlines()[-1].replace('"schema_version":1', '"schema_version":3') + "\n", 3),
 ])
@@ -216,8 +216,9 @@ def test_a_newer_file_of_a_current_workbench_is_refused(repo, file, edit, versio
     before = tree_hashes(repo)
     r = run_wb(repo, "migrate")
     assert r.returncode == 5
+    current = 2 if file == "state.md" else 1
     assert one_error_line(r.stderr).startswith(
-        f"wb: {file}: schema_version {version} is newer than this wb understands (1); upgrade wb")
+        f"wb: {file}: schema_version {version} is newer than this wb understands ({current}); upgrade wb")
     assert tree_hashes(repo) == before
 
 

@@ -55,9 +55,9 @@ def test_a_broken_chain_is_refused(sources, current, message):
 
 
 def test_a_version_bump_without_the_schema_const_is_refused():
-    kinds = {"state": Kind("state", "state.md", "state", 2, 0)}
-    with pytest.raises(RegistryError, match=r"schema_version const 1 but this wb writes state version 2"):
-        check_registry({"state": [_step("state", 0), _step("state", 1)]}, kinds)
+    kinds = {"state": Kind("state", "state.md", "state", 3, 0)}
+    with pytest.raises(RegistryError, match=r"schema_version const 2 but this wb writes state version 3"):
+        check_registry({"state": [_step("state", 0), _step("state", 1), _step("state", 2)]}, kinds)
 
 
 def test_migrations_for_an_unknown_kind_are_refused():
@@ -92,7 +92,7 @@ def test_state_0_to_1_on_the_fixture():
     assert doc == before, "a migration must not mutate its input"
     assert out == migrate.state_0_to_1(doc, CTX), "and is deterministic"
     fm = out["frontmatter"]
-    schemas.check("state", fm, "state.md")
+    schemas.check("state", _at_current(fm), "state.md")  # valid once at the current version
     assert list(fm) == ["schema_version", "status", "updated_at", "active_task_id", "next_action", "touched_files",
                         "assumptions", "blockers", "counters", "last_event", "session"]
     assert fm["blockers"] == ["T-002: GET /api/health times out after 30s"]  # was `risks`
@@ -115,7 +115,7 @@ def test_state_0_to_1_keeps_a_current_task_that_is_not_a_task_id_in_the_log():
            "body": ""}
     out = migrate.state_0_to_1(doc, CTX)
     fm = out["frontmatter"]
-    schemas.check("state", fm, "state.md")
+    schemas.check("state", _at_current(fm), "state.md")
     assert fm["active_task_id"] is None
     assert fm["status"] == "idle"  # wb 0.0.x "pending"
     assert fm["touched_files"] == [] and fm["assumptions"] == [] and fm["blockers"] == ["one risk"]
@@ -126,6 +126,23 @@ def test_state_0_to_1_keeps_a_current_task_that_is_not_a_task_id_in_the_log():
 def test_state_0_to_1_with_nothing_to_keep_adds_no_entry():
     out = migrate.state_0_to_1({"frontmatter": {"status": "idle"}, "body": ""}, CTX)
     assert out["body"] == reducer.EMPTY_BODY
+    schemas.check("state", _at_current(out["frontmatter"]), "state.md")
+
+
+def _at_current(fm: dict) -> dict:
+    return migrate.state_1_to_2({"frontmatter": fm, "body": ""}, CTX)["frontmatter"]
+
+
+def test_state_1_to_2_changes_only_the_version():
+    fm = {"schema_version": 1, "status": "idle", "updated_at": "2026-11-30T02:25:14.732Z", "active_task_id": None,
+          "next_action": "go", "touched_files": [], "assumptions": ["a"], "blockers": [],
+          "counters": {"tasks_completed": 0, "tasks_failed": 0, "turns": 0, "tool_calls": 0, "tokens_consumed": 0},
+          "last_event": 7, "session": None}
+    doc = {"frontmatter": fm, "body": "\n# Decision log\n"}
+    before = copy.deepcopy(doc)
+    out = migrate.state_1_to_2(doc, CTX)
+    assert doc == before, "a migration must not mutate its input"
+    assert out == {"frontmatter": {**fm, "schema_version": 2}, "body": doc["body"]}
     schemas.check("state", out["frontmatter"], "state.md")
 
 

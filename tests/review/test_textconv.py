@@ -41,7 +41,7 @@ def test_state_frontmatter_then_the_decision_log(bench, repo, wb):
     r = wb(repo, "textconv", "state", ".workbench/state.md")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[:2] == ["schema_version: 1", "status: idle"]
+    assert lines[:2] == ["schema_version: 2", "status: idle"]
     assert "counters.tasks_completed: 0" in lines
     assert "session: null" in lines
     assert lines[lines.index("") + 1] == "# Decision log"

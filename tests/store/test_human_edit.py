@@ -44,6 +44,9 @@ def test_comment_and_key_order_survive_and_the_edit_is_recorded(bench, repo, wb,
     assert r.returncode == 0, r.stderr
 
     after = state.read_text().split("\n")
+    at = after.index("next_action_set:")  # issue 22: when it was set by hand, a new key at the end
+    added, after = after[at:at + 6], after[:at] + after[at + 6:]
+    assert all(line.startswith("  ") for line in added[1:]) and after[at] == "---"
     assert len(after) == len(before)
     changed = [(b, a) for b, a in zip(before, after, strict=True) if b != a]
     assert sorted(b.split(":", 1)[0] for b, _a in changed) == ["last_event", "next_action", "updated_at"]

@@ -77,6 +77,8 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("untrust", "trust", "untrust_command", False),  # issue 19
     ("board", "board", "board_command", False),  # issue 21
     ("serve", "serve", "serve_command", False),  # issue 21
+    ("prime", "prime", "prime_command", False),  # issue 22
+    ("verify", "verify", "verify_command", False),  # issue 22
 )
 # Commands a module adds to another's group (issue 15: `wb task claim` lives in cli/claims.py): imported when
 # the group is registered.

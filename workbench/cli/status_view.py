@@ -51,7 +51,16 @@ def render(data: dict[str, Any]) -> None:
     ]
     stale = data.get("stale_next_action")
     if stale:  # issue 22: what was set by hand, and why it no longer holds
-        lines.append(("stale", f"next action set by hand \u201c{stale['text']}\u201d dropped: {stale['why']}"))
+        when = f" (set {stale['set_at']}, event {stale['event']})" if stale.get("set_at") else ""
+        lines.append(("stale", f"next action set by hand \u201c{stale['text']}\u201d{when} dropped: {stale['why']}"))
+    memory = data.get("memory")  # issue 22: what was remembered about paths a later commit changed
+    if memory and memory["stale"]:
+        from workbench.ops.memory import line
+
+        lines += [("stale", line(item)) for item in memory["stale"]]
+        if memory["more"]:
+            lines.append(("stale", f"and {memory['more']} more stale item(s): wb status --json lists them"))
+        styles["stale"] = "yellow"
     packet = data.get("handoff")  # issue 16: the latest handoff packet leads, with its next action
     if packet:
         nxt = packet["next_action"]

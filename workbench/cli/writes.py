@@ -42,6 +42,9 @@ SCOPE = {"--allow": ("allow", "multi"), "--forbid": ("forbid", "multi"), "--appr
 TASK_EXTRA = {"--priority": ("priority", "value"), "--label": ("label", "multi"), "--parent": ("parent", "value"),
               "--assignee": ("assignee", "value")}
 
+# issue 22: the paths a note or an added assumption is about
+ABOUT = {"--about": ("about", "multi")}
+
 # (command path) -> its parameters and the body that runs it
 FAST: dict[tuple[str, ...], tuple[Params, str]] = {
     ("task", "add"): (Params((("title", 1),), {
@@ -52,8 +55,8 @@ FAST: dict[tuple[str, ...], tuple[Params, str]] = {
     ("task", "done"): (Params((("task_id", 1),), {"--force": ("force", "flag"), **ACTOR}), "task_done"),
     ("task", "block"): (Params((("task_id", 1),), {"--reason": ("reason", "value"), **ACTOR}, ("reason",)),
                         "task_block"),
-    ("note",): (Params((("text", -1),), {**ACTOR}), "note"),
-    ("set",): (Params((("assignments", -1),), {**ACTOR, **JSON}), "set_state"),
+    ("note",): (Params((("text", -1),), {**ACTOR, **ABOUT}), "note"),
+    ("set",): (Params((("assignments", -1),), {**ACTOR, **JSON, **ABOUT}), "set_state"),
 }
 
 
@@ -252,26 +255,66 @@ def task_block(chdir: Path | None, task_id: str, reason: str, actor: str | None 
     return 0
 
 
-def note(chdir: Path | None, text: list[str], actor: str | None = None) -> int:
+def _about(bench: Any, chdir: Path | None, about: list[str] | None) -> list[str] | None:
+    """--about as typed (relative to the directory wb runs in, -C's if given) as work-tree paths (issue 22)."""
+    if not about:
+        return None
+    from workbench.ops.memory import paths_about
+
+    return paths_about(bench.root, Path(chdir or Path.cwd()).resolve(), about)
+
+
+def note(chdir: Path | None, text: list[str], actor: str | None = None, about: list[str] | None = None) -> int:
     body = sys.stdin.read() if text == ["-"] else " ".join(text)
     bench = _bench(chdir)
-    bench.note(body, actor=actor_of(actor))
-    output.say(f"noted (event {bench.last.seqs[-1]})")
+    paths = _about(bench, chdir, about)
+    bench.note(body, actor=actor_of(actor), about=paths)
+    seq = bench.last.seqs[-1]
+    output.say(f"noted (event {seq})" + (f"; remembered as M-{seq}: wb status says when a commit changes "
+                                         f"{', '.join(paths)}" if paths else ""))
     output.report_write(bench)
     return 0
 
 
-def set_state(chdir: Path | None, assignments: list[str], actor: str | None = None, json_: bool = False) -> int:
-    changes = parse_assignments(assignments, STATE_LIST_KEYS)
+def split_appends(pairs: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """`KEY+=VALUE` pairs (append one item to a list field) apart from the `KEY=VALUE` ones."""
+    plain: list[str] = []
+    add: dict[str, list[str]] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("+=")
+        if sep and key and "=" not in key:
+            add.setdefault(key, []).append(value)
+        else:
+            plain.append(pair)
+    return plain, add
+
+
+def set_state(chdir: Path | None, assignments: list[str], actor: str | None = None, json_: bool = False,
+              about: list[str] | None = None) -> int:
+    plain, add = split_appends(assignments)
+    changes = parse_assignments(plain, STATE_LIST_KEYS)
     if changes.get("active_task_id") == "":
         changes["active_task_id"] = None
     bench = _bench(chdir)
-    state = bench.set_state(changes, actor=actor_of(actor))
+    state = bench.set_state(changes, actor=actor_of(actor), add=add, about=_about(bench, chdir, about))
     if json_:
         output.emit_json(state)
     elif bench.last.seqs:
-        output.say(f"set {', '.join(sorted(changes))} (event {bench.last.seqs[-1]})")
+        output.say(f"set {', '.join(sorted({*changes, *add}))} (event {bench.last.seqs[-1]})")
     else:
         output.say("nothing changed")
+    output.report_write(bench)
+    return 0
+
+
+def verify(chdir: Path | None, items: list[str], actor: str | None = None, json_: bool = False) -> int:
+    bench = _bench(chdir)
+    confirmed = bench.verify(items, actor=actor_of(actor))
+    if json_:
+        output.emit_json(confirmed)
+    else:
+        for item in confirmed:
+            at = f" at {str(item['commit'])[:12]}" if item.get("commit") else ""
+            output.say(f"{item['id']} confirmed{at}: {output.shown(item['text'])}")
     output.report_write(bench)
     return 0

@@ -83,6 +83,21 @@ def commits_since(root: Path, base: str | None, limit: int = 50) -> list[dict[st
     return out
 
 
+def commits_touching(root: Path, base: str | None, paths: list[str], limit: int = 20) -> list[dict[str, str]] | None:
+    """The commits after `base` (all of HEAD's history when None) up to HEAD that change any of `paths`, newest
+    first: [{sha, subject}], at most `limit`; None when git cannot say (`base` is not a commit here)."""
+    span = f"{base}..HEAD" if base else "HEAD"
+    specs = [f":(literal){p}" for p in paths]
+    proc = run_git(root, "log", f"-{limit}", "--format=%H%x00%s", span, "--", *specs, check=False)
+    if proc.returncode != 0:
+        return None
+    out = []
+    for line in proc.stdout.decode(errors="replace").splitlines():
+        sha, _, subject = line.partition("\0")
+        out.append({"sha": sha, "subject": subject})
+    return out
+
+
 def is_ancestor(root: Path, base: str, tip: str = "HEAD") -> bool:
     return run_git(root, "merge-base", "--is-ancestor", base, tip, check=False).returncode == 0
 

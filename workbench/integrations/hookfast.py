@@ -123,6 +123,8 @@ def _run(client: str, chdir: str | None, state: dict[str, Any]) -> None:
                 spool.end_turn()
     if context is not None:
         answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+    if name == "Stop":  # issue 22: with prime.stop_hook, ready work in the agent's epic keeps it going
+        answer = agenthooks.stop_answer(root, hook)
     if answer is not None:
         sys.stdout.write(cjson.dumps(redact_known(answer)) + "\n")
 

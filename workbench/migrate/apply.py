@@ -60,6 +60,7 @@ from workbench.migrate.registry import (  # noqa: F401 - the registry and migrat
     events_0_to_1,
     migration,
     state_0_to_1,
+    state_1_to_2,
     upgrade,
 )
 from workbench.model import configfile, ids, reducer, schemas

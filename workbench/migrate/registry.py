@@ -170,6 +170,12 @@ def state_0_to_1(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return {"frontmatter": state, "body": body}
 
 
+@migration("state", 1, "state.md may carry `memory` (notes and assumptions about paths, stale once a commit "
+                       "changes them) and `next_action_set` (issue 22); both are optional, so no value changes")
+def state_1_to_2(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    return {"frontmatter": {**copy.deepcopy(doc["frontmatter"]), "schema_version": 2}, "body": doc["body"]}
+
+
 V0_TASK_STATUS = {"pending": "todo", "open": "todo", "active": "in_progress", "in-progress": "in_progress",
                   "completed": "done", "failed": "blocked", "canceled": "cancelled"}
 FAILED_REASON = "failed under wb 0.0.x: retry it (wb task start) or cancel it"

@@ -30,3 +30,9 @@ HAND_EDIT_EVENTS = frozenset({"config.edit", "agent.edit_refused"})
 # board.archive {file, ids, sha256}: the finished tasks `ids` leave board.json for the sealed segment `file`
 #               (under .workbench/, whose bytes have that sha256); void when they are not on the board as sealed
 ARCHIVE_EVENTS = frozenset({"board.archive"})
+
+# -- memory that knows when it is stale (issue 22: ops/memory.py) -------------------------------------------------
+# note.add and state.set gain `about` {paths, commit[, items]}: the note (or the assumptions `items` added) is about
+#               these paths as of that code commit; folded into state.md `memory` (model/reducer.py)
+# memory.verify {id, commit}: a person or an agent re-confirmed memory item `id` as of code commit `commit`
+MEMORY_EVENTS = frozenset({"memory.verify"})

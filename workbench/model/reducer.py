@@ -13,7 +13,7 @@ from typing import Any
 from workbench.errors import Refused
 from workbench.model.eventtypes import HAND_EDIT_EVENTS, HARNESS_EVENTS, SYNC_EVENTS
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2 (issue 22): `memory` and `next_action_set` may be present
 BOARD_VERSION = 2
 EMPTY_BODY = "\n# Decision log\n"
 COUNTERS = ("tasks_completed", "tasks_failed", "turns", "tool_calls", "tokens_consumed")
@@ -200,17 +200,77 @@ def _task_comment(docs: Docs, ev: dict[str, Any]) -> bool:
 
 
 def _note_add(docs: Docs, ev: dict[str, Any]) -> bool:
-    docs.append_body(note_entry(ev["ts"], ev["actor"], ev["payload"]["text"]))
+    p = ev["payload"]
+    docs.append_body(note_entry(ev["ts"], ev["actor"], p["text"], p.get("about")))
+    if p.get("about"):  # issue 22: a note about paths is remembered with the commit it was written at
+        _remember(docs, ev, "note", p["text"], p["about"])
     return False
 
 
-def note_entry(ts: str, actor: str, text: str) -> str:
+def _remember(docs: Docs, ev: dict[str, Any], kind: str, text: str, about: dict[str, Any]) -> None:
+    """A memory item (issue 22): `text` is about `about["paths"]`, as of the code commit `about["commit"]`."""
+    item = {"id": f"M-{ev['seq']}", "kind": kind, "text": text[:4000], "about": list(about["paths"]),
+            "commit": about.get("commit"), "at": ev["ts"]}
+    docs.state["memory"] = [*docs.state.get("memory", []), item]
+
+
+def _memory_verify(docs: Docs, ev: dict[str, Any]) -> bool:
+    """`wb verify M-…` (issue 22): the item holds again as of `commit`; who said so and when is kept on it."""
+    p = ev["payload"]
+    memory = [dict(m) for m in docs.state.get("memory", [])]
+    for item in memory:
+        if item["id"] == p["id"]:
+            item["commit"] = p.get("commit")
+            item["verified"] = {"at": ev["ts"], "actor": ev["actor"], "event": ev["seq"]}
+            break
+    else:
+        raise KeyError(f"memory.verify names unknown item {p['id']}")
+    docs.state["memory"] = memory
+    return False
+
+
+def forget_dropped(docs: Docs) -> None:
+    """An assumption taken out of `assumptions` takes its memory item with it."""
+    memory = docs.state.get("memory")
+    if memory:
+        held = set(docs.state.get("assumptions") or [])
+        docs.state["memory"] = [m for m in memory if m["kind"] != "assumption" or m["text"] in held]
+
+
+def note_entry(ts: str, actor: str, text: str, about: dict[str, Any] | None = None) -> str:
+    if about:  # the paths it is about, and the commit, for the person reading the decision log
+        where = ", ".join(str(p) for p in about.get("paths") or [])
+        at = f" at {str(about['commit'])[:12]}" if about.get("commit") else ""
+        return f"\n### {ts} · {actor}\n\n{text.strip()}\n\n_About: {where}{at}_\n"
     return f"\n### {ts} · {actor}\n\n{text.strip()}\n"
 
 
 def _state_set(docs: Docs, ev: dict[str, Any]) -> bool:
-    docs.state.update(ev["payload"]["changes"])
+    p = ev["payload"]
+    changes = p["changes"]
+    docs.state.update(changes)
+    if "next_action" in changes:
+        _next_action_set(docs, ev)
+    about = p.get("about")
+    if about:  # issue 22: the assumptions this write added are about these paths
+        for text in about.get("items") or []:
+            _remember(docs, ev, "assumption", text, about)
+    if "assumptions" in changes:
+        forget_dropped(docs)
     return False
+
+
+def _next_action_set(docs: Docs, ev: dict[str, Any]) -> None:
+    """Issue 22: when next_action was set by hand, and what was going on then (the active task and its status,
+    a waiting yield): `wb status` shows it stale once that has changed."""
+    state = docs.state
+    active = state.get("active_task_id")
+    task = find_task(docs.board, active) if active else None
+    session = state.get("session")
+    pending = session.get("pending") if isinstance(session, dict) else None
+    state["next_action_set"] = {"at": ev["ts"], "event": ev["seq"], "active_task_id": active,
+                                "task_status": task.get("status") if task else None,
+                                "yield_id": pending.get("yield_id") if isinstance(pending, dict) else None}
 
 
 def _human_edit(docs: Docs, ev: dict[str, Any]) -> bool:
@@ -219,6 +279,8 @@ def _human_edit(docs: Docs, ev: dict[str, Any]) -> bool:
         for key in p.get("removed", []):
             docs.state.pop(key, None)
         docs.state.update(p.get("changes", {}))
+        if "next_action" in p.get("changes", {}) and "next_action_set" not in p.get("changes", {}):
+            _next_action_set(docs, ev)  # issue 22: set by hand in an editor is set by hand
         if "body" in p:
             docs.body = p["body"]
         return False
@@ -303,6 +365,7 @@ REDUCERS: dict[str, Callable[[Docs, dict[str, Any]], bool]] = {
     "task.comment": _task_comment,
     "note.add": _note_add,
     "state.set": _state_set,
+    "memory.verify": _memory_verify,
     "human.edit": _human_edit,
     "migration.apply": _migration_apply,
     # agent hooks (issue 13 §3): a change to .workbench/ found during a coding agent's turn, folded as a hand

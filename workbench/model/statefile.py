@@ -196,6 +196,12 @@ def render_fast(raw: bytes, old: dict[str, Any], new: dict[str, Any], body: str)
         before, after = old.get(key, _MISSING), new.get(key, _MISSING)
         if before == after:
             continue
+        if before is _MISSING and after is not _MISSING:
+            added = _appended(key, after)  # a new key (next_action_set, issue 22): at the end, as ruamel puts it
+            if added is None:
+                return None
+            lines[-1:-1] = added
+            continue
         if before is _MISSING or after is _MISSING:
             return None
         if isinstance(before, dict) and isinstance(after, dict):
@@ -221,6 +227,22 @@ def render_fast(raw: bytes, old: dict[str, Any], new: dict[str, Any], body: str)
         if not _replace_line(lines, 0, len(lines), "", key, before, after):
             return None
     return ("---\n" + "\n".join(lines) + "---\n" + body).encode("utf-8")
+
+
+def _appended(key: str, value: Any) -> list[str] | None:
+    """The lines of a new top-level `key`: a scalar, or a mapping of scalars; None for anything else."""
+    if not re.fullmatch(r"[a-z_]+", key):
+        return None
+    if not isinstance(value, dict):
+        text = _render(value)
+        return None if text is None else [f"{key}: {text}"]
+    out = [f"{key}:"]
+    for sub, item in value.items():
+        text = _render(item)
+        if text is None or not isinstance(sub, str) or not re.fullmatch(r"[a-z_]+", sub):
+            return None
+        out.append(f"  {sub}: {text}")
+    return out if len(out) > 1 else None
 
 
 def too_deep(value: Any, limit: int) -> bool:

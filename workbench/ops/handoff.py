@@ -149,30 +149,42 @@ def _risks(root: Path, docs: Docs, settings: dict[str, Any], dirty: list[str], b
     for task in docs.board["tasks"]:
         if task.get("status") in ("in_progress", "blocked"):
             risks.append({"kind": "unfinished_task", "detail": f"{task['id']} {task['status']}: {task.get('title')}"})
+    if docs.state.get("memory"):  # issue 22: what a note or an assumption said, about paths a commit changed since
+        from workbench.ops.memory import line, stale_items
+
+        for item in stale_items(root, docs.state):
+            risks.append({"kind": "stale_memory", "detail": line(item, 120)})
     return risks
 
 
 def _next_action(docs: Docs) -> dict[str, str]:
-    from workbench.model.archive import archived_done
+    """What the next session does first, in the order `wb status` derives it (issue 22): the active task in
+    progress, a waiting yield (or the live session), the next action set by hand while it still holds, blocked
+    work, then the ready task of the highest priority."""
+    from workbench.ops.status import ready_tasks
 
     state, tasks = docs.state, docs.board["tasks"]
     session = state.get("session")
+    active = next((t for t in tasks if t.get("id") == state.get("active_task_id")), None)
+    if active is not None and active.get("status") == "in_progress":
+        return {"text": f"finish {active['id']}: {active.get('title')}", "command": f"wb task done {active['id']}"}
     if isinstance(session, dict) and isinstance(session.get("pending"), dict):
         pending = session["pending"]
         return {"text": f"answer the waiting session: {pending.get('reason', '')}",
                 "command": str(pending.get("command") or "wb resume").split(" | ")[0]}
     if isinstance(session, dict):
         return {"text": "continue the live session", "command": "wb resume"}
-    active = next((t for t in tasks if t.get("id") == state.get("active_task_id")), None)
-    if active is not None and active.get("status") == "in_progress":
-        return {"text": f"finish {active['id']}: {active.get('title')}", "command": f"wb task done {active['id']}"}
-    if next_action_set(state, tasks):  # wb init's placeholder, or one naming only closed tasks, is not set
+    if next_action_set(state, tasks):  # wb init's placeholder, or one that no longer holds, is not set
         return {"text": str(state["next_action"]), "command": ""}
-    status = {t.get("id"): t.get("status") for t in tasks}
-    for task in tasks:
-        if task.get("status") == "todo" and all(status.get(d) == "done" or archived_done(docs.board, d)
-                                                for d in task.get("depends_on") or []):
-            return {"text": f"start {task['id']}: {task.get('title')}", "command": f"wb task start {task['id']}"}
+    blocked = active if active is not None and active.get("status") == "blocked" else None  # the work in hand
+    if blocked is not None:
+        return {"text": f"unblock {blocked['id']}: {blocked.get('title')} "
+                        f"({blocked.get('blocked_reason') or 'no reason given'})",
+                "command": f"wb task start {blocked['id']}"}
+    ready = ready_tasks(tasks, docs.board)
+    if ready:
+        task = min(ready, key=lambda t: t.get("priority", 2))
+        return {"text": f"start {task['id']}: {task.get('title')}", "command": f"wb task start {task['id']}"}
     return {"text": "nothing open on the board: add the next task", "command": "wb task add TITLE"}
 
 

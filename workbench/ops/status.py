@@ -73,34 +73,53 @@ def next_action_set(state: dict[str, Any], tasks: list[dict[str, Any]] | None = 
 
 
 def stale_next_action(state: dict[str, Any], tasks: list[dict[str, Any]]) -> str | None:
-    """Why the next_action set by hand no longer holds (issue 22): every task it names is done or cancelled
-    (or gone from the board, archived when done). None while it holds, or names no task."""
+    """Why the next_action set by hand no longer holds (issue 22), or None while it holds. One that names tasks
+    holds until every task it names is done or cancelled (or gone from the board, archived when done). One that
+    names none holds while what was going on when it was set goes on (`next_action_set`, recorded by the
+    reducer): the same active task, in the same status, and the same yield waiting."""
     import re
 
     named = re.findall(r"\bT-\d{3,}\b", str(state.get("next_action") or ""))
-    if not named:
-        return None
     status = {t.get("id"): t.get("status") for t in tasks}
-    closed = [tid for tid in named if status.get(tid, "done") in ("done", "cancelled")]
-    if len(closed) < len(named):
-        return None
-    return ", ".join(f"{tid} is {status.get(tid, 'archived')}" for tid in dict.fromkeys(closed))
+    if named:
+        closed = [tid for tid in named if status.get(tid, "done") in ("done", "cancelled")]
+        if len(closed) < len(named):
+            return None
+        return ", ".join(f"{tid} is {status.get(tid, 'archived')}" for tid in dict.fromkeys(closed))
+    then = state.get("next_action_set")
+    if not isinstance(then, dict):
+        return None  # set before wb recorded when (state.md version 1), or by wb init: nothing to compare
+    was, now = then.get("active_task_id"), state.get("active_task_id")
+    if was and status.get(was) != then.get("task_status"):
+        return f"{was} was {then.get('task_status') or 'active'} then and is {status.get(was, 'archived')} now"
+    if was and was != now:
+        return f"the active task was {was} then and is {now or 'none'} now"
+    if not was and now:
+        return f"{now} became the active task since"
+    session = state.get("session")
+    pending = session.get("pending") if isinstance(session, dict) else None
+    waiting = pending.get("yield_id") if isinstance(pending, dict) else None
+    if then.get("yield_id") and then.get("yield_id") != waiting:
+        return "the harness yield waiting then has been answered"
+    return None
 
 
 def derived_next_action(active: dict[str, Any] | None, tasks: list[dict[str, Any]],
                         ready: list[dict[str, Any]], session: Any = None) -> str:
-    """The next action the board implies (or a harness session's yield), for as long as nobody has set one."""
+    """The next action the board implies, for as long as nobody has set one (issue 22), in this order: the active
+    task in progress, a harness yield waiting for an answer, blocked work, then the ready queue."""
+    if active is not None and active.get("status") == "in_progress":
+        return f"Finish {active['id']} {active.get('title', '')}: `wb task done {active['id']}` runs its acceptance"
     pending = session.get("pending") if isinstance(session, dict) else None
     if isinstance(pending, dict):  # a session waits for an answer: nothing else moves until it has one
         command = pending.get("command") or "wb resume"
         return f"Answer the waiting harness session ({pending.get('reason', '')}): `{command}`"
-    if active is not None and active.get("status") == "in_progress":
-        return f"Finish {active['id']} {active.get('title', '')}: `wb task done {active['id']}` runs its acceptance"
-    if active is not None and active.get("status") == "blocked":
-        return (f"{active['id']} is blocked ({active.get('blocked_reason') or 'no reason given'}): unblock it, "
+    blocked = active if active is not None and active.get("status") == "blocked" else None  # the work in hand
+    if blocked is not None:
+        return (f"{blocked['id']} is blocked ({blocked.get('blocked_reason') or 'no reason given'}): unblock it, "
                 + (f"or start {ready[0]['id']}: `wb task start {ready[0]['id']}`" if ready else "or add a task"))
     if ready:
-        first = ready[0]
+        first = min(ready, key=lambda t: t.get("priority", 2))  # as `wb task next` picks: priority, then board order
         return f"Start {first['id']} {first.get('title', '')}: `wb task start {first['id']}`"
     if not tasks:
         return INIT_NEXT_ACTION
@@ -146,8 +165,10 @@ def _core(view: View) -> dict[str, Any]:
                   "command": f"wb task start {ready[0]['id']}" if ready else None},
         "next_action": state.get("next_action", "") if is_set else derived,
         "next_action_source": "set" if is_set else "derived",
-        # issue 22: a next_action set by hand whose tasks are all closed is dropped for the derived one
-        "stale_next_action": {"text": state.get("next_action", ""), "why": stale} if stale else None,
+        # issue 22: a next_action set by hand that no longer holds is dropped for the derived one, and said
+        "stale_next_action": {"text": state.get("next_action", ""), "why": stale,
+                              "set_at": (state.get("next_action_set") or {}).get("at"),
+                              "event": (state.get("next_action_set") or {}).get("event")} if stale else None,
         "blockers": state.get("blockers", []),
         "assumptions": state.get("assumptions", []),
         "touched_files": state.get("touched_files", []),
@@ -236,15 +257,29 @@ def _trust(view: View) -> dict[str, Any]:
     return {"untrusted": status_line(view.wb, view.loaded.docs.board)}
 
 
+# -- issue 22: remembered notes and assumptions a later commit made stale (ops/memory.py) --------------------
+def _memory(view: View) -> dict[str, Any]:
+    if not view.state.get("memory"):
+        return {"memory": None}  # nothing remembered: no git asked, `wb status` as fast as before
+    from workbench.ops.memory import summary
+
+    return {"memory": summary(view.wb.root, view.state)}
+
+
 SECTIONS: list[Callable[[View], dict[str, Any]]] = [_core, _session, _board, _history, _sync, _handoff,
-                                                    _approvals, _trust]
+                                                    _approvals, _trust, _memory]
 
 
 def status_of(wb: Workbench) -> dict[str, Any]:
+    return status_view(wb)[0]
+
+
+def status_view(wb: Workbench) -> tuple[dict[str, Any], View]:
+    """The status, and the loaded workbench it was built from (`wb prime` reads the board from it too)."""
     view = View(wb, wb.load(detect_human=True, need_body=False))
     data: dict[str, Any] = {}
     for section in SECTIONS:
         data.update(section(view))
-    return data
+    return data, view
 
 

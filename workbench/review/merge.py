@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from workbench.store.eventlog import Tail
 
 SIDES = ("ours", "theirs")
-DERIVED_STATE = {"schema_version", "updated_at", "last_event", "counters", "session", "status"}
+DERIVED_STATE = {"schema_version", "updated_at", "last_event", "counters", "session", "status",
+                 "next_action_set"}  # issue 22: bookkeeping of when next_action was set
 LIST_STATE = {"touched_files", "assumptions", "blockers"}
 
 
@@ -301,6 +302,22 @@ def merge_bodies(base: str, ours: str, theirs: str) -> str:
     return pre_o + "".join(e if e.endswith("\n") else e + "\n" for e in entries)
 
 
+def _merge_memory(base: list[Any], ours: list[Any], theirs: list[Any]) -> list[Any]:
+    """state.md `memory` (issue 22) by item id: an item either side added is kept, one either side dropped (an
+    assumption taken out) goes, and one changed on one side only (a `wb verify`) takes that side's change."""
+    def ids(items: list[Any]) -> dict[str, Any]:
+        return {str(i.get("id")): i for i in items if isinstance(i, dict)}
+
+    b, o, t = ids(base), ids(ours), ids(theirs)
+    out = []
+    for key in [*o, *[k for k in t if k not in o]]:
+        if (key in b) and (key not in o or key not in t):
+            continue  # dropped on one side
+        ov, tv = o.get(key), t.get(key)
+        out.append(tv if ov is None or (ov == b.get(key) and tv is not None) else ov)
+    return out
+
+
 def merge_state(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any],
                 renames: dict[str, dict[str, str]]) -> tuple[dict[str, Any], list[str]]:
     """Key by key. Returns (merged frontmatter without the derived keys' final values, conflicts)."""
@@ -316,6 +333,8 @@ def merge_state(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, An
         if key in LIST_STATE and isinstance(ov, list) and isinstance(tv, list):
             bl = bv if isinstance(bv, list) else []
             value: Any = [x for x in ov if x in tv or x not in bl] + [x for x in tv if x not in bl and x not in ov]
+        elif key == "memory" and isinstance(ov, list) and isinstance(tv, list):
+            value = _merge_memory(bv if isinstance(bv, list) else [], ov, tv)
         elif ov == tv or tv == bv:
             value = ov
         elif ov == bv:
