@@ -44,7 +44,7 @@ from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import STATUSES, next_task, status_of
 from workbench.ops.validate import validate_workbench
 from workbench.progress import tick as progress_tick
-from workbench.store import trust
+from workbench.store import opening, trust
 from workbench.store.transaction import LastWrite, Transaction
 from workbench.store.workbench import Workbench
 
@@ -76,7 +76,7 @@ class Bench:
     def open(cls, path: str | Path | None = None) -> Bench:
         """The workbench of the git work tree containing `path` (default: the current directory); NotFound
         when there is no git repository or no `.workbench/` (run `init` first)."""
-        return cls(Workbench.discover(Path(path) if path is not None else None))
+        return cls(opening.discover(Path(path) if path is not None else None))
 
     @property
     def root(self) -> Path:
@@ -854,6 +854,12 @@ def diff(path: str | Path | None = None, rev_a: str | None = None, rev_b: str | 
     if rev_a is None and rev_b is not None:
         raise UsageError("a second revision needs a first")
     root = find_worktree(Path(path) if path is not None else Path.cwd())
+    from workbench.store import backend
+
+    if backend.is_sqlite_config(root / ".workbench" / "config.yaml"):  # no state files in git to compare
+        from workbench.store.sqlitedb import refuse_unsupported
+
+        raise refuse_unsupported("wb diff")
     revs = [r for r in (rev_a, rev_b) if r is not None]
     return compare_revs(root, revs, all_fields=all_fields, default_base="HEAD" if revs else _default_base(root))
 
@@ -1087,11 +1093,21 @@ def next_task_id(board: dict[str, Any]) -> str:
     return f"T-{highest + 1:03d}"
 
 
-def init(path: str | Path | None = None, ref: str | None = None) -> tuple[Bench, bool, LastWrite]:
+def init(path: str | Path | None = None, ref: str | None = None, *, backend: str = "files", no_git: bool = False,
+         db: str | None = None) -> tuple[Bench, bool, LastWrite]:
     """Create `.workbench/` (idempotent). `ref` records state on that branch instead of the checked-out one.
-    Returns (bench, created, what was committed)."""
+    `backend="sqlite"` keeps it in one SQLite database (`db`, default under the git directory; `no_git`: no
+    repository, the database in `.workbench/`; docs/storage.md). Returns (bench, created, what was committed)."""
     from workbench.ops import init as initcmd
 
+    if backend == "sqlite":
+        if ref is not None:
+            raise Refused("--ref records state on a git branch: not with --backend sqlite")
+        wb, created, last = initcmd.init_sqlite(Path(path) if path is not None else Path.cwd(), no_git=no_git, db=db)
+        return Bench(wb), created, last
+    if no_git or db is not None:
+        raise Refused(f"{'--no-git' if no_git else '--db'} needs --backend sqlite: the files backend keeps the "
+                      "workbench in git")
     moved: list[str] | None = None
     if ref is not None and not join(path, ref):  # issue 15: take up the state branch that exists, or move to it
         from workbench.git.repo import find_worktree
@@ -1104,3 +1120,21 @@ def init(path: str | Path | None = None, ref: str | None = None) -> tuple[Bench,
     if moved:
         last.warnings.extend(moved)
     return Bench(wb), created, last
+
+
+def export_workbench(path: str | Path | None, target: str | Path) -> dict[str, Any]:
+    """`wb export FILE`: the workbench found from `path`, whichever backend keeps it, dumped to `target`
+    (ops/transfer.py): every event and call record as stored, and config.yaml."""
+    from workbench.ops import transfer
+
+    return transfer.export(opening.discover(Path(path) if path is not None else None), Path(target))
+
+
+def import_workbench(path: str | Path | None, source: str | Path, backend: str = "files", *, no_git: bool = False,
+                     db: str | None = None) -> dict[str, Any]:
+    """`wb import FILE`: a new workbench in the git work tree of `path` (with `no_git`, `path` itself) from a
+    dump `wb export` wrote, kept in `backend` ("files" or "sqlite")."""
+    from workbench.ops import transfer
+
+    return transfer.import_(Path(path) if path is not None else Path.cwd(), Path(source), backend, no_git=no_git,
+                            db=db)

@@ -76,6 +76,8 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("trust", "trust", "trust_command", False),  # issue 19
     ("untrust", "trust", "untrust_command", False),  # issue 19
     ("board", "board", "board_command", False),  # issue 21
+    ("export", "transfer", "export_command", False),  # issue 24
+    ("import", "transfer", "import_command", False),  # issue 24
 )
 # Commands a module adds to another's group (issue 15: `wb task claim` lives in cli/claims.py): imported when
 # the group is registered.
@@ -174,7 +176,11 @@ def run_app(args: list[str]) -> int:
     import click
 
     args = _completion_shell(args)
-    command = typer.main.get_command(register(needed(args)))
+    wanted = needed(args)
+    from workbench.store import backend  # the backend refuses the commands it cannot serve yet
+
+    backend.command = next(iter(wanted)) if wanted is not None and len(wanted) == 1 else None
+    command = typer.main.get_command(register(wanted))
     try:
         result = command.main(args=args, prog_name="wb", standalone_mode=False)
     except click.exceptions.Exit as exc:
