@@ -857,9 +857,7 @@ def diff(path: str | Path | None = None, rev_a: str | None = None, rev_b: str | 
     from workbench.store import backend
 
     if backend.is_sqlite_config(root / ".workbench" / "config.yaml"):  # no state files in git to compare
-        from workbench.store.sqlitedb import refuse_unsupported
-
-        raise refuse_unsupported("wb diff")
+        raise backend.unsupported("wb diff")
     revs = [r for r in (rev_a, rev_b) if r is not None]
     return compare_revs(root, revs, all_fields=all_fields, default_base="HEAD" if revs else _default_base(root))
 

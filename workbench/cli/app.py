@@ -37,6 +37,9 @@ def _global(
 ) -> None:
     _OPTIONS["chdir"] = chdir
     _OPTIONS["debug"] = debug
+    from workbench.store import backend
+
+    backend.refuse_unsupported(chdir or Path.cwd())  # a command the workbench's backend does not serve: 1 line
 
 
 _OPTIONS: dict[str, Any] = {"chdir": None, "debug": False}

@@ -92,9 +92,7 @@ def _run(client: str, chdir: str | None, state: dict[str, Any]) -> None:
     from workbench.store import backend
 
     if backend.is_sqlite_config(Path(os.path.join(root, ".workbench", "config.yaml"))):  # no spool there yet
-        from workbench.store.sqlitedb import refuse_unsupported
-
-        raise refuse_unsupported("wb hook (the agent hooks)")
+        raise backend.unsupported("wb hook (the agent hooks)")
     spool = Spool(_git_dir(root))
     type_, payload = agenthooks.hook_event(hook, client)
     answer: dict[str, Any] | None = None

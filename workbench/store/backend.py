@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workbench.errors import Refused
+from workbench.errors import Refused, UsageError, WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.store.eventlog import Tail
@@ -91,6 +91,35 @@ def is_sqlite_config(path: Path) -> bool:
         return kind_of(load_config(path)) == "sqlite"
     except Refused:
         return False  # the files backend's load reports what is wrong with it
+
+
+# the commands the SQLite backend does not serve yet: each exits 2 with one line (refuse_unsupported)
+SQLITE_UNSUPPORTED = {"run": "wb run (the harness)", "resume": "wb resume (the harness)",
+                      "abort": "wb abort (the harness)", "demo": "wb demo", "doctor": "wb doctor",
+                      "migrate": "wb migrate", "diff": "wb diff", "hook": "wb hook (the agent hooks)",
+                      "sync": "wb sync", "board": "wb board", "textconv": "wb textconv",
+                      "merge-driver": "wb merge-driver"}
+
+
+def unsupported(what: str) -> UsageError:
+    """The one line a command the SQLite backend does not serve exits with (exit 2)."""
+    return UsageError(f"{what} is not supported on the SQLite backend yet (docs/storage.md): `wb export FILE`, "
+                      "then `wb import FILE` in a git repository, moves the workbench to the files backend")
+
+
+def refuse_unsupported(start: Path) -> None:
+    """Refuse the command this process runs (`command`) when the workbench found from `start` is kept in SQLite
+    and the command is not served there. Only those commands pay for the look (a few stats and one read)."""
+    if command not in SQLITE_UNSUPPORTED:
+        return
+    from workbench.git.repo import find_worktree
+
+    try:
+        root: Path | None = find_worktree(start)
+    except WorkbenchError:
+        root = find_nogit(start)
+    if root is not None and is_sqlite_config(root / ".workbench" / "config.yaml"):
+        raise unsupported(SQLITE_UNSUPPORTED[command])
 
 
 def kind_of(config: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ Readers (`wb status`) read one consistent snapshot of the database and take no l
 Not on this backend (yet): git commits of the state (there are no files to commit), hand edits of state.md and
 board.json (there are no files to edit: the verbs and `wb set` are the way in), the board's archive segments,
 the agent hooks' spool and the pending journal (SQLite's durability takes their place), `wb sync`, the harness
-(`wb run`/`wb resume`) and `wb doctor --fix`: each exits 2 with one line saying so (`refuse_unsupported`).
+(`wb run`/`wb resume`) and `wb doctor`: each exits 2 with one line saying so (store/backend.refuse_unsupported).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench import faults
-from workbench.errors import Busy, NotFound, Refused, UsageError
+from workbench.errors import Busy, NotFound, Refused
 from workbench.git.repo import CommitOutcome, GitRepo
 from workbench.model import reducer, schemas
 from workbench.model.jsonl import encode, line_hash
@@ -45,10 +45,6 @@ from workbench.store.workbench import Loaded, Workbench
 if TYPE_CHECKING:
     from workbench.model.provenance import Who
 
-# the commands this backend does not serve yet: each exits 2 with one line (refuse_unsupported)
-UNSUPPORTED = {"run": "wb run (the harness)", "resume": "wb resume (the harness)", "abort": "wb abort (the harness)",
-               "demo": "wb demo", "doctor": "wb doctor", "migrate": "wb migrate", "diff": "wb diff",
-               "mcp": "wb mcp", "hook": "wb hook", "sync": "wb sync", "board": "wb board"}
 DB_NAME = "workbench.sqlite3"
 GITIGNORE = b"# wb: kept in SQLite (docs/storage.md); only config.yaml is a file\nworkbench.sqlite3*\n.local/\n"
 NO_GIT_PATH = f"{WB_DIR}/{DB_NAME}"
@@ -321,10 +317,6 @@ class SqliteWorkbench(Workbench):
     replaced; config.yaml (and artifacts/) stay files in `.workbench/`."""
 
     def __init__(self, root: Path, config: dict[str, Any] | None = None, *, create: bool = False) -> None:
-        from workbench.store import backend
-
-        if backend.command in UNSUPPORTED:
-            raise refuse_unsupported(UNSUPPORTED[backend.command])
         super().__init__(root)
         from workbench.store.config import load_config
 
@@ -501,12 +493,6 @@ class SqliteTransaction(Transaction):
 
 
 # -- finding a workbench, and what this backend does not do ---------------------------------------------------
-
-def refuse_unsupported(what: str) -> UsageError:
-    """The one line a command this backend does not support exits with (exit 2)."""
-    return UsageError(f"{what} is not supported on the SQLite backend yet (docs/storage.md): `wb export FILE`, "
-                      "then `wb import FILE` in a git repository, moves the workbench to the files backend")
-
 
 def validate(wb: SqliteWorkbench) -> list[str]:
     """`wb validate` on SQLite: config.yaml, every event against its schema and the chain, the snapshots
