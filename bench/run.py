@@ -87,7 +87,7 @@ BARS = {
     "mcp.startup": 10.0,  # issue 13 §5: spawn to answered initialize ≤ 0.5 s (0.7–1.7 s before)
 }
 GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay", "hooks", "mcp", "sync", "scale",
-          "writers")
+          "writers", "backends")
 
 
 class BenchError(Exception):
@@ -667,6 +667,9 @@ except ImportError as _missing:
         return []
 
 BENCHES["writers"] = bench_writers
+from backends import bench_backends  # noqa: E402  (issue 24: files vs SQLite)
+
+BENCHES["backends"] = bench_backends
 
 _ONLY: list[str] = []
 

@@ -1091,13 +1091,19 @@ def next_task_id(board: dict[str, Any]) -> str:
     return f"T-{highest + 1:03d}"
 
 
-def init(path: str | Path | None = None, ref: str | None = None, *, backend: str = "files", no_git: bool = False,
+def init(path: str | Path | None = None, ref: str | None = None, *, backend: str | None = None, no_git: bool = False,
          db: str | None = None) -> tuple[Bench, bool, LastWrite]:
     """Create `.workbench/` (idempotent). `ref` records state on that branch instead of the checked-out one.
     `backend="sqlite"` keeps it in one SQLite database (`db`, default under the git directory; `no_git`: no
     repository, the database in `.workbench/`; docs/storage.md). Returns (bench, created, what was committed)."""
     from workbench.ops import init as initcmd
 
+    if backend is None:  # WB_DEFAULT_BACKEND: a CI runner's (or the test suite's) choice for every `wb init`
+        import os
+
+        backend = os.environ.get("WB_DEFAULT_BACKEND") or "files"
+        if backend not in ("files", "sqlite"):
+            raise UsageError(f"WB_DEFAULT_BACKEND: {backend!r} is not files or sqlite")
     if backend == "sqlite":
         if ref is not None:
             raise Refused("--ref records state on a git branch: not with --backend sqlite")

@@ -23,9 +23,9 @@ def init_command(
     codex: bool = typer.Option(False, "--codex", help="Also wire Codex CLI: wb's hooks in .codex/hooks.json and "
                                "its MCP server in .codex/config.toml, merged (not committed; Codex runs them once "
                                "you trust them)."),
-    backend: str = typer.Option("files", "--backend", metavar="files|sqlite",
-                                help="Where to keep the workbench: files (committed to git, the default) or sqlite "
-                                     "(one database; docs/storage.md)."),
+    backend: str = typer.Option(None, "--backend", metavar="files|sqlite",
+                                help="Where to keep the workbench: files (committed to git; the default, or "
+                                     "WB_DEFAULT_BACKEND's) or sqlite (one database; docs/storage.md)."),
     no_git: bool = typer.Option(False, "--no-git", help="With --backend sqlite: no git repository needed (a CI "
                                                         "runner, a scratch directory); the database is in "
                                                         ".workbench/."),
@@ -43,7 +43,7 @@ def init_command(
 
         if not re.match(r"^[A-Za-z0-9._/-]+$", ref) or ref.startswith(("-", "/")) or ".." in ref:
             raise UsageError(f"--ref: {ref!r} is not a branch name")
-    if backend not in ("files", "sqlite"):
+    if backend is not None and backend not in ("files", "sqlite"):
         raise UsageError(f"--backend: {backend!r} is not files or sqlite")
     bench, created, last = init(start_dir() or Path.cwd(), ref, backend=backend, no_git=no_git, db=db)
     agents = None
