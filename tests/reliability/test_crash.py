@@ -481,8 +481,11 @@ SQLITE_POINTS = [
 
 def test_every_sqlite_fault_point_is_covered() -> None:
     import workbench.store.sqlitedb
+    import workbench.store.sqlitetx
 
-    named = set(re.findall(r'faults\.point\("([^"]+)"\)', Path(workbench.store.sqlitedb.__file__).read_text()))
+    named = set()
+    for module in (workbench.store.sqlitedb, workbench.store.sqlitetx):
+        named |= set(re.findall(r'faults\.point\("([^"]+)"\)', Path(module.__file__).read_text()))
     assert named == {p.name for p in SQLITE_POINTS}
 
 

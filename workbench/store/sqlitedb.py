@@ -32,18 +32,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench import faults
 from workbench.errors import Busy, NotFound, Refused
 from workbench.git.repo import CommitOutcome, GitRepo
 from workbench.model import reducer, schemas
 from workbench.model.jsonl import encode, line_hash
 from workbench.model.layout import WB_DIR
-from workbench.store.eventlog import LogMoved, Tail, chain
-from workbench.store.transaction import Transaction
+from workbench.store.eventlog import LogMoved, Tail
 from workbench.store.workbench import Loaded, Workbench
 
 if TYPE_CHECKING:
     from workbench.model.provenance import Who
+    from workbench.store.transaction import Transaction
 
 DB_NAME = "workbench.sqlite3"
 GITIGNORE = b"# wb: kept in SQLite (docs/storage.md); only config.yaml is a file\nworkbench.sqlite3*\n.local/\n"
@@ -190,9 +189,24 @@ class SqliteStorage:
         state, board = rows.get("state.md"), rows.get("board.json")
         return (bytes(state) if state is not None else None), (bytes(board) if board is not None else None)
 
-    def put_snapshots(self, state: bytes, board: bytes) -> None:
-        self.conn.executemany("INSERT OR REPLACE INTO snapshots(name, data) VALUES (?, ?)",
-                              [("state.md", state), ("board.json", board)])
+    def put_snapshots(self, state: bytes, board: bytes, parsed: tuple[dict[str, Any], str] | None = None) -> None:
+        """Both snapshots, and state.md's frontmatter and body as JSON (`parsed`): what a load reads instead of
+        parsing the YAML (the files backend keeps the same in its cache, store/caches.py)."""
+        rows = [("state.md", state), ("board.json", board)]
+        if parsed is not None:
+            rows.append(("state.json", json.dumps({"state": parsed[0], "body": parsed[1]}, ensure_ascii=False,
+                                                  separators=(",", ":")).encode()))
+        else:
+            self.conn.execute("DELETE FROM snapshots WHERE name = 'state.json'")
+        self.conn.executemany("INSERT OR REPLACE INTO snapshots(name, data) VALUES (?, ?)", rows)
+
+    def read_parsed_state(self, state: bytes) -> tuple[dict[str, Any], str] | None:
+        """state.md's (frontmatter, body) as written with `state`, or None."""
+        row = self.conn.execute("SELECT data FROM snapshots WHERE name = 'state.json'").fetchone()
+        if row is None:
+            return None
+        data = json.loads(row[0])
+        return data["state"], data["body"]
 
     def append_calls(self, records: list[dict[str, Any]]) -> None:
         self.conn.executemany("INSERT INTO calls(key, line) VALUES (?, ?)",
@@ -383,7 +397,12 @@ class SqliteWorkbench(Workbench):
                 board_raw = encode_board(folded.board)
                 rebuilt = ("state.md", "board.json")
             tail = self.log.tail()
-            node, state, body = self.parse_state(state_raw)
+            parsed = None if (need_node or rebuilt) else self.storage.read_parsed_state(state_raw)
+            if parsed is not None:  # written with these bytes, in the same transaction: no YAML to parse
+                node = None
+                state, body = parsed
+            else:
+                node, state, body = self.parse_state(state_raw)
             board = parse_board(board_raw, own=True)  # validated when it was written
             schemas.check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
             schemas.check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
@@ -400,96 +419,9 @@ class SqliteWorkbench(Workbench):
 
     def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True,
                     create: bool = False, who: Who | None = None) -> Transaction:
+        from workbench.store.sqlitetx import SqliteTransaction  # a reader (wb status) imports no write path
+
         return SqliteTransaction(self, actor, session, commit=commit, create=create, who=who)
-
-
-class SqliteTransaction(Transaction):
-    """One mutation in one database transaction: BEGIN IMMEDIATE → load → emit → validate → insert the
-    events, replace both snapshots, insert the call records → COMMIT. Nothing is written before the COMMIT but
-    the new files a `create` makes (config.yaml), and `put_file`'s after it."""
-
-    wb: SqliteWorkbench
-
-    def __enter__(self) -> Transaction:
-        if self.create:
-            self.wb.paths.wb.mkdir(exist_ok=True)
-        self._lock.acquire()
-        try:
-            self._begin()
-        except BaseException:
-            self._lock.release()
-            raise
-        return self
-
-    def _begin(self) -> None:
-        self._board_seen = None
-        self._loaded = self.wb.load(create=self.create)
-        self.events = []
-        self.adopted = 0
-        self.agent_board_changed = False
-        self.board_changed = bool(self._loaded.rebuilt)
-        self.deferred = None
-        self.refused = []
-        self._config_seen = False
-        self._begun = 0
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        try:
-            if exc_type is None:
-                self.commit()
-        finally:
-            self._lock.release()  # rolls back whatever was not committed
-
-    def commit(self) -> None:
-        from workbench.model import statefile
-        from workbench.model.statefile import too_deep
-        from workbench.store.atomic import write_workbench_file
-
-        loaded = self._loaded
-        assert loaded is not None
-        docs = self.docs
-        lock = self._lock
-        assert isinstance(lock, SqliteLock)
-        if not self.events:
-            self._write_new_files()
-            if loaded.rebuilt:
-                self.wb.storage.put_snapshots(loaded.state_raw, docs.encode_board())
-            lock.commit()
-            return
-        try:
-            chain(self.events, loaded.tail)
-        except UnicodeEncodeError:
-            raise Refused("refused: the change holds text that is not valid Unicode (a lone surrogate, such as "
-                          "bytes that are not UTF-8 in a command-line argument)") from None
-        for event in self.events:
-            schemas.check("event", event, f"events (seq {event['seq']})")
-        schemas.check("state", docs.state, "state.md")
-        if too_deep(docs.state.get("session"), 56):
-            from workbench.errors import SchemaRefused
-
-            raise SchemaRefused("state.md", "session", "nested more than 56 levels deep (a step's args?)")
-        if self.board_changed:
-            from workbench.model.boardfile import check_board
-
-            check_board(docs)
-        for record in self.calls:
-            schemas.check("call", record, "calls.jsonl")
-        faults.point("before_event_append")
-        self._write_new_files()
-        state_raw = statefile.render_fast(loaded.state_raw, loaded.file_state, docs.state, docs.body) \
-            if loaded.state_node is None else None
-        if state_raw is None:
-            state_raw = statefile.render(loaded.state_node, docs.state, docs.body)
-        self.wb.log.append(self.events, loaded.tail)
-        self.wb.storage.put_snapshots(state_raw, docs.encode_board())
-        if self.calls:
-            self.wb.storage.append_calls(self.calls)
-        faults.point("sqlite_before_commit")
-        lock.commit()  # durable once this returns (WAL, synchronous=FULL): the write is acknowledged
-        faults.point("sqlite_after_commit")
-        for rel, data in self.put_files.items():  # the files the events name (acceptance output, the handoff)
-            write_workbench_file(self.wb.paths.wb, rel, data)
-        self.outcome = CommitOutcome()
 
 
 # -- finding a workbench, and what this backend does not do ---------------------------------------------------
