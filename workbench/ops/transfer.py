@@ -76,9 +76,6 @@ def import_(start: Path, source: Path, kind: str, *, no_git: bool = False, db: s
     if not events:
         raise Refused(f"{source}: holds no events")
     docs = _fold(events, source)
-    if kind == "sqlite" and docs.board.get("archive"):
-        raise Refused(f"{source}: its board has an archive (sealed segments of finished tasks), which the SQLite "
-                      "backend does not keep yet: import it with --backend files")
     if no_git:
         root = start.resolve()
     else:
@@ -90,6 +87,7 @@ def import_(start: Path, source: Path, kind: str, *, no_git: bool = False, db: s
                       "remove it first)")
     if kind == "sqlite":
         from workbench.store import sqlitedb
+        from workbench.store.archive import write_sealed
         from workbench.store.config import parse_config
 
         path = db or (sqlitedb.NO_GIT_PATH if no_git else None)
@@ -97,6 +95,7 @@ def import_(start: Path, source: Path, kind: str, *, no_git: bool = False, db: s
         wb = sqlitedb.SqliteWorkbench(root, parse_config(text.encode()), create=True)
         write_workbench_file(wb.paths.wb, "config.yaml", text.encode())
         write_workbench_file(wb.paths.wb, ".gitignore", sqlitedb.GITIGNORE)
+        write_sealed(wb.paths, docs)  # the board's archive segments, as the files backend keeps them
         wb.storage.import_lines(events, calls, statefile.render(None, docs.state, docs.body), encode_board(docs.board))
         commit = None
     else:
@@ -106,6 +105,9 @@ def import_(start: Path, source: Path, kind: str, *, no_git: bool = False, db: s
         parse_config(config_text.encode())  # refused before anything is written
         files = Workbench(root)
         write_workbench_file(files.paths.wb, "config.yaml", config_text.encode())
+        from workbench.store.archive import write_sealed
+
+        write_sealed(files.paths, docs)  # the board's archive segments the events seal (init rebuilds the rest)
         backend.FilesStorage(files).import_lines(events, calls, b"", b"")
         _wb, _created, last = initcmd.init(root)  # rebuilds state.md and board.json from the log, and commits
         commit = last.commit

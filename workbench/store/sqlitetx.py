@@ -8,6 +8,7 @@ from workbench import faults
 from workbench.errors import Refused
 from workbench.git.repo import CommitOutcome
 from workbench.model import schemas
+from workbench.store import archive
 from workbench.store.eventlog import chain
 from workbench.store.sqlitedb import SqliteLock, SqliteWorkbench
 from workbench.store.transaction import Transaction
@@ -66,6 +67,8 @@ class SqliteTransaction(Transaction):
                 self.wb.storage.put_snapshots(loaded.state_raw, docs.encode_board())
             lock.commit()
             return
+        if self.board_changed:  # finished tasks past the threshold move to a sealed segment, as on files
+            archive.seal_due(self)
         try:
             chain(self.events, loaded.tail)
         except UnicodeEncodeError:
@@ -90,6 +93,10 @@ class SqliteTransaction(Transaction):
             if loaded.state_node is None else None
         if state_raw is None:
             state_raw = statefile.render(loaded.state_node, docs.state, docs.body)
+        # the board's archive segments: content-addressed files in .workbench/archive/, written before the COMMIT
+        # of the board that references them (a kill between leaves a segment no board names, which the next
+        # write that seals it writes again, byte for byte)
+        archive.write_sealed(self.wb.paths, docs)
         self.wb.log.append(self.events, loaded.tail)
         self.wb.storage.put_snapshots(state_raw, docs.encode_board(), (docs.state, docs.body))
         if self.calls:
