@@ -4,13 +4,14 @@ imports no write path."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from workbench import faults
 from workbench.errors import Refused
 from workbench.git.repo import CommitOutcome
 from workbench.model import schemas
 from workbench.store import archive
 from workbench.store.eventlog import chain
-from workbench.store.sqlitedb import SqliteLock, SqliteWorkbench
 from workbench.store.transaction import Transaction
 
 
@@ -19,7 +20,7 @@ class SqliteTransaction(Transaction):
     events, replace both snapshots, insert the call records → COMMIT. Nothing is written before the COMMIT but
     the new files a `create` makes (config.yaml), and `put_file`'s after it."""
 
-    wb: SqliteWorkbench
+    wb: Any  # store/sqlitedb.SqliteWorkbench (which imports this module when it opens a transaction)
 
     def __enter__(self) -> Transaction:
         if self.create:
@@ -59,8 +60,7 @@ class SqliteTransaction(Transaction):
         loaded = self._loaded
         assert loaded is not None
         docs = self.docs
-        lock = self._lock
-        assert isinstance(lock, SqliteLock)
+        lock: Any = self._lock  # store/sqlitedb.SqliteLock: COMMIT is where the write is acknowledged
         if not self.events:
             self._write_new_files()
             if loaded.rebuilt:
