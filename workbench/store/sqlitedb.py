@@ -189,24 +189,23 @@ class SqliteStorage:
         state, board = rows.get("state.md"), rows.get("board.json")
         return (bytes(state) if state is not None else None), (bytes(board) if board is not None else None)
 
-    def put_snapshots(self, state: bytes, board: bytes, parsed: tuple[dict[str, Any], str] | None = None) -> None:
-        """Both snapshots, and state.md's frontmatter and body as JSON (`parsed`): what a load reads instead of
-        parsing the YAML (the files backend keeps the same in its cache, store/caches.py)."""
+    def put_snapshots(self, state: bytes, board: bytes, parsed: tuple[dict[str, Any], str] | None = None, *,
+                      body_changed: bool = True) -> None:
+        """Both snapshots, and state.md's frontmatter (JSON) and decision log (text) apart (`parsed`): what a
+        load reads instead of parsing the YAML, and `wb status` without the decision log (the files backend
+        keeps the same in its cache, store/caches.py). `body_changed=False`: the decision log row stands."""
         rows = [("state.md", state), ("board.json", board)]
         if parsed is not None:
-            rows.append(("state.json", json.dumps({"state": parsed[0], "body": parsed[1]}, ensure_ascii=False,
-                                                  separators=(",", ":")).encode()))
+            rows.append(("state.json", json.dumps(parsed[0], ensure_ascii=False, separators=(",", ":")).encode()))
+            if body_changed or not self.conn.execute("SELECT 1 FROM snapshots WHERE name = 'state.body'").fetchone():
+                rows.append(("state.body", parsed[1].encode("utf-8")))
         else:
-            self.conn.execute("DELETE FROM snapshots WHERE name = 'state.json'")
+            self.conn.execute("DELETE FROM snapshots WHERE name IN ('state.json', 'state.body')")
         self.conn.executemany("INSERT OR REPLACE INTO snapshots(name, data) VALUES (?, ?)", rows)
 
-    def read_parsed_state(self, state: bytes) -> tuple[dict[str, Any], str] | None:
-        """state.md's (frontmatter, body) as written with `state`, or None."""
-        row = self.conn.execute("SELECT data FROM snapshots WHERE name = 'state.json'").fetchone()
-        if row is None:
-            return None
-        data = json.loads(row[0])
-        return data["state"], data["body"]
+    def read_snapshot(self, name: str) -> bytes | None:
+        row = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
+        return bytes(row[0]) if row is not None else None
 
     def append_calls(self, records: list[dict[str, Any]]) -> None:
         self.conn.executemany("INSERT INTO calls(key, line) VALUES (?, ?)",
@@ -385,7 +384,17 @@ class SqliteWorkbench(Workbench):
         from workbench.model.reducer import Docs
 
         with self.storage.reading():
-            state_raw, board_raw = self.storage.read_snapshots()
+            db = self.storage
+            parsed_raw = None if (need_node or create) else db.read_snapshot("state.json")
+            body_raw = db.read_snapshot("state.body") if parsed_raw is not None and need_body else None
+            state_raw: bytes | None
+            if parsed_raw is not None and (body_raw is not None or not need_body):
+                # wb status: the frontmatter alone, neither state.md's bytes nor its decision log
+                state_raw = db.read_snapshot("state.md") if need_body else b""
+                board_raw = db.read_snapshot("board.json")
+            else:
+                parsed_raw = None
+                state_raw, board_raw = db.read_snapshots()
             rebuilt: tuple[str, ...] = ()
             if state_raw is None or board_raw is None:
                 if not create:
@@ -397,10 +406,10 @@ class SqliteWorkbench(Workbench):
                 board_raw = encode_board(folded.board)
                 rebuilt = ("state.md", "board.json")
             tail = self.log.tail()
-            parsed = None if (need_node or rebuilt) else self.storage.read_parsed_state(state_raw)
-            if parsed is not None:  # written with these bytes, in the same transaction: no YAML to parse
+            if parsed_raw is not None and not rebuilt:  # written with these bytes, in one transaction: no YAML
                 node = None
-                state, body = parsed
+                state = json.loads(parsed_raw)
+                body = body_raw.decode("utf-8") if body_raw is not None else ""
             else:
                 node, state, body = self.parse_state(state_raw)
             board = parse_board(board_raw, own=True)  # validated when it was written

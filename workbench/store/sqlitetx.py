@@ -36,6 +36,7 @@ class SqliteTransaction(Transaction):
     def _begin(self) -> None:
         self._board_seen = None
         self._loaded = self.wb.load(create=self.create)
+        self._body0 = self._loaded.docs.body  # the decision log as loaded: rewritten only when it changed
         self.events = []
         self.adopted = 0
         self.agent_board_changed = False
@@ -98,7 +99,8 @@ class SqliteTransaction(Transaction):
         # write that seals it writes again, byte for byte)
         archive.write_sealed(self.wb.paths, docs)
         self.wb.log.append(self.events, loaded.tail)
-        self.wb.storage.put_snapshots(state_raw, docs.encode_board(), (docs.state, docs.body))
+        self.wb.storage.put_snapshots(state_raw, docs.encode_board(), (docs.state, docs.body),
+                                      body_changed=docs.body != self._body0)
         if self.calls:
             self.wb.storage.append_calls(self.calls)
         faults.point("sqlite_before_commit")
