@@ -1104,6 +1104,13 @@ def init(path: str | Path | None = None, ref: str | None = None, *, backend: str
         backend = os.environ.get("WB_DEFAULT_BACKEND") or "files"
         if backend not in ("files", "sqlite"):
             raise UsageError(f"WB_DEFAULT_BACKEND: {backend!r} is not files or sqlite")
+        if backend == "sqlite" and not no_git:  # a workbench already here stays in its own backend
+            from workbench.git.repo import find_worktree
+            from workbench.store import backend as storage
+
+            config = find_worktree(Path(path) if path is not None else Path.cwd()) / ".workbench" / "config.yaml"
+            if config.exists() and not storage.is_sqlite_config(config):
+                backend = "files"
     if backend == "sqlite":
         if ref is not None:
             raise Refused("--ref records state on a git branch: not with --backend sqlite")
