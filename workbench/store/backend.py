@@ -56,7 +56,9 @@ class Storage(Protocol):
     """One workbench's storage: its event log, its snapshots, its call journal."""
 
     kind: str  # "files" | "sqlite"
-    log: EventStore
+
+    @property
+    def log(self) -> EventStore: ...
 
     def read_snapshots(self) -> tuple[bytes | None, bytes | None]: ...  # (state.md, board.json) as stored
 

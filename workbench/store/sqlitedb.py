@@ -474,3 +474,13 @@ def validate(wb: SqliteWorkbench) -> list[str]:
                 continue
             problems.extend(str(e) for e in schemas.iter_errors("call", call, f"calls:{number}"))
     return problems
+
+
+if TYPE_CHECKING:  # mypy checks that both backends implement the interface of store/backend.py
+    from workbench.store.backend import EventStore, FilesStorage, Storage
+    from workbench.store.eventlog import EventLog
+
+    def _implements(a: SqliteLog, b: EventLog, c: SqliteStorage, d: FilesStorage) -> tuple[EventStore, ...]:
+        sqlite: Storage = c
+        files: Storage = d
+        return (a, b, sqlite.log, files.log)
