@@ -91,7 +91,7 @@ BARS = {
     "mcp.startup": 10.0,  # issue 13 §5: spawn to answered initialize ≤ 0.5 s (0.7–1.7 s before)
 }
 GROUPS = ("startup", "cli_mutation", "api_mutation", "history", "board", "replay", "hooks", "mcp", "sync", "scale",
-          "writers", "web")
+          "writers", "web", "backends")
 
 
 class BenchError(Exception):
@@ -690,6 +690,10 @@ BENCHES["writers"] = bench_writers
 from web import bench_web  # noqa: E402
 
 BENCHES["web"] = bench_web  # issue 21
+
+from backends import bench_backends  # noqa: E402  (issue 24: files vs SQLite)
+
+BENCHES["backends"] = bench_backends
 
 _ONLY: list[str] = []
 

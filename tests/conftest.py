@@ -42,6 +42,10 @@ else:
 
 WB_ARGV = [sys.executable, "-m", "workbench.cli.main"]
 SPAWN_ALWAYS = os.environ.get("WB_TESTS_SPAWN") == "1"
+# WB_TEST_BACKEND=sqlite: every `wb init` of the tests (the `bench` fixture's, `wb init` run by a test) makes a
+# workbench kept in SQLite (issue 24, docs/storage.md), through WB_DEFAULT_BACKEND. For the tests that are about
+# wb's behaviour, not about its files or git: .ci/run names the ones it runs so.
+TEST_BACKEND = os.environ.get("WB_TEST_BACKEND") or "files"
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -168,8 +172,10 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     monkeypatch.setenv("WB_TRUST_REPO_COMMANDS", "1")
     for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG_GLOBAL", "GIT_AUTHOR_DATE",
                  "GIT_COMMITTER_DATE", "WB_FAULT", "WB_FAULT_SKIP", "WB_PAUSE", "WB_PAUSE_FILE", "WB_DEBUG",
-                 "WB_LOCK_TIMEOUT"):
+                 "WB_LOCK_TIMEOUT", "WB_DEFAULT_BACKEND"):
         monkeypatch.delenv(name, raising=False)
+    if TEST_BACKEND != "files":
+        monkeypatch.setenv("WB_DEFAULT_BACKEND", TEST_BACKEND)
 
 
 def run_git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> str:

@@ -44,7 +44,7 @@ from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import STATUSES, next_task, status_of
 from workbench.ops.validate import validate_workbench
 from workbench.progress import tick as progress_tick
-from workbench.store import trust
+from workbench.store import opening, trust
 from workbench.store.transaction import LastWrite, Transaction
 from workbench.store.workbench import Workbench
 
@@ -77,7 +77,7 @@ class Bench:
     def open(cls, path: str | Path | None = None) -> Bench:
         """The workbench of the git work tree containing `path` (default: the current directory); NotFound
         when there is no git repository or no `.workbench/` (run `init` first)."""
-        return cls(Workbench.discover(Path(path) if path is not None else None))
+        return cls(opening.discover(Path(path) if path is not None else None))
 
     @property
     def root(self) -> Path:
@@ -938,6 +938,10 @@ def diff(path: str | Path | None = None, rev_a: str | None = None, rev_b: str | 
     if rev_a is None and rev_b is not None:
         raise UsageError("a second revision needs a first")
     root = find_worktree(Path(path) if path is not None else Path.cwd())
+    from workbench.store import backend
+
+    if backend.is_sqlite_config(root / ".workbench" / "config.yaml"):  # no state files in git to compare
+        raise backend.unsupported("wb diff")
     revs = [r for r in (rev_a, rev_b) if r is not None]
     return compare_revs(root, revs, all_fields=all_fields, default_base="HEAD" if revs else _default_base(root))
 
@@ -1171,11 +1175,34 @@ def next_task_id(board: dict[str, Any]) -> str:
     return f"T-{highest + 1:03d}"
 
 
-def init(path: str | Path | None = None, ref: str | None = None) -> tuple[Bench, bool, LastWrite]:
+def init(path: str | Path | None = None, ref: str | None = None, *, backend: str | None = None, no_git: bool = False,
+         db: str | None = None) -> tuple[Bench, bool, LastWrite]:
     """Create `.workbench/` (idempotent). `ref` records state on that branch instead of the checked-out one.
-    Returns (bench, created, what was committed)."""
+    `backend="sqlite"` keeps it in one SQLite database (`db`, default under the git directory; `no_git`: no
+    repository, the database in `.workbench/`; docs/storage.md). Returns (bench, created, what was committed)."""
     from workbench.ops import init as initcmd
 
+    if backend is None:  # WB_DEFAULT_BACKEND: a CI runner's (or the test suite's) choice for every `wb init`
+        import os
+
+        backend = os.environ.get("WB_DEFAULT_BACKEND") or "files"
+        if backend not in ("files", "sqlite"):
+            raise UsageError(f"WB_DEFAULT_BACKEND: {backend!r} is not files or sqlite")
+        if backend == "sqlite" and not no_git:  # a workbench already here stays in its own backend
+            from workbench.git.repo import find_worktree
+            from workbench.store import backend as storage
+
+            config = find_worktree(Path(path) if path is not None else Path.cwd()) / ".workbench" / "config.yaml"
+            if config.exists() and not storage.is_sqlite_config(config):
+                backend = "files"
+    if backend == "sqlite":
+        if ref is not None:
+            raise Refused("--ref records state on a git branch: not with --backend sqlite")
+        wb, created, last = initcmd.init_sqlite(Path(path) if path is not None else Path.cwd(), no_git=no_git, db=db)
+        return Bench(wb), created, last
+    if no_git or db is not None:
+        raise Refused(f"{'--no-git' if no_git else '--db'} needs --backend sqlite: the files backend keeps the "
+                      "workbench in git")
     moved: list[str] | None = None
     if ref is None:  # a fresh clone of a repository whose state is on a branch of its own: take that up
         ref = _state_branch_to_take_up(path)
@@ -1212,3 +1239,21 @@ def _state_branch_to_take_up(path: str | Path | None) -> str | None:
         if sha is not None and "events.jsonl" in wb.git.workbench_files_at(sha):
             return "wb-state"
     return None
+
+
+def export_workbench(path: str | Path | None, target: str | Path) -> dict[str, Any]:
+    """`wb export FILE`: the workbench found from `path`, whichever backend keeps it, dumped to `target`
+    (ops/transfer.py): every event and call record as stored, and config.yaml."""
+    from workbench.ops import transfer
+
+    return transfer.export(opening.discover(Path(path) if path is not None else None), Path(target))
+
+
+def import_workbench(path: str | Path | None, source: str | Path, backend: str = "files", *, no_git: bool = False,
+                     db: str | None = None) -> dict[str, Any]:
+    """`wb import FILE`: a new workbench in the git work tree of `path` (with `no_git`, `path` itself) from a
+    dump `wb export` wrote, kept in `backend` ("files" or "sqlite")."""
+    from workbench.ops import transfer
+
+    return transfer.import_(Path(path) if path is not None else Path.cwd(), Path(source), backend, no_git=no_git,
+                            db=db)

@@ -467,3 +467,50 @@ def test_kill_while_recording_a_hand_edit(acked_repo: Path, point: str, file: st
     assert status_workbench(repo) == ""
     assert status_outside(repo) == user_status
     assert all(p.startswith(".workbench/") for p in paths_changed_since(repo, head0))
+
+
+# -- the SQLite backend (issue 24, store/sqlitedb.py): one database transaction per mutation ---------------------
+# a kill before its COMMIT leaves the database as it was (SQLite rolls the open transaction back on the next
+# open), a kill after it leaves the mutation wholly there; what was acknowledged before is there either way
+SQLITE_POINTS = [
+    Point("sqlite:before_event_append", "before_event_append", 0, False),  # validated, nothing inserted
+    Point("sqlite_before_commit", "sqlite_before_commit", 0, False),  # events and snapshots inserted, no COMMIT
+    Point("sqlite_after_commit", "sqlite_after_commit", 0, False),  # committed: acknowledged but for the exit
+]
+
+
+def test_every_sqlite_fault_point_is_covered() -> None:
+    import workbench.store.sqlitedb
+    import workbench.store.sqlitetx
+
+    named = set()
+    for module in (workbench.store.sqlitedb, workbench.store.sqlitetx):
+        named |= set(re.findall(r'faults\.point\("([^"]+)"\)', Path(module.__file__).read_text()))
+    assert named == {p.name for p in SQLITE_POINTS}
+
+
+@pytest.mark.parametrize("point", SQLITE_POINTS, ids=[p.label for p in SQLITE_POINTS])
+def test_sqlite_kill_at_fault_point(tmp_path: Path, point: Point) -> None:
+    work = tmp_path / "scratch"  # no git repository: `wb init --no-git --backend sqlite`
+    work.mkdir()
+    wb_ok(work, "init", "--no-git", "--backend", "sqlite")
+    for title in ACKED_TASKS.values():
+        wb_ok(work, "task", "add", title)
+    wb_ok(work, "note", ACKED_NOTE)
+    n0 = json.loads(wb_ok(work, "status", "--json").stdout)["last_event"]["seq"]
+
+    killed = wb(work, "task", "add", INFLIGHT_NOTE, WB_FAULT=point.name)
+    assert killed.returncode == -9, f"not killed at {point.label}: exit {killed.returncode} {killed.stderr}"
+
+    landed = point.name == "sqlite_after_commit"
+    validate = wb(work, "validate")
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+    data = json.loads(wb_ok(work, "status", "--json").stdout)
+    assert data["last_event"]["seq"] == n0 + landed
+    tasks = json.loads(wb_ok(work, "task", "list", "--json").stdout)
+    titles = [t["title"] for t in (tasks["tasks"] if isinstance(tasks, dict) else tasks)]
+    assert titles == [*ACKED_TASKS.values(), *([INFLIGHT_NOTE] if landed else [])]
+    assert wb(work, "replay", "--verify").returncode == 0
+    # and the next mutation goes on from there, its seq right after what is in the database
+    wb_ok(work, "task", "add", AFTER_TITLE)
+    assert json.loads(wb_ok(work, "status", "--json").stdout)["last_event"]["seq"] == n0 + landed + 1

@@ -37,6 +37,9 @@ def _global(
 ) -> None:
     _OPTIONS["chdir"] = chdir
     _OPTIONS["debug"] = debug
+    from workbench.store import backend
+
+    backend.refuse_unsupported(chdir or Path.cwd())  # a command the workbench's backend does not serve: 1 line
 
 
 _OPTIONS: dict[str, Any] = {"chdir": None, "debug": False}
@@ -79,6 +82,8 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("serve", "serve", "serve_command", False),  # issue 21
     ("prime", "prime", "prime_command", False),  # issue 22
     ("verify", "verify", "verify_command", False),  # issue 22
+    ("export", "transfer", "export_command", False),  # issue 24
+    ("import", "transfer", "import_command", False),  # issue 24
 )
 # Commands a module adds to another's group (issue 15: `wb task claim` lives in cli/claims.py): imported when
 # the group is registered.
@@ -177,7 +182,11 @@ def run_app(args: list[str]) -> int:
     import click
 
     args = _completion_shell(args)
-    command = typer.main.get_command(register(needed(args)))
+    wanted = needed(args)
+    from workbench.store import backend  # the backend refuses the commands it cannot serve yet
+
+    backend.command = next(iter(wanted)) if wanted is not None and len(wanted) == 1 else None
+    command = typer.main.get_command(register(wanted))
     try:
         result = command.main(args=args, prog_name="wb", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -23,20 +23,29 @@ def init_command(
     codex: bool = typer.Option(False, "--codex", help="Also wire Codex CLI: wb's hooks in .codex/hooks.json and "
                                "its MCP server in .codex/config.toml, merged (not committed; Codex runs them once "
                                "you trust them)."),
+    backend: str = typer.Option(None, "--backend", metavar="files|sqlite",
+                                help="Where to keep the workbench: files (committed to git; the default, or "
+                                     "WB_DEFAULT_BACKEND's) or sqlite (one database; docs/storage.md)."),
+    no_git: bool = typer.Option(False, "--no-git", help="With --backend sqlite: no git repository needed (a CI "
+                                                        "runner, a scratch directory); the database is in "
+                                                        ".workbench/."),
+    db: str = typer.Option(None, "--db", metavar="PATH", help="With --backend sqlite: the database file, instead "
+                                                             "of <git dir>/wb/workbench.sqlite3."),
 ) -> int:
     """Create .workbench/ (state, board, event log, config) and commit it. A second run changes nothing."""
     from pathlib import Path
 
     from workbench.api import init
+    from workbench.errors import UsageError
 
     if ref is not None:
         import re
 
-        from workbench.errors import UsageError
-
         if not re.match(r"^[A-Za-z0-9._/-]+$", ref) or ref.startswith(("-", "/")) or ".." in ref:
             raise UsageError(f"--ref: {ref!r} is not a branch name")
-    bench, created, last = init(start_dir() or Path.cwd(), ref)
+    if backend is not None and backend not in ("files", "sqlite"):
+        raise UsageError(f"--backend: {backend!r} is not files or sqlite")
+    bench, created, last = init(start_dir() or Path.cwd(), ref, backend=backend, no_git=no_git, db=db)
     agents = None
     claude: dict[str, str | None] = {}
     if agents_md or claude_md:  # the files outside .workbench/ wb writes, and only when asked

@@ -10,9 +10,9 @@ from workbench.cli import output
 
 def run(chdir: Path | None, as_json: bool) -> int:
     from workbench.ops.status import status_of
-    from workbench.store.workbench import Workbench
+    from workbench.store import opening
 
-    data = status_of(Workbench.discover(chdir))
+    data = status_of(opening.discover(chdir))
     if as_json:  # one compact line: an agent reads it at the start of every session, whitespace and all
         import json
         import sys

@@ -28,9 +28,9 @@ def trust_command(
     or by a hand edit runs only after this; what this clone's wb wrote (wb task add --accept) is trusted
     already. Trust is kept per command digest in the git directory, never in the tree."""
     from workbench.ops import trust
-    from workbench.store.workbench import Workbench
+    from workbench.store import opening
 
-    wb = Workbench.discover(start_dir())
+    wb = opening.discover(start_dir())
     if list_ or json_:
         data = trust.listing(wb)
         if json_:
@@ -76,11 +76,11 @@ def untrust_command(
     """Forget trusted commands on this clone: they are refused again until `wb trust`."""
     from workbench.errors import UsageError
     from workbench.ops import trust
-    from workbench.store.workbench import Workbench
+    from workbench.store import opening
 
     if not names and not all_:
         raise UsageError("name what to untrust (a tool, a hook topic, planner, a task id, a plan file) or --all")
-    wb = Workbench.discover(start_dir())
+    wb = opening.discover(start_dir())
     gone = trust.untrust(wb, list(names or []), everything=all_)
     output.say(f"untrusted {gone} command{'' if gone == 1 else 's'} on this clone")
     return 0

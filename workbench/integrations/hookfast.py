@@ -87,6 +87,12 @@ def _run(client: str, chdir: str | None, state: dict[str, Any]) -> None:
             _deny(why)
         _complain(client, f"no workbench in {root}: run `wb init` first")
         return
+    from pathlib import Path
+
+    from workbench.store import backend
+
+    if backend.is_sqlite_config(Path(os.path.join(root, ".workbench", "config.yaml"))):  # no spool there yet
+        raise backend.unsupported("wb hook (the agent hooks)")
     spool = Spool(_git_dir(root))
     type_, payload = agenthooks.hook_event(hook, client)
     answer: dict[str, Any] | None = None

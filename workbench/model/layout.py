@@ -45,6 +45,10 @@ def git_dir_of(root: Path) -> Path:
                 return named if named.is_absolute() else root / named
     except OSError:
         pass
+    if not dot_git.exists():  # no repository: a workbench kept in SQLite without git keeps wb's own files here
+        local = root / WB_DIR / ".local"  # (store/sqlitedb.NoGit; `wb init --no-git --backend sqlite`)
+        if local.is_dir():
+            return local
     return dot_git
 
 

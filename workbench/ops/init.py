@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,40 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
     if registered and not created:
         last.warnings.append("registered wb's git diff and merge drivers: " + ", ".join(registered))
     return wb, created or bool(registered and not complete), last
+
+
+def init_sqlite(start: Path, *, no_git: bool = False, db: str | None = None) -> tuple[Workbench, bool, LastWrite]:
+    """`wb init --backend sqlite`: config.yaml in `.workbench/` naming the SQLite backend, and the database
+    (store/sqlitedb.py) with the `workbench.init` event and both snapshots, made by one `create` transaction.
+    `no_git`: `start` is the top (no repository needed), the database is `.workbench/workbench.sqlite3`. `db`:
+    the database's path instead of `<git dir>/wb/workbench.sqlite3`. Idempotent; a workbench kept in files
+    here is refused (`wb export` / `wb import` move it)."""
+    from workbench.store import backend, sqlitedb
+    from workbench.store.config import parse_config
+
+    root = start.resolve() if no_git else find_worktree(start)
+    config_path = root / ".workbench" / "config.yaml"
+    if config_path.exists() and not backend.is_sqlite_config(config_path):
+        raise Refused(f"a workbench kept in files is already in {root}: `wb export FILE` it, then `wb import "
+                      "FILE --backend sqlite` in an empty directory or repository")
+    if (root / ".workbench" / "events.jsonl").exists():
+        raise Refused(f"{root}/.workbench holds an event log: it is a files workbench; `wb export` moves it")
+    if config_path.exists():
+        text = config_path.read_bytes()
+    else:
+        path = db or (sqlitedb.NO_GIT_PATH if no_git else None)
+        if path is not None and (not path.strip() or "\n" in path):
+            raise Refused(f"--db: {path!r} is not a path")
+        text = (CONFIG_TEMPLATE + "storage: sqlite\n" + (f"sqlite_path: {json.dumps(path)}\n" if path else "")).encode()
+    wb = sqlitedb.SqliteWorkbench(root, parse_config(text), create=True)
+    with wb.transaction(actor="wb", create=True) as tx:
+        tx.create_file("config.yaml", text)
+        tx.create_file(".gitignore", sqlitedb.GITIGNORE)
+        if tx.base_seq == 0:
+            tx.emit("workbench.init", {"next_action": NEXT_ACTION}, actor="wb")
+        created = bool(tx.events)
+    wb.reload_config()
+    return wb, created, LastWrite()
 
 
 # --- the agent's own settings (`wb init --claude-code`, `wb init --codex`) ----------------------------------------

@@ -24,6 +24,10 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
     from workbench.model import statefile
     from workbench.store.config import load_config
 
+    if getattr(wb, "storage", None) is not None:  # the SQLite backend (store/sqlitedb.py)
+        from workbench.store import sqlitedb
+
+        return sqlitedb.validate(wb) or snapshot_disagreements(wb)  # type: ignore[arg-type]
     problems: list[str] = []
     p = wb.paths
 

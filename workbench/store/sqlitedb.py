@@ -1,0 +1,486 @@
+"""The SQLite backend (`storage: sqlite` in config.yaml, `wb init --backend sqlite`): the workbench in one
+database file, through the storage interface of store/backend.py.
+
+Where: `sqlite_path` of config.yaml (relative to the work tree's top), else `<git dir>/wb/workbench.sqlite3`;
+`wb init --no-git` (no repository: a CI runner, a scratch directory) names `.workbench/workbench.sqlite3`.
+config.yaml stays a file in `.workbench/` (a person edits it); everything else is in the database:
+
+    events(seq PRIMARY KEY, type, hash, line)  the event lines exactly as events.jsonl would hold them, so the
+                                               `prev` hash chain is the same; `hash` is the line's own
+    snapshots(name PRIMARY KEY, data)          state.md and board.json, the bytes the files backend would write
+    calls(n PRIMARY KEY, key, line)            calls.jsonl's records, as its lines
+
+WAL mode and synchronous=FULL: a mutation is acknowledged once its COMMIT returns, and a kill -9 at any moment
+loses nothing acknowledged (tests/reliability/test_crash.py, the `sqlite_` points). The lock is SQLite's own:
+a transaction begins with BEGIN IMMEDIATE (waiting up to lock_timeout, then exit 6 as with the file lock), loads
+inside it, and ends with one COMMIT that holds its events and both snapshots; an exception rolls it all back.
+Readers (`wb status`) read one consistent snapshot of the database and take no lock.
+
+Not on this backend (yet): git commits of the state (there are no files to commit), hand edits of state.md and
+board.json (there are no files to edit: the verbs and `wb set` are the way in), the board's archive segments,
+the agent hooks' spool and the pending journal (SQLite's durability takes their place), `wb sync`, the harness
+(`wb run`/`wb resume`) and `wb doctor`: each exits 2 with one line saying so (store/backend.refuse_unsupported).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import Busy, NotFound, Refused
+from workbench.git.repo import CommitOutcome, GitRepo
+from workbench.model import reducer, schemas
+from workbench.model.jsonl import encode, line_hash
+from workbench.model.layout import WB_DIR
+from workbench.store.eventlog import LogMoved, Tail
+from workbench.store.workbench import Loaded, Workbench
+
+if TYPE_CHECKING:
+    from workbench.model.provenance import Who
+    from workbench.store.transaction import Transaction
+
+DB_NAME = "workbench.sqlite3"
+GITIGNORE = b"# wb: kept in SQLite (docs/storage.md); only config.yaml is a file\nworkbench.sqlite3*\n.local/\n"
+NO_GIT_PATH = f"{WB_DIR}/{DB_NAME}"
+FORMAT = 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY, type TEXT NOT NULL, hash TEXT NOT NULL,
+                                  line BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS events_by_type ON events(type, seq);
+CREATE TABLE IF NOT EXISTS snapshots(name TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS calls(n INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT, line BLOB NOT NULL);
+"""
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def db_path(root: Path, config: dict[str, Any]) -> Path:
+    """The database file of the workbench whose work tree top is `root`."""
+    named = config.get("sqlite_path")
+    if named:
+        return (root / str(named)) if not os.path.isabs(str(named)) else Path(str(named))
+    from workbench.git.repo import GitRepo
+
+    return GitRepo(root).git_dir / "wb" / DB_NAME
+
+
+def _parse(line: bytes, seq: int) -> dict[str, Any]:
+    try:
+        event = json.loads(line)
+    except (ValueError, RecursionError):
+        raise Refused(f"workbench.sqlite3: the event at seq {seq} is damaged (not JSON); run `wb validate`") from None
+    if not isinstance(event, dict) or event.get("seq") != seq:
+        raise Refused(f"workbench.sqlite3: the event at seq {seq} does not hold seq {seq}; run `wb validate`")
+    return event
+
+
+class SqliteLog:
+    """The event log in the `events` table: store/backend.EventStore."""
+
+    def __init__(self, db: SqliteStorage) -> None:
+        self.db = db
+
+    def tail(self) -> Tail:
+        row = self.db.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        return Tail(row[0], row[1], 0, 0) if row else Tail(0, None, 0, 0)
+
+    def read_after(self, seq: int) -> list[dict[str, Any]]:
+        rows = self.db.conn.execute("SELECT seq, line FROM events WHERE seq > ? ORDER BY seq", (seq,))
+        return [_parse(line, s) for s, line in rows]
+
+    def scan_after(self, seq: int) -> tuple[Tail, list[dict[str, Any]]]:
+        with self.db.reading():
+            return self.tail(), self.read_after(seq)
+
+    def by_type(self, types: tuple[str, ...], limit: int) -> list[dict[str, Any]]:
+        """The newest `limit` events of these types, newest first (the index on type)."""
+        marks = ",".join("?" * len(types))
+        rows = self.db.conn.execute(f"SELECT seq, line FROM events WHERE type IN ({marks}) ORDER BY seq DESC "
+                                    "LIMIT ?", (*types, limit))
+        return [_parse(line, s) for s, line in rows]
+
+    def iter_all(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        prev: str | None = None
+        expect = 1
+        for seq, line in self.db.conn.execute("SELECT seq, line FROM events ORDER BY seq"):
+            event = _parse(line, seq)
+            if seq != expect:
+                raise Refused(f"workbench.sqlite3: seq {seq} follows seq {expect - 1}: a gap in the log")
+            if event.get("prev") != prev:
+                raise Refused(f"workbench.sqlite3: seq {seq}: hash chain broken")
+            yield bytes(line), event
+            prev = line_hash(bytes(line))
+            expect += 1
+
+    def iter_backwards(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        newer: dict[str, Any] | None = None
+        for seq, line in self.db.conn.execute("SELECT seq, line FROM events ORDER BY seq DESC"):
+            event = _parse(line, seq)
+            if newer is not None and (seq != newer["seq"] - 1 or newer.get("prev") != line_hash(bytes(line))):
+                raise Refused(f"workbench.sqlite3: seq {newer['seq']}: hash chain broken")
+            yield bytes(line), event
+            newer = event
+
+    def lines_backwards(self) -> Iterator[bytes]:
+        for (line,) in self.db.conn.execute("SELECT line FROM events ORDER BY seq DESC"):
+            yield bytes(line)
+
+    def complete_bytes(self) -> bytes:
+        return b"".join(bytes(line) + b"\n" for (line,) in self.db.conn.execute("SELECT line FROM events ORDER BY seq"))
+
+    unsealed_bytes = complete_bytes
+
+    def iter_unsealed(self, res: Any = None) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        return self.iter_all()
+
+    def headers(self) -> list[Any]:
+        return []  # no sealed segments: one table holds every event
+
+    def sealed_chain(self) -> list[Any]:
+        return []
+
+    def append(self, events: list[dict[str, Any]], tail: Tail) -> None:
+        """Insert a batch inside the open write transaction (the caller's COMMIT makes it durable)."""
+        if self.tail() != tail:
+            raise LogMoved("workbench.sqlite3 changed under this write")
+        self.db.conn.executemany("INSERT INTO events(seq, type, hash, line) VALUES (?, ?, ?, ?)",
+                                 [(e["seq"], e["type"], line_hash(enc), enc) for e in events for enc in [encode(e)]])
+
+
+class SqliteStorage:
+    """One database: store/backend.Storage."""
+
+    kind = "sqlite"
+
+    def __init__(self, path: Path, timeout: float = 10.0, *, create: bool = False) -> None:
+        self.path = path
+        if not create and not path.exists():
+            raise NotFound(f"the workbench's database {path} is missing: restore it, or run "
+                           "`wb init --backend sqlite` to start an empty one")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=FULL")
+            if create:
+                self.conn.executescript(SCHEMA)
+                self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('format', ?)", (str(FORMAT),))
+        except sqlite3.DatabaseError as err:
+            raise Refused(f"{path}: not a wb database ({err})") from None
+        self.log = SqliteLog(self)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def reading(self) -> _Reading:
+        """A consistent read of the database (a read transaction), unless a write transaction is open."""
+        return _Reading(self.conn)
+
+    def read_snapshots(self) -> tuple[bytes | None, bytes | None]:
+        rows = dict(self.conn.execute("SELECT name, data FROM snapshots"))
+        state, board = rows.get("state.md"), rows.get("board.json")
+        return (bytes(state) if state is not None else None), (bytes(board) if board is not None else None)
+
+    def put_snapshots(self, state: bytes, board: bytes, parsed: tuple[dict[str, Any], str] | None = None, *,
+                      body_changed: bool = True) -> None:
+        """Both snapshots, and state.md's frontmatter (JSON) and decision log (text) apart (`parsed`): what a
+        load reads instead of parsing the YAML, and `wb status` without the decision log (the files backend
+        keeps the same in its cache, store/caches.py). `body_changed=False`: the decision log row stands."""
+        rows = [("state.md", state), ("board.json", board)]
+        if parsed is not None:
+            rows.append(("state.json", json.dumps(parsed[0], ensure_ascii=False, separators=(",", ":")).encode()))
+            if body_changed or not self.conn.execute("SELECT 1 FROM snapshots WHERE name = 'state.body'").fetchone():
+                rows.append(("state.body", parsed[1].encode("utf-8")))
+        else:
+            self.conn.execute("DELETE FROM snapshots WHERE name IN ('state.json', 'state.body')")
+        self.conn.executemany("INSERT OR REPLACE INTO snapshots(name, data) VALUES (?, ?)", rows)
+
+    def read_snapshot(self, name: str) -> bytes | None:
+        row = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
+        return bytes(row[0]) if row is not None else None
+
+    def append_calls(self, records: list[dict[str, Any]]) -> None:
+        self.conn.executemany("INSERT INTO calls(key, line) VALUES (?, ?)",
+                              [(str(r.get("key") or ""), json.dumps(r, ensure_ascii=False,
+                                                                    separators=(",", ":")).encode()) for r in records])
+
+    def calls_bytes(self) -> bytes:
+        return b"".join(bytes(line) + b"\n" for (line,) in self.conn.execute("SELECT line FROM calls ORDER BY n"))
+
+    def recorded_call(self, key: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT line FROM calls WHERE key = ? ORDER BY n DESC LIMIT 1", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def import_lines(self, events: bytes, calls: bytes, state: bytes, board: bytes) -> None:
+        """Fill an empty database: the lines as given, in one transaction."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self.conn.execute("SELECT 1 FROM events LIMIT 1").fetchone():
+                raise Refused(f"{self.path} already holds a workbench: `wb import` fills an empty one only")
+            rows = []
+            for line in events.splitlines():
+                event = json.loads(line)
+                rows.append((event["seq"], event["type"], line_hash(line), line))
+            self.conn.executemany("INSERT INTO events(seq, type, hash, line) VALUES (?, ?, ?, ?)", rows)
+            self.conn.executemany("INSERT INTO calls(key, line) VALUES (?, ?)",
+                                  [(str(json.loads(line).get("key") or ""), line) for line in calls.splitlines()])
+            self.put_snapshots(state, board)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+
+class _Reading:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.began = False
+
+    def __enter__(self) -> None:
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.began = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.began and self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+
+
+class SqliteLock:
+    """SQLite's write lock, held from BEGIN IMMEDIATE to COMMIT (or ROLLBACK): the workbench lock of this
+    backend. `with wb.lock():` and the transaction use it alike."""
+
+    def __init__(self, db: SqliteStorage, timeout: float) -> None:
+        self.db = db
+        self.timeout = timeout
+
+    def acquire(self) -> None:
+        self.db.conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+        try:
+            self.db.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as err:
+            if "locked" in str(err) or "busy" in str(err):
+                raise Busy(f"another wb process holds the workbench lock for more than {self.timeout:g}s; "
+                           "retry when it finishes (WB_LOCK_TIMEOUT raises the wait)") from None
+            raise Refused(f"{self.db.path}: {err}") from None
+
+    def commit(self) -> None:
+        self.db.conn.execute("COMMIT")
+
+    def release(self) -> None:
+        if self.db.conn.in_transaction:
+            self.db.conn.execute("ROLLBACK")
+
+    def __enter__(self) -> SqliteLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None and self.db.conn.in_transaction:
+            self.commit()
+        self.release()
+
+
+class NoGit(GitRepo):
+    """The git side of a workbench kept without a repository (`wb init --no-git`): what wb keeps per clone in
+    the git directory (the trust store, the refused attempts, caches) is kept in `.workbench/.local/`, and
+    there is no git operation, HEAD or commit to ask about."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.local = root / WB_DIR / ".local"
+
+    @property
+    def git_dir(self) -> Path:
+        return self.local
+
+    @property
+    def common_dir(self) -> Path:
+        return self.local
+
+    def operation_in_progress(self) -> str | None:
+        return None
+
+    def wait_for_users_git(self, seconds: float = 10.0) -> bool:
+        return False
+
+    def symbolic_head(self) -> str | None:
+        return None
+
+    def read_ref(self, ref: str) -> str | None:
+        return None
+
+    def committed_file(self, path: str, ref: str = "HEAD") -> bytes | None:
+        return None
+
+    def workbench_left_out(self) -> str | None:
+        return None
+
+
+class SqliteWorkbench(Workbench):
+    """A workbench kept in SQLite: the files backend's Workbench with its storage, load and transaction
+    replaced; config.yaml (and artifacts/) stay files in `.workbench/`."""
+
+    def __init__(self, root: Path, config: dict[str, Any] | None = None, *, create: bool = False) -> None:
+        super().__init__(root)
+        from workbench.store.config import load_config
+
+        self._config = config if config is not None else load_config(self.paths.config)
+        if self._config.get("sqlite_path") == NO_GIT_PATH:
+            self.git = NoGit(root)
+            self.git.local.mkdir(parents=True, exist_ok=True)
+        self.storage = SqliteStorage(db_path(root, self._config), self._timeout(), create=create)
+        self.log = self.storage.log  # type: ignore[assignment]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        if self._config is None:
+            from workbench.store.config import load_config
+
+            self._config = load_config(self.paths.config)
+        return self._config
+
+    @property
+    def has_git(self) -> bool:
+        return self.config.get("sqlite_path") != NO_GIT_PATH
+
+    def _timeout(self) -> float:
+        env = os.environ.get("WB_LOCK_TIMEOUT")
+        return float(env) if env else float(self.config["lock_timeout"])
+
+    def lock(self) -> SqliteLock:  # type: ignore[override]
+        return SqliteLock(self.storage, self._timeout())
+
+    def register_drivers_if_cloned(self) -> None:
+        return None  # no state files in git: nothing for git's diff and merge drivers to show
+
+    def deferred(self) -> str | None:
+        return None  # git's operations never touch the database
+
+    def pending_events(self, tail: Tail) -> list[dict[str, Any]]:
+        return []  # no pending journal: an acknowledged write is in the database
+
+    def checkpoint(self, summary: str, session: str | None = None) -> CommitOutcome:
+        return CommitOutcome()  # every transaction was durable at its COMMIT; no git commit on this backend
+
+    def recorded_call(self, key: str) -> dict[str, Any] | None:
+        with self.storage.reading():
+            return self.storage.recorded_call(key)
+
+    def load(self, *, detect_human: bool = True, need_node: bool = False, need_body: bool = True,
+             create: bool = False, thorough: bool = False) -> Loaded:
+        """The snapshots and the events after them (none: both are written in the transaction that appends),
+        from one consistent read of the database."""
+        from workbench.model import ids, statefile
+        from workbench.model.boardfile import encode_board, parse_board
+        from workbench.model.reducer import Docs
+
+        with self.storage.reading():
+            db = self.storage
+            parsed_raw = None if (need_node or create) else db.read_snapshot("state.json")
+            body_raw = db.read_snapshot("state.body") if parsed_raw is not None and need_body else None
+            state_raw: bytes | None
+            if parsed_raw is not None and (body_raw is not None or not need_body):
+                # wb status: the frontmatter alone, neither state.md's bytes nor its decision log
+                state_raw = db.read_snapshot("state.md") if need_body else b""
+                board_raw = db.read_snapshot("board.json")
+            else:
+                parsed_raw = None
+                state_raw, board_raw = db.read_snapshots()
+            rebuilt: tuple[str, ...] = ()
+            if state_raw is None or board_raw is None:
+                if not create:
+                    raise NotFound(f"the workbench's database {self.storage.path} holds no workbench yet: run "
+                                   "`wb init --backend sqlite`")
+                folded = reducer.fold((event for _line, event in self.log.iter_all()), empty_ts=ids.utc_now())
+                assert folded is not None
+                state_raw = statefile.render(None, folded.state, folded.body)
+                board_raw = encode_board(folded.board)
+                rebuilt = ("state.md", "board.json")
+            tail = self.log.tail()
+            if parsed_raw is not None and not rebuilt:  # written with these bytes, in one transaction: no YAML
+                node = None
+                state = json.loads(parsed_raw)
+                body = body_raw.decode("utf-8") if body_raw is not None else ""
+            else:
+                node, state, body = self.parse_state(state_raw)
+            board = parse_board(board_raw, own=True)  # validated when it was written
+            schemas.check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
+            schemas.check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
+            docs = Docs(state, body, board)
+            docs.board_raw = board_raw
+            last = _int(state.get("last_event"))
+            if tail.seq < last:
+                raise Refused(f"state.md: last_event {last} is beyond the event log's last seq {tail.seq}")
+            after = self.log.read_after(last) if tail.seq > last else []
+            for event in after:
+                schemas.check("event", event, f"events (seq {event['seq']})")
+                reducer.apply(docs, event, board_from=_int(board.get("last_event")))
+        return Loaded(docs, tail, node, state_raw, copy.deepcopy(state), [], replayed=len(after), rebuilt=rebuilt)
+
+    def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True,
+                    create: bool = False, who: Who | None = None) -> Transaction:
+        from workbench.store.sqlitetx import SqliteTransaction  # a reader (wb status) imports no write path
+
+        return SqliteTransaction(self, actor, session, commit=commit, create=create, who=who)
+
+
+# -- finding a workbench, and what this backend does not do ---------------------------------------------------
+
+def validate(wb: SqliteWorkbench) -> list[str]:
+    """`wb validate` on SQLite: config.yaml, every event against its schema and the chain, the snapshots
+    against theirs, every call record, and the whole log's fold against the snapshots."""
+    from workbench.model import statefile
+    from workbench.model.boardfile import duplicate_ids, parse_board
+    from workbench.store.config import load_config
+
+    problems: list[str] = []
+    try:
+        load_config(wb.paths.config)
+    except (Refused, NotFound) as err:
+        problems.append(str(err))
+    with wb.storage.reading():
+        try:
+            for _line, event in wb.log.iter_all():
+                problems.extend(str(e) for e in schemas.iter_errors("event", event, f"events (seq {event['seq']})"))
+        except Refused as err:
+            problems.append(str(err))
+        state_raw, board_raw = wb.storage.read_snapshots()
+        if state_raw is None or board_raw is None:
+            problems.append(f"{wb.storage.path}: no snapshots (run `wb init --backend sqlite`)")
+            return problems
+        try:
+            state = statefile.parse(state_raw).data
+            problems.extend(str(e) for e in schemas.iter_errors("state", state, "state.md"))
+            board = parse_board(board_raw)
+            problems.extend(str(e) for e in schemas.iter_errors("board", board, "board.json"))
+            problems.extend(f"board.json: tasks[{i}].id: duplicate id {tid}"
+                            for i, tid in duplicate_ids(board.get("tasks")))
+        except Refused as err:
+            problems.append(str(err))
+        for number, line in enumerate(wb.storage.calls_bytes().splitlines(), start=1):
+            try:
+                call = json.loads(line)
+            except ValueError:
+                problems.append(f"calls:{number}: damaged record (not JSON)")
+                continue
+            problems.extend(str(e) for e in schemas.iter_errors("call", call, f"calls:{number}"))
+    return problems
+
+
+if TYPE_CHECKING:  # mypy checks that both backends implement the interface of store/backend.py
+    from workbench.store.backend import EventStore, FilesStorage, Storage
+    from workbench.store.eventlog import EventLog
+
+    def _implements(a: SqliteLog, b: EventLog, c: SqliteStorage, d: FilesStorage) -> tuple[EventStore, ...]:
+        sqlite: Storage = c
+        files: Storage = d
+        return (a, b, sqlite.log, files.log)
