@@ -35,8 +35,10 @@ def test_the_claude_code_settings_hook_every_event_wb_records() -> None:
 def test_the_mcp_settings_start_wb_mcp() -> None:
     cursor = [json.loads(b) for b in blocks("json") if "mcpServers" in b]
     assert cursor and all(c["mcpServers"]["wb"] == {"command": "wb", "args": ["mcp"]} for c in cursor)
-    codex = [tomllib.loads(b) for b in blocks("toml")]
-    assert codex == [{"mcp_servers": {"wb": {"command": "wb", "args": ["mcp"]}}}]
+    from workbench.ops.init import CODEX_PASSED_ENV
+
+    codex = [tomllib.loads(b) for b in blocks("toml")]  # as `wb init --codex` writes it
+    assert codex == [{"mcp_servers": {"wb": {"command": "wb", "args": ["mcp"], "env_vars": list(CODEX_PASSED_ENV)}}}]
     assert "claude mcp add wb -- wb mcp" in DOC
 
 
