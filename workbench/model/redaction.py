@@ -83,7 +83,7 @@ _RULES: list[tuple[tuple[str, ...], str, int]] = [
     (("eyj",), r"eyJ(?<![A-Za-z0-9_-]...)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", 0),  # a JWT
     (("bearer",), r"(?i:bearer)\s+([A-Za-z0-9._~+/-]{12,}=*)", 1),
     # the password of a URL: scheme://user:PASS@host (up to the last @ before the path)
-    (("://",), r"://[^\s/?#@:\"'<>\\]{0,200}:([^\s/?#\"'<>\\]{1,200})@", 1),
+    (("://",), r"://[^\s/?#@:\"'<>\\]{0,200}:((?!:*@)[^\s/?#\"'<>\\]{1,200})@", 1),  # not colons alone
     # NAME_TOKEN=value, "api_key": "value", password: value, secret => value (the name ends in the keyword)
     (("token", "secret", "passw", "pwd", "passphrase", "key", "credential"),
      r"(?i:token|secret|passw(?:or)?d|pwd|passphrase|api[_-]?key|access[_-]?key(?:[_-]?id)?|private[_-]?key|"
