@@ -21,13 +21,17 @@ secrets_st = st.lists(secret_st, min_size=1, max_size=4, unique=True)
 
 @st.composite
 def text_with_secrets(draw: st.DrawFn) -> tuple[str, list[str]]:
-    """A text built from secrets (repeated, adjacent, nested in each other) and filler around them."""
+    """A text built from secrets (repeated, adjacent, nested in each other) and filler around them. The filler
+    has no "/": with it, filler alone can spell a URL's password (`x://:p@`), which the known-format rules
+    redact too (tests/model/test_redaction_patterns.py), and this property is about the listed values."""
     secrets = draw(secrets_st)
     if draw(st.booleans()):  # one secret inside another, as DB_USER inside DATABASE_URL
         inner = secrets[0]
-        secrets.append(draw(st.text(ALPHABET, max_size=3)) + inner + draw(st.text(ALPHABET, min_size=1, max_size=3)))
+        # at most 9 characters: a longer one is also looked for cut (its head or tail at a word's edge), which
+        # `covered` does not model (tests/security/test_secret_formats.py covers the cut values)
+        secrets.append(draw(st.text(ALPHABET, max_size=2)) + inner + draw(st.text(ALPHABET, min_size=1, max_size=2)))
         secrets = list(dict.fromkeys(secrets))
-    pieces = draw(st.lists(st.one_of(st.sampled_from(secrets), st.text(ALPHABET + " :/@", max_size=4)),
+    pieces = draw(st.lists(st.one_of(st.sampled_from(secrets), st.text(ALPHABET + " :@", max_size=4)),
                            max_size=12))
     return "".join(pieces), secrets
 

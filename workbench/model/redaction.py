@@ -83,7 +83,7 @@ _RULES: list[tuple[tuple[str, ...], str, int]] = [
     (("eyj",), r"eyJ(?<![A-Za-z0-9_-]...)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", 0),  # a JWT
     (("bearer",), r"(?i:bearer)\s+([A-Za-z0-9._~+/-]{12,}=*)", 1),
     # the password of a URL: scheme://user:PASS@host (up to the last @ before the path)
-    (("://",), r"://[^\s/?#@:\"'<>\\]{0,200}:((?!:*@)[^\s/?#\"'<>\\]{1,200})@", 1),  # not colons alone
+    (("://",), r"://[^\s/?#@:\"'<>\\]{0,200}:([^\s/?#\"'<>\\]{1,200})@", 1),
     # NAME_TOKEN=value, "api_key": "value", password: value, secret => value (the name ends in the keyword)
     (("token", "secret", "passw", "pwd", "passphrase", "key", "credential"),
      r"(?i:token|secret|passw(?:or)?d|pwd|passphrase|api[_-]?key|access[_-]?key(?:[_-]?id)?|private[_-]?key|"
@@ -233,7 +233,10 @@ def redact_text(text: str, secrets: Sequence[str]) -> str:
     characters) become one [redacted]; adjacent ones stay two."""
     if not text:
         return text
-    spans = _listed_spans(text, secrets) + _pattern_spans(text) if len(text) >= 12 else _listed_spans(text, secrets)
+    # too short to hold a secret of a known format: measured without what is [redacted] already, so a text
+    # redacted once (and longer for it) is left as it is the second time
+    long_enough = len(text) - text.count(REDACTED) * len(REDACTED) >= 12
+    spans = _listed_spans(text, secrets) + _pattern_spans(text) if long_enough else _listed_spans(text, secrets)
     if not spans:
         return text
     spans.sort()
