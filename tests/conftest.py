@@ -46,6 +46,9 @@ SPAWN_ALWAYS = os.environ.get("WB_TESTS_SPAWN") == "1"
 # workbench kept in SQLite (issue 24, docs/storage.md), through WB_DEFAULT_BACKEND. For the tests that are about
 # wb's behaviour, not about its files or git: .ci/run names the ones it runs so.
 TEST_BACKEND = os.environ.get("WB_TEST_BACKEND") or "files"
+# a test of what the SQLite backend does not serve yet (the harness, sealed log segments: docs/storage.md), in a
+# file the SQLite pass of .ci/run runs
+files_only = pytest.mark.skipif(TEST_BACKEND != "files", reason="the SQLite backend does not serve this yet")
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:

@@ -3,6 +3,7 @@ optional keys (labels, priority, assignee, parent) read when a task has them —
 
 from __future__ import annotations
 
+from tests.conftest import files_only
 from workbench.ops.board import card, columns, names_task
 
 BASE = {"kind": "build", "owner": "builder", "acceptance": [], "depends_on": [], "created_at": "x",
@@ -50,6 +51,7 @@ def test_the_events_that_name_a_task() -> None:
     assert not names_task({"type": "note.add", "payload": {"text": "T-001"}}, "T-001")
 
 
+@files_only  # `wb run` / sealed segments
 def test_a_tasks_history_reads_only_the_sealed_segments_that_name_it(tmp_path, monkeypatch) -> None:
     """`wb board`'s history key: the first look indexes each sealed segment's task ids (kept per machine by the
     segment's digest); every later look, for any task, reads only the segments that name the task and the
