@@ -87,12 +87,19 @@ def _run(client: str, chdir: str | None, state: dict[str, Any]) -> None:
             _deny(why)
         _complain(client, f"no workbench in {root}: run `wb init` first")
         return
-    from pathlib import Path
+    config = os.path.join(root, ".workbench", "config.yaml")
+    try:
+        with open(config, "rb") as fh:
+            other_backend = b"storage" in fh.read()  # pathlib and typing cost a hook ~13 ms: only when it may be
+    except OSError:
+        other_backend = False
+    if other_backend:
+        from pathlib import Path
 
-    from workbench.store import backend
+        from workbench.store import backend
 
-    if backend.is_sqlite_config(Path(os.path.join(root, ".workbench", "config.yaml"))):  # no spool there yet
-        raise backend.unsupported("wb hook (the agent hooks)")
+        if backend.is_sqlite_config(Path(config)):  # no spool there yet
+            raise backend.unsupported("wb hook (the agent hooks)")
     spool = Spool(_git_dir(root))
     type_, payload = agenthooks.hook_event(hook, client)
     answer: dict[str, Any] | None = None
