@@ -170,7 +170,7 @@ open(out, "w").write("\n".join(done))
 
 # Lost 1 of 40 marks in about 1 run of 4 under load until the editor's reads were logged: its save from a
 # buffer read before wb's write landed after wb's rename, and the next load folded the log over it
-# (test_a_save_based_on_a_read_older_than_wbs_last_write_keeps_both pins that); 45 runs clean since, at load 9-11.
+# (test_a_save_based_on_a_read_older_than_wbs_last_write_keeps_both pins that); 76 runs clean since, at load 9-11.
 def test_hand_edits_racing_three_agent_writers(repo: Path, tmp_path: Path) -> None:
     """Three agents write notes while a person saves state.md again and again: every edit the person saved is
     in the final state.md or recorded as a human.edit — none is overwritten silently."""
