@@ -17,9 +17,13 @@ What each marker is, and where it was verified (December 2026):
 - `CODEX_SANDBOX` — Codex CLI sets it for processes spawned under its sandbox (`seatbelt` on macOS; openai/codex
   `CODEX_SANDBOX_ENV_VAR` in codex-rs/core `spawn`).
 - `CODEX_THREAD_ID` — Codex CLI exports the thread (session) id into the shells it spawns (seen in public
-  scripts that detect "running under Codex" and strip it to hide a Codex caller; not in Codex's own docs, and
-  openai/codex#19937 notes it is not passed to MCP servers).
-- `CODEX_CI` — reported for Codex's non-interactive runs; unverified in Codex's source, kept last.
+  scripts that detect "running under Codex"; openai/codex#19937 notes it is not passed to MCP servers).
+- `CODEX_SESSION_ID`, `CODEX_TOOL_CALL_ID`, `CODEX_CI` — Codex's `exec_command` sets them too.
+
+Verified with the real clients (tests/clients/test_agent_is_no_person.py, which prints what each sets): Claude
+Code 2.1.332's Bash tool sets `CLAUDECODE` and `CLAUDE_CODE_ENTRYPOINT`; Codex 0.171.0's `exec_command` (`codex
+exec`, no sandbox) sets `CODEX_CI`, `CODEX_SESSION_ID`, `CODEX_THREAD_ID` and `CODEX_TOOL_CALL_ID` (and
+`CODEX_HOME`, `CODEX_VERSION`, which a person's shell may hold too: not markers).
 
 The order is the order `agent_marker` tries them: the most specific first.
 """
@@ -36,6 +40,8 @@ AGENT_ENV_MARKERS: tuple[tuple[str, str], ...] = (
     ("CODEX_SANDBOX_NETWORK_DISABLED", "codex"),
     ("CODEX_SANDBOX", "codex"),
     ("CODEX_THREAD_ID", "codex"),
+    ("CODEX_SESSION_ID", "codex"),
+    ("CODEX_TOOL_CALL_ID", "codex"),
     ("CODEX_CI", "codex"),
 )
 """(variable, client) pairs: a command whose environment holds the variable (non-empty) runs under that client."""
