@@ -54,10 +54,7 @@ def run_demo(directory: Path | None, say: Callable[[str], None], backend: str | 
     # the demo's settings, with the lines of the init's that say where the workbench is kept (`storage: sqlite`)
     kept = [line for line in config.read_text(encoding="utf-8").splitlines(keepends=True)
             if line.startswith(("storage:", "sqlite_path:"))]
-    shutil.copy(DATA / "config.yaml", config)
-    if kept:
-        with config.open("a", encoding="utf-8") as out:
-            out.writelines(kept)
+    config.write_text((DATA / "config.yaml").read_text(encoding="utf-8") + "".join(kept), encoding="utf-8")
     shutil.copy(DATA / "plan.yaml", root / "plan.yaml")
     _trust_demo_config(root)
     say("\n# .workbench/config.yaml declares two tools: `tests` (safe_readonly) and `write-notes` (mutating).")
