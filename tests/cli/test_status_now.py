@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import files_only
-
 
 def test_a_next_action_set_by_hand_is_dropped_once_its_task_is_done(repo, wb):
     assert wb(repo, "init").returncode == 0
@@ -75,7 +73,6 @@ def test_status_does_not_say_idle_while_a_task_is_in_progress(repo, wb):
     assert "idle" not in status and "T-001" in status
 
 
-@files_only  # `wb run` / sealed segments
 def test_the_derived_next_action_puts_the_task_in_progress_before_a_waiting_yield(repo, wb):
     assert wb(repo, "init").returncode == 0
     assert wb(repo, "task", "add", "Parser").returncode == 0

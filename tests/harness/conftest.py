@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import WbRepo, git
+from .helpers import TEST_BACKEND, WbRepo, git
 
 
 @pytest.fixture(scope="session")
@@ -19,6 +19,8 @@ def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     git(path, "add", "README.md")
     git(path, "commit", "-q", "-m", "initial commit")
     WbRepo(path).wb_expect(0, "init")
+    # the SQLite pass (WB_TEST_BACKEND=sqlite) runs every test here on a workbench kept in SQLite, not on files
+    assert WbRepo(path).sqlite == (TEST_BACKEND == "sqlite"), (path / ".workbench" / "config.yaml").read_text()
     return path
 
 

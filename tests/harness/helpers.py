@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import WB_ARGV, call_wb, spawn_wb  # noqa: F401 - WB_ARGV: for a real process
+from tests.conftest import TEST_BACKEND, WB_ARGV, call_wb, spawn_wb  # noqa: F401 - WB_ARGV: for a real process
 
 PY = sys.executable
 STEP_COMMIT = "wb: step "
@@ -24,6 +24,8 @@ def _env(**extra: str) -> dict[str, str]:
                GIT_AUTHOR_NAME="Harness Test", GIT_AUTHOR_EMAIL="harness@example.invalid",
                GIT_COMMITTER_NAME="Harness Test", GIT_COMMITTER_EMAIL="harness@example.invalid",
                WB_LOCK_TIMEOUT="20")
+    if TEST_BACKEND != "files":  # the SQLite pass: every `wb init` here keeps its workbench in SQLite
+        env["WB_DEFAULT_BACKEND"] = TEST_BACKEND
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra)
     return env
@@ -67,13 +69,15 @@ class WbRepo:
         the test says otherwise: these sessions run unattended, as a pipeline's (a person's approvals:
         tests/security/test_person_only.py)."""
         settings.setdefault("approvals", "any")
-        lines = ["schema_version: 1", f"tools: {json.dumps(tools or {})}", f"hooks: {json.dumps(hooks or {})}"]
+        config = self.path / ".workbench" / "config.yaml"
+        kept = [line for line in config.read_text().splitlines() if line.startswith(("storage:", "sqlite_path:"))]
+        lines = ["schema_version: 1", *kept, f"tools: {json.dumps(tools or {})}", f"hooks: {json.dumps(hooks or {})}"]
         lines += [f"{name}: {json.dumps(value)}" for name, value in settings.items()]
         if planner is not None:
             lines.append(f"planner: {json.dumps(planner)}")
         if budget is not None:
             lines.append(f"budget: {json.dumps(budget)}")
-        (self.path / ".workbench" / "config.yaml").write_text("\n".join(lines) + "\n")
+        config.write_text("\n".join(lines) + "\n")
         git(self.path, "add", ".workbench/config.yaml")
         git(self.path, "commit", "-q", "-m", "configure wb for the test")
 
@@ -87,10 +91,61 @@ class WbRepo:
         return name
 
     # -- inspecting ---------------------------------------------------------------------------------------
+    @property
+    def sqlite(self) -> bool:
+        return (b"storage: sqlite" in (self.path / ".workbench" / "config.yaml").read_bytes())
+
     def events(self, type_: str | None = None) -> list[dict[str, Any]]:
-        lines = (self.path / ".workbench" / "events.jsonl").read_text().splitlines()
-        out = [json.loads(line) for line in lines if line.strip()]
+        """The event log, as stored: events.jsonl's lines, or on SQLite the events table's (the same lines)."""
+        if self.sqlite:
+            out = [json.loads(line) for line in self.event_lines()]
+        else:
+            lines = (self.path / ".workbench" / "events.jsonl").read_text().splitlines()
+            out = [json.loads(line) for line in lines if line.strip()]
         return [e for e in out if type_ is None or e["type"] == type_]
+
+    def event_lines(self) -> list[bytes]:
+        """Every stored event line, oldest first, through the storage interface (either backend)."""
+        from workbench.store.opening import discover
+
+        wb = discover(self.path)
+        try:
+            return wb.log.complete_bytes().splitlines()
+        finally:
+            close = getattr(getattr(wb, "storage", None), "close", None)
+            if close is not None:
+                close()
+
+    def board(self) -> dict[str, Any]:
+        """board.json as stored: the file, or on SQLite the snapshots table's (the same bytes)."""
+        if not self.sqlite:
+            data: dict[str, Any] = json.loads((self.path / ".workbench" / "board.json").read_text())
+            return data
+        from workbench.store.opening import discover
+
+        wb = discover(self.path)
+        try:
+            raw = wb.storage.read_snapshots()[1]  # type: ignore[attr-defined]
+        finally:
+            wb.storage.close()  # type: ignore[attr-defined]
+        assert raw is not None, "no board in the database"
+        loaded: dict[str, Any] = json.loads(raw)
+        return loaded
+
+    def calls(self) -> list[dict[str, Any]]:
+        """The workbench's tool-call records: calls.jsonl, or on SQLite the calls table."""
+        if self.sqlite:
+            from workbench.store.opening import discover
+
+            wb = discover(self.path)
+            try:
+                raw = wb.storage.calls_bytes()  # type: ignore[attr-defined]
+            finally:
+                wb.storage.close()  # type: ignore[attr-defined]
+        else:
+            path = self.path / ".workbench" / "calls.jsonl"
+            raw = path.read_bytes() if path.exists() else b""
+        return [json.loads(line) for line in raw.splitlines() if line.strip()]
 
     def last_session_steps(self) -> list[dict[str, Any]]:
         """The plan of the last session, with each step's final status, rebuilt from the event log."""
@@ -114,11 +169,36 @@ class WbRepo:
     def workbench_dirty(self) -> str:
         return git(self.path, "status", "--porcelain", "--", ".workbench")
 
+    def uncommitted(self) -> str:
+        """What of the workbench is not durably recorded, "" when all is. Files: the workbench changes git does
+        not have (`git status -- .workbench`). SQLite: a tracked file of `.workbench/` changed (config.yaml), or
+        the database still held by an unfinished write (a fresh connection cannot take its write lock at once)."""
+        if not self.sqlite:
+            return self.workbench_dirty()
+        import sqlite3
+
+        from workbench.store.opening import discover
+
+        problems = git(self.path, "status", "--porcelain", "--untracked-files=no", "--", ".workbench")
+        wb = discover(self.path)
+        path = wb.storage.path  # type: ignore[attr-defined]
+        wb.storage.close()  # type: ignore[attr-defined]
+        con = sqlite3.connect(path, timeout=0, isolation_level=None)
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            con.execute("ROLLBACK")
+        except sqlite3.OperationalError as err:
+            problems += f"{path}: a write is still open ({err})\n"
+        finally:
+            con.close()
+        return problems
+
     def assert_consistent(self) -> None:
-        """`wb validate` and `wb replay --verify` pass, and every workbench change is committed."""
+        """`wb validate` and `wb replay --verify` pass, and every workbench change is committed (`uncommitted`)."""
         self.wb_expect(0, "validate")
         self.wb_expect(0, "replay", "--verify")
-        assert self.workbench_dirty() == "", f"uncommitted workbench changes:\n{self.workbench_dirty()}"
+        left = self.uncommitted()
+        assert left == "", f"uncommitted workbench changes:\n{left}"
 
 
 def py_tool(code: str, *extra: str) -> list[str]:

@@ -6,7 +6,6 @@ commits nothing."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 
@@ -14,7 +13,7 @@ from .helpers import WB_ARGV, Terminal, WbRepo, _env
 
 
 def task_ids(repo: WbRepo) -> list[str]:
-    board = json.loads((repo.path / ".workbench" / "board.json").read_text())
+    board = repo.board()
     return [t["id"] for t in board["tasks"]]
 
 
@@ -29,8 +28,8 @@ def test_done_prints_each_command_and_the_tail_of_a_failure(wbrepo: WbRepo) -> N
     assert shown.index("$ echo first-check") < shown.index("$ echo line-1") < shown.index("the-reason-it-failed")
     failed = wbrepo.wb_expect(5, "task", "done", tid)  # without a terminal: one line that names why
     assert len(failed.stderr.strip().splitlines()) == 1 and "the-reason-it-failed" in failed.stderr, failed.stderr
-    assert json.loads((wbrepo.path / ".workbench" / "board.json").read_text())["tasks"][0]["status"] != "done"
-    assert wbrepo.workbench_dirty() == ""
+    assert wbrepo.board()["tasks"][0]["status"] != "done"
+    assert wbrepo.uncommitted() == ""
     wbrepo.wb_expect(5, "task", "done", tid, "--force")  # forcing is a person's (issue 19)
     assert wbrepo.events("task.done") == []
     term = Terminal(wbrepo.path, "task", "done", tid, "--force")
@@ -65,7 +64,7 @@ def test_a_task_changed_while_its_acceptance_ran_is_not_marked_done(wbrepo: WbRe
     wbrepo.wb_expect(0, "task", "block", tid, "--reason", "the spec changed")
     out, err = done.communicate(timeout=60)
     assert done.returncode == 5 and "changed while its acceptance ran" in err, (out, err)
-    assert json.loads((wbrepo.path / ".workbench" / "board.json").read_text())["tasks"][0]["status"] == "blocked"
+    assert wbrepo.board()["tasks"][0]["status"] == "blocked"
     wbrepo.assert_consistent()
 
 

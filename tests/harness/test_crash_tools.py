@@ -33,6 +33,9 @@ def finished(repo: WbRepo) -> None:
     assert status["session"] is None and status["pending"] is None, status
     assert [s["status"] for s in repo.last_session_steps()] == ["done", "done"]
     assert repo.events()[-1]["type"] == "session.complete"
+    # each recorded result is in the workbench's call records too (calls.jsonl, or SQLite's calls table)
+    done = {c["key"] for c in repo.calls() if c["status"] == "done"}
+    assert {e["payload"]["key"] for e in repo.events("tool.result")} <= done, repo.calls()
     repo.assert_consistent()
 
 
@@ -88,4 +91,16 @@ def test_kill_while_a_session_runs_leaves_it_busy_until_resumed(wbrepo: WbRepo) 
     busy = wbrepo.wb_expect(6, "run", "other", "--plan", "plan.json")
     assert "wb resume" in busy.stderr
     wbrepo.wb_expect(0, "resume")
+    finished(wbrepo)
+
+
+def test_kill_after_the_shared_result_takes_the_outcome_from_the_journal(wbrepo: WbRepo) -> None:
+    # the outcome reached the repository's shared journal (store/calljournal.py), not the workbench: the resume
+    # records it from there, and the tool is not run again
+    crash_in_run(wbrepo, "after_shared_result")
+    assert wbrepo.events()[-1]["type"] == "tool.call"
+    wbrepo.wb_expect(0, "resume")
+    assert counter(wbrepo) == 1
+    results = [e["payload"] for e in wbrepo.events("tool.result")]
+    assert len(results) == 1 and results[0]["by"] == "journal", results
     finished(wbrepo)

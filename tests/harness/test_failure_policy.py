@@ -44,7 +44,7 @@ def test_exit_7_pauses_the_session_with_retry_skip_abort(wbrepo: WbRepo) -> None
     assert err["exit_code"] == 7 and "boom 1" in err["stderr_tail"] and err["step"] == "build", err
     assert "exit" in err["error"] and "7" in err["error"], err
     assert "session.complete" not in {e["type"] for e in wbrepo.events()}
-    assert wbrepo.workbench_dirty() == "", "the failure pause must be committed"
+    assert wbrepo.uncommitted() == "", "the failure pause must be committed"
 
     # the text output, `wb status` and `wb log` name the failed step and why
     text = wbrepo.wb_expect(0, "status").stdout

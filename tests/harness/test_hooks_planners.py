@@ -89,7 +89,7 @@ def test_after_step_hook_pauses_for_review_and_resume_continues(wbrepo: WbRepo) 
     assert "review" in paused.stdout, paused.stdout
     assert wbrepo.status()["pending"]["reason"] == "review"
     assert wbrepo.events("session.pause")[-1]["payload"]["reason"] == "review"
-    assert wbrepo.workbench_dirty() == ""
+    assert wbrepo.uncommitted() == ""
     done = wbrepo.wb_json(0, "resume")
     assert [s["status"] for s in done["steps"]] == ["done", "done"]
     wbrepo.assert_consistent()

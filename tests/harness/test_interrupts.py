@@ -46,7 +46,7 @@ def test_ctrl_c_at_the_approval_prompt(wbrepo: WbRepo) -> None:
     term.ctrl_c()
     assert term.finish() == 130, term.text
     assert "wb resume" in term.text and "Traceback" not in term.text, term.text
-    assert wbrepo.workbench_dirty() == "", "an interrupt must leave the session committed"
+    assert wbrepo.uncommitted() == "", "an interrupt must leave the session committed"
     assert not (wbrepo.path / "out.txt").exists()
     assert wbrepo.status()["pending"]["kind"] == "approval"
     wbrepo.assert_consistent()
@@ -74,7 +74,7 @@ def test_ctrl_c_during_a_tool(wbrepo: WbRepo) -> None:
     while not gone(tool) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert gone(tool), "the interrupted tool was left running"
-    assert wbrepo.workbench_dirty() == "", "an interrupt must leave the session committed"
+    assert wbrepo.uncommitted() == "", "an interrupt must leave the session committed"
     assert "interrupted" in wbrepo.events("tool.error")[-1]["payload"]["error"]
     wbrepo.assert_consistent()
 
@@ -95,7 +95,7 @@ def test_kill_9_during_a_tool_leaves_a_session_status_can_resume(wbrepo: WbRepo)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     os.kill(tool, signal.SIGKILL)  # the tool outlives wb's kill -9 (nothing can stop it then); end it here
-    assert wbrepo.workbench_dirty() == "", "what the session had done was committed before the tool ran"
+    assert wbrepo.uncommitted() == "", "what the session had done was committed before the tool ran"
     status = wbrepo.status()
     assert status["session"] is not None and status["resume"]["command"] == "wb resume", status
     text = wbrepo.wb_expect(0, "status").stdout

@@ -128,7 +128,7 @@ def test_import_refuses_over_an_existing_workbench(repo: Path, tmp_path: Path) -
     assert not (tmp_path / ".workbench").exists()
 
 
-@pytest.mark.parametrize("argv", [["sync"], ["doctor"], ["diff"], ["run", "plan.yaml"], ["board"]])
+@pytest.mark.parametrize("argv", [["sync"], ["doctor"], ["diff"], ["board"]])
 def test_what_sqlite_does_not_serve_exits_2_in_one_line(tmp_path: Path, argv: list[str]) -> None:
     ok(tmp_path, "init", "--no-git", "--backend", "sqlite")
     if argv[0] == "diff":

@@ -132,7 +132,7 @@ def build_loop(wb: Workbench, planner: Any = None, budget: Budget | None = None,
         hooks = registry_from_config(config.get("hooks") or {}, str(wb.root))
     except ValueError as err:
         raise Refused(f"config.yaml: hooks: {err}") from None
-    tools = ToolBox(config.get("tools") or {}, wb.root, wb.paths.artifacts, config.get("redact") or [])
+    tools = ToolBox(config.get("tools") or {}, wb.root, wb.paths.artifacts, config.get("redact") or [], wb.git)
     state = wb.load(detect_human=False).docs.state
     doc = {"status": state["status"], "session": copy.deepcopy(state["session"]), "counters": dict(state["counters"])}
     sink = WorkbenchSink(wb)

@@ -198,7 +198,7 @@ def failure(name: str, result: dict[str, Any]) -> ToolError | None:
 
 class ToolBox:
     def __init__(self, tools: dict[str, dict[str, Any]], root: Path, artifacts: Path,
-                 redact: list[str] | None = None) -> None:
+                 redact: list[str] | None = None, git: Any = None) -> None:
         self.root = root
         self.artifacts = artifacts
         self.redact = secret_values({"redact": redact or []})
@@ -209,6 +209,7 @@ class ToolBox:
             for name, t in (tools or {}).items()
         }
         self._journal: Any = False  # not looked up yet
+        self._git = git  # the workbench's (a NoGit without a repository: store/sqlitedb.py), else found from root
 
     @property
     def journal(self) -> Any:
@@ -217,7 +218,7 @@ class ToolBox:
         if self._journal is False:
             from workbench.store.calljournal import CallJournal
 
-            self._journal = CallJournal.for_worktree(self.root)
+            self._journal = CallJournal.for_worktree(self.root, self._git)
         return self._journal
 
     def journaled(self, record: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,9 @@ from pathlib import Path
 DATA = Path(__file__).parent / "demo_data"
 
 
-def run_demo(directory: Path | None, say: Callable[[str], None]) -> Path:
+def run_demo(directory: Path | None, say: Callable[[str], None], backend: str | None = None) -> Path:
+    """The demo's story in a new repository `directory` (a temporary one by default), its workbench kept by
+    `backend` ("files" or "sqlite"; None: what `wb init` makes by default, WB_DEFAULT_BACKEND)."""
     root = directory or Path(tempfile.mkdtemp(prefix="wb-demo-")) / "repo"
     if root.exists() and any(root.iterdir()):
         from workbench.errors import UsageError
@@ -47,8 +49,12 @@ def run_demo(directory: Path | None, say: Callable[[str], None]) -> Path:
     (root / "greet.py").write_text("print('bonjour')\n")
     sh("git", "add", "greet.py", show=False)
     sh("git", "commit", "-qm", "The user's own work", show=False)
-    sh("wb", "init")
-    shutil.copy(DATA / "config.yaml", root / ".workbench" / "config.yaml")
+    sh("wb", "init", *(["--backend", backend] if backend else []))
+    config = root / ".workbench" / "config.yaml"
+    # the demo's settings, with the lines of the init's that say where the workbench is kept (`storage: sqlite`)
+    kept = [line for line in config.read_text(encoding="utf-8").splitlines(keepends=True)
+            if line.startswith(("storage:", "sqlite_path:"))]
+    config.write_text((DATA / "config.yaml").read_text(encoding="utf-8") + "".join(kept), encoding="utf-8")
     shutil.copy(DATA / "plan.yaml", root / "plan.yaml")
     _trust_demo_config(root)
     say("\n# .workbench/config.yaml declares two tools: `tests` (safe_readonly) and `write-notes` (mutating).")
@@ -72,12 +78,18 @@ def run_demo(directory: Path | None, say: Callable[[str], None]) -> Path:
     sh("wb", "note", "Shipped to staging; release notes in NOTES.md.")
     say("\n# what the session recorded, step by step:")
     sh("wb", "log", "--type", "step")
+    if kept:
+        say("\n# kept in SQLite (docs/storage.md): every step is a database transaction, not a git commit; git's log")
+        say("# holds the user's own work only:")
     sh("git", "log", "--oneline")
     say("\n# the handoff packet for the next session: .workbench/handoff.md (people) and handoff.json (agents):")
     sh("wb", "handoff")
     sh("wb", "validate")
     sh("wb", "replay", "--verify")
-    say(f"\nThe demo repository stays at {root}: `cd` there and try `wb status`, `wb log`, `git log -p`.")
+    if kept:
+        say(f"\nThe demo repository stays at {root}: `cd` there and try `wb status`, `wb log`, `wb export FILE`.")
+    else:
+        say(f"\nThe demo repository stays at {root}: `cd` there and try `wb status`, `wb log`, `git log -p`.")
     return root
 
 

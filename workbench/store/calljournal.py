@@ -8,6 +8,11 @@ wb makes is also claimed, by its idempotency key (`session:step:attempt`), in
 answered is recorded there too. The common directory is the repository's own (`.git`), shared by every
 linked worktree and touched by no checkout, stash or reset.
 
+On the SQLite backend the call records are the database's calls table (store/sqlitedb.py), written in the
+transaction of the event that journals them; this journal is kept as on files, the one record a tool's outcome
+reaches outside any transaction (between the tool's end and the `tool.result` that records it): in the git
+common directory, or for a workbench kept without git (`wb init --no-git`) in `.workbench/.local/wb/`.
+
 A claim is made under an flock of `calls.lock` beside the journal, so two worktrees resuming the same session
 at the same moment cannot both claim one call or both answer one yield. Each record says where it was made
 (`branch`, `worktree`): a claim or an answer made here (this worktree, this branch) is this session's own
@@ -33,13 +38,19 @@ class CallJournal:
         self.where = {"branch": branch or "(detached HEAD)", "worktree": str(worktree)}
 
     @classmethod
-    def for_worktree(cls, root: Path) -> CallJournal | None:
-        """The journal of the repository `root` is a worktree of; None outside git (an in-memory loop's tools)."""
+    def for_worktree(cls, root: Path, git: Any = None) -> CallJournal | None:
+        """The journal of the repository `root` is a worktree of; None outside git (an in-memory loop's tools).
+        `git`: the workbench's own (`Workbench.git`): a repository's, or for a workbench kept in SQLite without
+        git (`wb init --no-git`) its NoGit (store/sqlitedb.py), whose common directory is `.workbench/.local/`:
+        the journal is there, and its records say `(no git)` for the branch."""
         from workbench.errors import GitError
         from workbench.git.repo import GitRepo
 
         try:
-            git = GitRepo(root)
+            if git is None:
+                git = GitRepo(root)
+            elif getattr(git, "local", None) is not None:  # NoGit: no branch, no worktree but this one
+                return cls(git.common_dir, "(no git)", root.resolve())
             head = git.symbolic_head()
             return cls(git.common_dir, head[len("refs/heads/"):] if head and head.startswith("refs/heads/")
                        else head, root.resolve())
