@@ -7,6 +7,12 @@ json package (model/cjson), and nothing
 in the work tree is touched, so `git status` stays clean. SessionStart, Stop, PreCompact and SessionEnd then
 fold the spool into the log and commit it (the full write path, paid once per turn).
 
+A workbench kept in SQLite (docs/storage.md) is served the same way: the spool is the same file in the same git
+directory (beside the database; `.workbench/.local/` for one kept without git), and the SQLite transaction folds
+it in as the files one does. So a hook on SQLite costs what it costs on files — one append, no database
+connection, schema or YAML parser — but a PreToolUse, which reads config.yaml once more to guard the database
+file itself wherever config.yaml puts it, and reads the active task's scope from the database.
+
 Exit codes, as the clients read them (Claude Code's hooks reference; Codex CLI's hooks read them the same way):
 0 is an answer (a PreToolUse denial is decision control on stdout, `hookSpecificOutput.permissionDecision:
 "deny"`); 2 blocks the tool call, with stderr as the reason; any other code is a failed hook that the agent
@@ -76,7 +82,7 @@ def _run(client: str, chdir: str | None, state: dict[str, Any]) -> None:
 
         why = hookguard.denial(hook)
     try:
-        root = _root(chdir, hook)
+        root, git_dir = _root(chdir, hook)
     except NotFound:
         if why:
             _deny(why)
@@ -93,20 +99,20 @@ def _run(client: str, chdir: str | None, state: dict[str, Any]) -> None:
             other_backend = b"storage" in fh.read()  # pathlib and typing cost a hook ~13 ms: only when it may be
     except OSError:
         other_backend = False
-    if other_backend:
-        from pathlib import Path
+    git_dir = git_dir or _git_dir(root)
+    db = _sqlite_db(root, config, git_dir) if other_backend and name == "PreToolUse" else None
+    if db is not None:  # the database is wb's, wherever it is (`--db PATH`): guarded as .workbench/ is
+        from workbench.integrations import hookguard
 
-        from workbench.store import backend
-
-        if backend.is_sqlite_config(Path(config)):  # no spool there yet
-            raise backend.unsupported("wb hook (the agent hooks)")
-    spool = Spool(_git_dir(root))
+        hookguard.guard_also(db)
+        why = why or hookguard.denial(hook)
+    spool = Spool(git_dir)
     type_, payload = agenthooks.hook_event(hook, client)
     answer: dict[str, Any] | None = None
     if name == "PreToolUse":
         from workbench.integrations import hookguard
 
-        why = why or hookguard.out_of_scope(root, hook)
+        why = why or hookguard.out_of_scope(root, hook, db)
         if why:
             payload["denied"] = why
             answer = _denial(why)
@@ -151,17 +157,42 @@ def _deny(why: str) -> None:
     sys.stdout.write(cjson.dumps(redact_known(_denial(why))) + "\n")
 
 
-def _root(chdir: str | None, hook: dict[str, Any]) -> str:
-    """The work tree of -C, else of the agent's working directory (the payload's cwd), else of ours."""
+def _root(chdir: str | None, hook: dict[str, Any]) -> tuple[str, str | None]:
+    """The work tree of -C, else of the agent's working directory (the payload's cwd), else of ours; outside
+    any repository, the nearest workbench kept in SQLite without git (`wb init --no-git`, store/opening.py).
+    With it, the directory that stands for its git directory (`.workbench/.local/`), or None: ask git's."""
     start = chdir
     cwd = hook.get("cwd")
     if start is None and isinstance(cwd, str) and cwd and os.path.isdir(cwd):
         start = cwd
     start = os.path.realpath(start or os.getcwd())
     root = find_root(start)
-    if root is None:
+    if root is not None:
+        return root, None
+    from pathlib import Path
+
+    from workbench.store import backend
+
+    found = backend.find_nogit(Path(start))
+    if found is None:
         raise NotFound(f"not inside a git repository: {start} (run `git init` first, or pass -C PATH)")
-    return root
+    return str(found), os.path.join(str(found), ".workbench", ".local")  # store/sqlitedb.NoGit.git_dir
+
+
+def _sqlite_db(root: str, config: str, git_dir: str) -> str | None:
+    """The database file of the workbench at `root` when config.yaml names the SQLite backend, else None."""
+    from pathlib import Path
+
+    from workbench.store import backend
+
+    if not backend.is_sqlite_config(Path(config)):
+        return None
+    from workbench.store.config import load_config
+
+    named = load_config(Path(config)).get("sqlite_path")
+    if named:
+        return os.path.normpath(os.path.join(root, str(named)))  # an absolute one stays itself
+    return os.path.join(git_dir, "wb", "workbench.sqlite3")  # store/sqlitedb.db_path's default
 
 
 def _git_dir(root: str) -> str:

@@ -98,9 +98,8 @@ def is_sqlite_config(path: Path) -> bool:
 # the commands the SQLite backend does not serve yet: each exits 2 with one line (refuse_unsupported)
 SQLITE_UNSUPPORTED = {"run": "wb run (the harness)", "resume": "wb resume (the harness)",
                       "abort": "wb abort (the harness)", "demo": "wb demo", "doctor": "wb doctor",
-                      "migrate": "wb migrate", "diff": "wb diff", "hook": "wb hook (the agent hooks)",
-                      "sync": "wb sync", "board": "wb board", "textconv": "wb textconv",
-                      "merge-driver": "wb merge-driver"}
+                      "migrate": "wb migrate", "diff": "wb diff", "sync": "wb sync", "board": "wb board",
+                      "textconv": "wb textconv", "merge-driver": "wb merge-driver"}
 
 
 def unsupported(what: str) -> UsageError:
