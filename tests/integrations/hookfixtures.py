@@ -60,14 +60,32 @@ def event_bytes(repo: Path) -> bytes:
     return _opened(repo, lambda wb: wb.log.complete_bytes())  # type: ignore[no-any-return]
 
 
-def board(repo: Path) -> dict[str, Any]:
-    """board.json as stored, parsed."""
+def snapshots(repo: Path) -> tuple[bytes, bytes]:
+    """(state.md, board.json) as stored: the files, or the database's rows."""
     from workbench.store.backend import FilesStorage
 
     def read(wb: Any) -> Any:
-        return (getattr(wb, "storage", None) or FilesStorage(wb)).read_snapshots()[1]
+        return (getattr(wb, "storage", None) or FilesStorage(wb)).read_snapshots()
 
-    return json.loads(_opened(repo, read))  # type: ignore[no-any-return]
+    return _opened(repo, read)  # type: ignore[no-any-return]
+
+
+def board(repo: Path) -> dict[str, Any]:
+    """board.json as stored, parsed."""
+    return json.loads(snapshots(repo)[1])  # type: ignore[no-any-return]
+
+
+def state_text(repo: Path) -> str:
+    """state.md as stored: its frontmatter and decision log."""
+    return snapshots(repo)[0].decode("utf-8")
+
+
+def stored(repo: Path) -> tuple[dict[str, str], bytes, tuple[bytes, bytes]]:
+    """Everything the workbench keeps, to compare before and after a refused write: the files of .workbench/,
+    the event lines and the snapshots (on SQLite, the database's; on files, the same files again)."""
+    from tests.conftest import hash_workbench
+
+    return hash_workbench(repo), event_bytes(repo), snapshots(repo)
 
 
 
