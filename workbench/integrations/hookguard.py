@@ -8,6 +8,10 @@ it, and inline interpreter code (`python -c`, `python3 -` with a heredoc, `node 
 that names it and writes — are denied, with a reason naming the wb command (or MCP tool) that makes the
 change instead. Reading is never denied (`cat .workbench/board.json > /tmp/x` writes /tmp/x).
 
+A workbench kept in SQLite: its database file (and its -wal, -shm, -journal) is guarded the same way, wherever
+config.yaml puts it (`guard_also`, set by the hook from config.yaml's `sqlite_path`; the default, in the git
+directory's `wb/`, is under `.git/wb` already), and so is `sqlite3` (SQLite's shell) on it without `-readonly`.
+
 A person's commands (`person_only`): `--actor human` anywhere, `wb task done --force`, `wb resume
 --approve|--deny`, `wb trust`, `wb untrust`, `wb task set … acceptance=|scope=`, and any wb run under a
 pseudo-terminal (`script`, `unbuffer`, `expect`, `tmux`, `screen`: wb reads a terminal as a person's), found
@@ -152,6 +156,8 @@ def _command_target(words: list[str], inside: bool = False) -> str | None:
     hit = [a for a in files if _held(a, inside)]
     if name in ("tee", "rm", "truncate", "touch", "shred", "unlink", "rmdir", "mkdir"):
         return hit[0] if hit else None
+    if name == "sqlite3":  # SQLite's shell on wb's database (or a file of .workbench/) may write: unless -readonly
+        return hit[0] if hit and "-readonly" not in args else None
     if name in ("sed", "perl"):
         in_place = any(a == "-i" or a.startswith("-i") or a.startswith("--in-place")
                        or (a.startswith("-") and not a.startswith("--") and "i" in a[1:] and len(a) <= 4)
@@ -438,7 +444,7 @@ _WRITES = (r"(?<!stdout)(?<!stderr)(?<!STDOUT)(?<!STDERR)\.write\b|write_text|wr
            r"createWriteStream|open\s*\([^)]*,\s*(?:mode\s*=\s*)?['\"][^'\"]*[wax+]|os\.replace|rename|remove|"
            r"unlink|rmtree|truncate|shutil|copyfile|symlink|mkdir|rmdir|sysopen|File\.(?:open|write)|IO\.write|"
            r"fs\.(?:write|append|rm|unlink|rename|copy|truncate|mkdir|symlink|open|cp)|"
-           r"['\"]\s*\+?>|>\s*['\"]|system\s*\(|subprocess|spawn|popen|\bexec")
+           r"['\"]\s*\+?>|>\s*['\"]|system\s*\(|subprocess|spawn|popen|\bexec|sqlite3?\.connect|new\s+Database")
 
 
 def interpreter_target(command: str) -> str | None:
