@@ -81,6 +81,7 @@ def _run(client: str, chdir: str | None, state: dict[str, Any]) -> None:
     if name == "PreToolUse":  # before the workbench is found: a write to it is denied from anywhere
         from workbench.integrations import hookguard
 
+        hookguard.guard_also(None)  # until the workbench is found (a process may serve more than one hook)
         why = hookguard.denial(hook)
     try:
         root, git_dir = _root(chdir, hook)

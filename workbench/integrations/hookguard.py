@@ -45,13 +45,13 @@ _DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
 _db_marks: tuple[str, ...] = ()
 
 
-def guard_also(db: str) -> None:
-    """Guard the database file `db` (an absolute path) and SQLite's files beside it, as .workbench/ is."""
+def guard_also(db: str | None) -> None:
+    """Guard the database file `db` (an absolute path) and SQLite's files beside it, as .workbench/ is; None:
+    no database (a files workbench, or none found yet)."""
     import os
 
     global _db_marks, _MARKS
-    marks = {db, os.path.realpath(db)}
-    _db_marks = tuple(sorted(marks))
+    _db_marks = tuple(sorted({db, os.path.realpath(db)})) if db else ()
     _MARKS = (".workbench", ".git/wb", *(os.path.basename(m) for m in _db_marks))
 
 
