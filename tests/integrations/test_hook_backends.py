@@ -173,3 +173,34 @@ def test_a_workbench_without_git_records_its_hooks(tmp_path: Path) -> None:
         "agent.stop"]
     assert spawn_wb(work, "validate", env=env).returncode == 0
     assert "snapshots match" in spawn_wb(work, "replay", "--verify", env=env).stdout
+
+
+@sqlite_only
+def test_the_mcp_server_serves_a_workbench_without_git(tmp_path: Path) -> None:
+    """`wb mcp` through the SDK's client in a directory kept with `wb init --no-git --backend sqlite`: the verbs
+    land in the database; the harness, which SQLite does not serve yet, is refused with `wb run`'s own line."""
+    pytest.importorskip("mcp")
+    from mcp import ClientSession
+
+    from tests.integrations.test_mcp import ok as answer
+    from tests.integrations.test_mcp import text_of, with_client
+
+    work = tmp_path / "job"
+    work.mkdir()
+    proc = spawn_wb(work, "init", "--no-git", "--backend", "sqlite")
+    assert proc.returncode == 0, proc.stderr
+
+    async def body(session: ClientSession) -> dict[str, Any]:
+        return {"added": answer(await session.call_tool("task_add", {"title": "Parse", "acceptance": ["true"]})),
+                "started": answer(await session.call_tool("task_update", {"id": "T-001", "action": "start"})),
+                "noted": answer(await session.call_tool("note", {"text": "Chose TOML."})),
+                "run": await session.call_tool("run", {"goal": "Ship it", "steps": [{"description": "x"}]}),
+                "status": answer(await session.call_tool("status", {}))}
+
+    out = with_client(work, body)
+    assert out["added"]["task"]["id"] == "T-001" and out["added"]["commit"] is None  # no git: nothing committed
+    assert out["status"]["board"]["by_status"]["in_progress"] == 1
+    assert out["run"].is_error and text_of(out["run"]) == spawn_wb(work, "run", "Ship it").stderr.strip()[4:]
+    assert [e["type"] for e in events(work)][-3:] == ["task.add", "task.start", "note.add"]
+    assert not (work / ".git").exists()
+    assert spawn_wb(work, "validate").returncode == 0
