@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from workbench.api import Bench
 
 INSTRUCTIONS = (
-    "wb keeps this repository's agent state in .workbench/ (task board, decision log, event log), "
-    "committed to git on every change. Call status first each session: it names the active task or the "
-    "tasks ready to start; record work with task_add, task_update, note and set_state."
+    "wb keeps this repository's agent state (task board, decision log, event log) and records every change: "
+    "in .workbench/, committed to git, or in its SQLite database. Call status first each session: it names the "
+    "active task or the tasks ready to start; record work with task_add, task_update, note and set_state."
 )
 
 # -- the tools, as data -----------------------------------------------------------------------------------
