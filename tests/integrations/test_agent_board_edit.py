@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_wb
+from tests.conftest import files_only, run_wb
 from tests.integrations.hookfixtures import events, fixture, git_dir, hook, ok
 from tests.person import as_person
 
@@ -31,6 +31,10 @@ task.pop("scope", None)
 task["title"] = "Parse the config, quickly"
 open(path, "w").write(json.dumps(board, indent=2) + "\n")
 """
+
+# an agent's hand edit of board.json: on SQLite there is no board.json to edit (the PreToolUse guard, the same
+# on both backends, is tests/integrations/test_hook_guard.py's)
+pytestmark = files_only
 
 
 def _agent_rewrites_the_board(repo: Path) -> None:

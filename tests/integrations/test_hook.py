@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import hash_workbench, head_count, run_git, run_wb, spawn_wb
+from tests.conftest import files_only, hash_workbench, head_count, run_git, run_wb, spawn_wb
+from tests.integrations.hookfixtures import FILES, event_bytes, events
 
 SESSION = "8c35adc1-2f4e-4d2a-9a51-0c8f5b3e7d21"
 
@@ -38,10 +39,6 @@ def hook(repo: Path, payload: Any, *args: str, cwd: Path | None = None) -> subpr
     return spawn_wb(cwd or repo, *args, "hook", "claude-code", input=data, timeout=60)  # stdin is a real pipe
 
 
-def events(repo: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
-
-
 def wb_ok(repo: Path, *args: str) -> str:
     proc = run_wb(repo, *args)
     assert proc.returncode == 0, proc.stderr
@@ -60,18 +57,23 @@ def test_the_four_events_land_in_the_log_and_the_workbench_stays_valid(bench, re
     context = answer["additionalContext"]
     assert "Next action" in context and "1 todo" in context  # the `wb status` summary, as context
     assert "Last event: #2 task.add" in context  # read before this session's own event
-    assert head_count(repo) == commits + 1
+    assert len(events(repo)) == 3  # SessionStart folds the spool: its event is in the log
+    if FILES:
+        assert head_count(repo) == commits + 1
 
     for name in ("PreToolUse", "PostToolUse"):
         proc = hook(repo, shapes[name])
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
-    assert head_count(repo) == commits + 1  # tool events wait for the end of the turn to be committed
+    assert len(events(repo)) == 3  # tool events wait for the end of the turn to be folded (and committed)
+    if FILES:
+        assert head_count(repo) == commits + 1
 
     stop = hook(repo, shapes["Stop"])
     assert (stop.returncode, stop.stdout, stop.stderr) == (0, "", "")
-    assert head_count(repo) == commits + 2
-    assert run_git(repo, "log", "-1", "--format=%s").strip() == "wb: claude-code turn ends"
-    assert run_git(repo, "status", "--porcelain", "--", ".workbench") == ""
+    if FILES:  # SQLite: the turn is one database transaction, no commit
+        assert head_count(repo) == commits + 2
+        assert run_git(repo, "log", "-1", "--format=%s").strip() == "wb: claude-code turn ends"
+        assert run_git(repo, "status", "--porcelain", "--", ".workbench") == ""
 
     logged = events(repo)[-4:]
     assert [e["type"] for e in logged] == ["agent.session_start", "agent.tool_call", "agent.tool_result",
@@ -102,8 +104,7 @@ def test_long_tool_output_is_clipped_with_its_size_and_sha256(bench, repo: Path)
     assert clipped["truncated"] is True and clipped["text"] == output[:2048]
     assert clipped["bytes"] == len(output.encode())
     assert clipped["sha256"] == hashlib.sha256(output.encode()).hexdigest()
-    line = [raw for raw in (repo / ".workbench" / "events.jsonl").read_bytes().splitlines()
-            if b'"agent.tool_result"' in raw][-1]
+    line = [raw for raw in event_bytes(repo).splitlines() if b'"agent.tool_result"' in raw][-1]
     assert len(line) < 8192
     wb_ok(repo, "validate")
 
@@ -139,6 +140,7 @@ def test_the_payload_cwd_finds_the_workbench(bench, repo: Path, tmp_path: Path) 
     assert [e["type"] for e in events(repo)[-2:]] == ["agent.tool_call", "agent.stop"]
 
 
+@files_only  # wb run (the harness)
 def test_agent_events_leave_a_live_harness_session_alone(bench, repo: Path) -> None:
     (repo / "plan.json").write_text(json.dumps({"steps": [
         {"description": "Deploy", "tool": "deploy", "args": {"env": "staging"}}]}))
@@ -165,7 +167,7 @@ def test_record_event_refuses_types_wb_folds(bench) -> None:
     with pytest.raises(UsageError):
         record_event(bench, "Agent Thing", {})
     event = record_event(bench, "agent.note", {"text": "hello"})
-    assert event["type"] == "agent.note" and bench.last.commit is not None
+    assert event["type"] == "agent.note" and (bench.last.commit is not None or not FILES)
     assert bench.log(type="agent")[-1]["payload"] == {"text": "hello"}
 
 
@@ -181,7 +183,7 @@ def test_redacted_values_never_reach_the_log(bench, repo: Path, monkeypatch: pyt
     shape = payloads(repo)["PreToolUse"]
     shape["tool_input"] = {"command": "curl -H 'Authorization: s3cr3t-value' https://example.invalid"}
     record_claude_code(fresh, shape)
-    text = (repo / ".workbench" / "events.jsonl").read_text()
+    text = event_bytes(repo).decode()
     assert "s3cr3t-value" not in text and "[redacted]" in text
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import head_count, run_git
-from tests.integrations.hookfixtures import events, fixture, fixture_events, hook, ok, spool_lines, status_porcelain
+from tests.integrations.hookfixtures import FILES, events, fixture, fixture_events, hook, ok, spool_lines, tree_status
 
 # what each documented payload becomes: its type, and payload fields it must carry
 CLAUDE_CODE = {
@@ -54,6 +54,8 @@ def test_every_event_is_recorded_with_its_documented_fields(bench, repo: Path, c
                                                             expected: dict[str, tuple[str, dict]]) -> None:
     names = [n for n in ORDER if n in expected]
     spooled: list[str] = []
+    clean = tree_status(repo)
+    assert clean == "" or not FILES
     for name in names:
         proc = ok(hook(repo, fixture(client, name, repo), client))
         if name == "SessionStart":  # context through hookSpecificOutput.additionalContext
@@ -61,7 +63,7 @@ def test_every_event_is_recorded_with_its_documented_fields(bench, repo: Path, c
             assert answer["hookEventName"] == "SessionStart" and "Next action" in answer["additionalContext"]
         else:
             assert proc.stdout == ""
-        assert status_porcelain(repo) == ""  # never a dirty work tree
+        assert tree_status(repo) == clean  # never a dirty work tree
         spooled.append(name)
     logged = [e for e in events(repo) if e["type"].startswith("agent.")]
     assert len(logged) == len(names) and spool_lines(repo) == []  # each once, folded at the last fold event
@@ -78,9 +80,9 @@ def test_every_event_is_recorded_with_its_documented_fields(bench, repo: Path, c
                    for e in logged if e["type"] not in ("agent.session_start",))
     generic = [e for e in logged if e["type"] == "agent.hook"]
     assert generic and all("fields" in e["payload"] for e in generic)
-    assert run_git(repo, "status", "--porcelain") == ""
-    proc = run_git(repo, "log", "--format=%s")
-    assert f"wb: {client} turn ends" in proc
+    assert tree_status(repo) == clean
+    if FILES:
+        assert f"wb: {client} turn ends" in run_git(repo, "log", "--format=%s")
 
 
 def test_a_failed_tool_call_is_recorded_as_failed(bench, repo: Path) -> None:
@@ -120,13 +122,18 @@ def test_session_end_pre_compact_and_session_start_commit_what_is_pending(bench,
     ok(hook(repo, fixture("claude-code", "UserPromptSubmit", repo)))
     ok(hook(repo, fixture("claude-code", "PreToolUse", repo)))
     before = head_count(repo)
+    clean = tree_status(repo)
     assert len(spool_lines(repo)) == 2
     ok(hook(repo, fixture("claude-code", event, repo)))
-    assert head_count(repo) == before + 1 and spool_lines(repo) == []
+    assert spool_lines(repo) == []
+    if FILES:
+        assert head_count(repo) == before + 1
     types = [e["type"] for e in events(repo)]
     if event == "SessionEnd":  # the session ends with its handoff packet, in the same commit (issue 16 §3)
         assert types[-1] == "handoff.write" and (repo / ".workbench" / "handoff.json").is_file()
-        assert "handoff.json" in run_git(repo, "show", "--stat", "--format=", "HEAD")
+        if FILES:
+            assert "handoff.json" in run_git(repo, "show", "--stat", "--format=", "HEAD")
         types = types[:-1]
     assert types[-3:] == ["agent.prompt", "agent.tool_call", CLAUDE_CODE[event][0]]
-    assert run_git(repo, "status", "--porcelain") == ""
+    assert tree_status(repo) == clean
+

@@ -9,8 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import hash_workbench, run_git, run_wb
-from tests.integrations.hookfixtures import events, fixture, git_dir, hook, ok, spool_lines, status_porcelain
+from tests.conftest import files_only, hash_workbench, run_git, run_wb
+from tests.integrations.hookfixtures import (
+    events,
+    fixture,
+    git_dir,
+    hook,
+    ok,
+    spool_lines,
+    status_porcelain,
+    track_config,
+)
 from tests.person import as_person
 from workbench.integrations.hookguard import denial
 
@@ -23,6 +32,7 @@ def pre(repo: Path, tool: str, tool_input: dict) -> dict:
 
 def test_a_denied_edit_of_the_board(bench, repo: Path) -> None:
     bench.add_task("Parse the config", acceptance=["false"])
+    track_config(repo)
     files = hash_workbench(repo)
     board = repo / ".workbench" / "board.json"
     edit = pre(repo, "Edit", {"file_path": str(board), "old_string": '"status": "todo"',
@@ -77,6 +87,7 @@ def test_reading_the_workbench_and_wb_itself_are_not_denied(tool: str, tool_inpu
     assert denial({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input}) is None
 
 
+@files_only  # a hand edit of board.json: on SQLite there is no board.json to edit (the guard is the same)
 def test_an_edit_during_the_agents_turn_is_the_agents_and_held_to_its_rules(bench, repo: Path) -> None:
     task = bench.add_task("Parse the config", acceptance=["false"])
     ok(hook(repo, fixture("claude-code", "UserPromptSubmit", repo)))  # the turn begins
@@ -108,6 +119,7 @@ def test_an_edit_during_the_agents_turn_is_the_agents_and_held_to_its_rules(benc
     assert run_git(repo, "status", "--porcelain") == ""
 
 
+@files_only  # a hand edit of board.json, as above
 def test_a_task_removed_during_the_agents_turn_stays(bench, repo: Path) -> None:
     first = bench.add_task("Parse the config")
     bench.add_task("Write the docs")
@@ -128,6 +140,7 @@ def test_a_write_outside_the_active_tasks_scope_is_denied_at_the_hook(bench, rep
     """issue 16 §1: while a task is active, PreToolUse denies file writes to its forbidden paths, with the
     reason; paths the scope allows, and the same write once the task is done, pass."""
     assert run_wb(repo, "task", "add", "Fix the parser", "--forbid", "secrets/**", "--allow", "src/**").returncode == 0
+    track_config(repo)
     outside = pre(repo, "Write", {"file_path": str(repo / "secrets" / "prod.key"), "content": "x"})
     inside = pre(repo, "Edit", {"file_path": "src/parser.py", "old_string": "a", "new_string": "b",
                                 "replace_all": False})
@@ -147,6 +160,7 @@ def test_a_codex_apply_patch_outside_the_active_tasks_scope_is_denied_at_the_hoo
     forbidden path through it: tests/clients/test_codex.py)."""
     assert run_wb(repo, "task", "add", "Fix the parser", "--forbid", "secrets/**").returncode == 0
     assert run_wb(repo, "task", "start", "T-001").returncode == 0
+    track_config(repo)
 
     def patch(*lines: str) -> dict:
         payload = fixture("codex", "PreToolUse", repo)

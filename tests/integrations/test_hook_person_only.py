@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import hash_workbench
-from tests.integrations.hookfixtures import events, fixture, hook, ok, status_porcelain
+from tests.integrations.hookfixtures import events, fixture, hook, ok, status_porcelain, track_config
 
 PERSON_ONLY = [
     "wb task done T-001 --force --actor human",
@@ -88,6 +88,7 @@ def denied(proc) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_a_persons_commands_are_denied_in_the_agents_shell(bench, repo: Path) -> None:
+    track_config(repo)
     bench.add_task("Parse the config", acceptance=["false"])
     files = hash_workbench(repo)
     for command in PERSON_ONLY:

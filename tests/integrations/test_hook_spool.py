@@ -12,10 +12,26 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import WB_ARGV, head_count, run_git, run_wb
-from tests.integrations.hookfixtures import events, fixture, git_dir, hook, ok, spool_lines, status_porcelain
+from tests.conftest import WB_ARGV, files_only, head_count, run_git, run_wb
+from tests.integrations.hookfixtures import (
+    FILES,
+    event_bytes,
+    events,
+    fixture,
+    git_dir,
+    hook,
+    ok,
+    spool_lines,
+    status_porcelain,
+    track_config,
+)
 
 CALLS = 200
+# where a fold can be killed: each step of the files backend's write; SQLite's one transaction, before its COMMIT
+# and after it (the spool's lines not yet dropped: the next fold finds them in the log by id)
+KILL_POINTS = (["before_event_append", "after_event_append", "after_state_write", "after_git_commit"] if FILES
+               else ["before_event_append", "sqlite_before_commit", "sqlite_after_commit"])
+COMMITTED = "after_git_commit" if FILES else "sqlite_after_commit"  # the fold's events are durable here
 
 
 def call(repo: Path, i: int) -> tuple[dict, dict]:
@@ -30,6 +46,7 @@ def call(repo: Path, i: int) -> tuple[dict, dict]:
 
 def test_a_200_call_turn_with_the_agents_own_git_in_between(bench, repo: Path) -> None:
     bench.add_task("Parse the config")
+    track_config(repo)
     ok(hook(repo, fixture("claude-code", "SessionStart", repo)))
     ok(hook(repo, fixture("claude-code", "UserPromptSubmit", repo)))
     assert status_porcelain(repo) == ""
@@ -70,10 +87,13 @@ def test_a_200_call_turn_with_the_agents_own_git_in_between(bench, repo: Path) -
     ok(hook(repo, fixture("claude-code", "Stop", repo)))
     assert status_porcelain(repo) == "" and spool_lines(repo) == []
     assert run_git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "feature"
-    assert run_git(repo, "rev-parse", "HEAD~1").strip() == agent_commit
-    assert run_git(repo, "log", "-1", "--format=%s").strip() == "wb: claude-code turn ends"
-    assert set(run_git(repo, "show", "--name-only", "--format=", "HEAD").split()) <= {
-        ".workbench/events.jsonl", ".workbench/state.md", ".workbench/board.json"}
+    if FILES:
+        assert run_git(repo, "rev-parse", "HEAD~1").strip() == agent_commit
+        assert run_git(repo, "log", "-1", "--format=%s").strip() == "wb: claude-code turn ends"
+        assert set(run_git(repo, "show", "--name-only", "--format=", "HEAD").split()) <= {
+            ".workbench/events.jsonl", ".workbench/state.md", ".workbench/board.json"}
+    else:  # the turn is one database transaction: the agent's commit stays the branch's last
+        assert run_git(repo, "rev-parse", "HEAD").strip() == agent_commit
     logged = [e for e in events(repo) if e["type"].startswith("agent.") and e["type"] != "agent.session_start"]
     ids = [e["id"] for e in logged]
     assert sorted(ids) == sorted(spooled + [ids[-1]]) and len(set(ids)) == len(ids)  # each exactly once, + Stop
@@ -84,9 +104,9 @@ def test_a_200_call_turn_with_the_agents_own_git_in_between(bench, repo: Path) -
     assert "snapshots match" in run_wb(repo, "replay", "--verify").stdout
 
 
-@pytest.mark.parametrize("point", ["before_event_append", "after_event_append", "after_state_write",
-                                   "after_git_commit"])
+@pytest.mark.parametrize("point", KILL_POINTS)
 def test_kill_9_mid_fold_loses_nothing_and_duplicates_nothing(bench, repo: Path, point: str) -> None:
+    track_config(repo)
     for i in range(10):
         ok(hook(repo, call(repo, i)[0]))
     killed = hook(repo, fixture("claude-code", "Stop", repo), env=dict(os.environ, WB_FAULT=point))
@@ -102,23 +122,26 @@ def test_kill_9_mid_fold_loses_nothing_and_duplicates_nothing(bench, repo: Path,
 
 
 def test_the_next_wb_write_folds_the_spool(bench, repo: Path) -> None:
+    track_config(repo)
     ok(hook(repo, fixture("claude-code", "UserPromptSubmit", repo)))
     ok(hook(repo, call(repo, 1)[0]))
     proc = run_wb(repo, "note", "parser half done")
     assert proc.returncode == 0, proc.stderr
     assert [e["type"] for e in events(repo)[-3:]] == ["agent.prompt", "agent.tool_call", "note.add"]
     assert spool_lines(repo) == [] and status_porcelain(repo) == ""
-    assert run_git(repo, "log", "-1", "--format=%s").strip().startswith("wb: note")
+    if FILES:
+        assert run_git(repo, "log", "-1", "--format=%s").strip().startswith("wb: note")
 
 
 @pytest.mark.parametrize("killed", [False, True])
 def test_a_hook_during_a_fold_is_kept(bench, repo: Path, tmp_path: Path, killed: bool) -> None:
+    track_config(repo)
     for i in range(5):
         ok(hook(repo, call(repo, i)[0]))
     pause = tmp_path / "pause"
-    env = dict(os.environ, WB_PAUSE="after_git_commit", WB_PAUSE_FILE=str(pause))
+    env = dict(os.environ, WB_PAUSE=COMMITTED, WB_PAUSE_FILE=str(pause))
     if killed:  # killed right after its commit, before it drops the folded lines: the next fold skips them
-        env.update(WB_FAULT="after_git_commit")
+        env.update(WB_FAULT=COMMITTED)
     stop = subprocess.Popen([*WB_ARGV, "hook", "claude-code"], cwd=repo, env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert stop.stdin is not None
@@ -154,6 +177,7 @@ def test_concurrent_hooks_each_land_once(bench, repo: Path) -> None:
     assert len(logged) == 12 and len({e["id"] for e in logged}) == 12
 
 
+@files_only  # a linked worktree's workbench is the one its branch holds in git, as files
 def test_a_linked_worktree_has_its_own_spool_and_turn(bench, repo: Path, tmp_path: Path) -> None:
     from workbench.git.repo import GitRepo
     from workbench.store.spool import git_dir_of
@@ -174,6 +198,7 @@ def test_a_linked_worktree_has_its_own_spool_and_turn(bench, repo: Path, tmp_pat
 
 def test_a_secret_never_reaches_the_spool_or_the_log(bench, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DEPLOY_TOKEN", "s3cr3t-value")
+    track_config(repo)
     pre = call(repo, 1)[0]
     pre["tool_input"] = {"command": "curl -H 'Authorization: s3cr3t-value' https://example.invalid"}
     ok(hook(repo, pre))  # config.yaml names no secret yet: cached as such
@@ -185,11 +210,12 @@ def test_a_secret_never_reaches_the_spool_or_the_log(bench, repo: Path, monkeypa
     assert spool.count("s3cr3t-value") == 1 and "[redacted]" in spool  # the second line is redacted
     assert "s3cr3t-value" not in (git_dir(repo) / "wb" / "redact.json").read_text()  # names, never values
     ok(hook(repo, fixture("claude-code", "Stop", repo)))
-    text = (repo / ".workbench" / "events.jsonl").read_text()
+    text = event_bytes(repo).decode()
     assert "s3cr3t-value" not in text and text.count("[redacted]") == 2  # the fold redacts the first one too
 
 
 def test_a_turn_that_ends_mid_rebase_waits_for_it_and_lands_once(bench, repo: Path) -> None:
+    track_config(repo)
     run_git(repo, "checkout", "-q", "-b", "other")
     (repo / "app.py").write_text("print('other')\n")
     run_git(repo, "commit", "-q", "-am", "other")
@@ -202,10 +228,14 @@ def test_a_turn_that_ends_mid_rebase_waits_for_it_and_lands_once(bench, repo: Pa
     ok(hook(repo, call(repo, 2)[0]))
     stop = hook(repo, fixture("claude-code", "Stop", repo))
     assert stop.returncode == 0 and stop.stdout == ""
-    assert stop.stderr.startswith("wb: hook claude-code: warning: recorded, not yet committed: a rebase")
-    assert len(stop.stderr.splitlines()) == 1
+    if FILES:
+        assert stop.stderr.startswith("wb: hook claude-code: warning: recorded, not yet committed: a rebase")
+        assert len(stop.stderr.splitlines()) == 1
+    else:  # the database is no file of the rebase's: the turn lands at once
+        assert stop.stderr == ""
+        assert [e["type"] for e in events(repo)][-3:] == ["agent.tool_call", "agent.tool_call", "agent.stop"]
     assert run_git(repo, "status", "--porcelain") == before  # wb wrote nothing into the rebase's work tree
-    assert spool_lines(repo) == []  # held in the pending journal until the rebase ends
+    assert spool_lines(repo) == []  # held in the pending journal until the rebase ends (files)
     run_git(repo, "rebase", "--abort")
     assert run_wb(repo, "note", "after the rebase").returncode == 0
     logged = [e for e in events(repo) if e["type"].startswith("agent.")]

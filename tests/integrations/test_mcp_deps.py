@@ -3,13 +3,12 @@ naming them, and `force` does not get an agent past it (MCP is an agent's door, 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import hash_workbench
+from tests.integrations.hookfixtures import board, stored
 
 pytest.importorskip("mcp")
 
@@ -23,13 +22,13 @@ def test_mcp_refuses_to_start_or_finish_a_task_before_its_dependencies(bench, re
     bench.add_task("Parser", depends_on=["T-001"])
 
     async def body(session: ClientSession) -> dict[str, Any]:
-        out: dict[str, Any] = {"files": hash_workbench(repo)}
+        out: dict[str, Any] = {"files": stored(repo)}
         out["start"] = await session.call_tool("task_update", {"id": "T-002", "action": "start"})
         out["done"] = await session.call_tool("task_update", {"id": "T-002", "action": "done"})
         out["forced"] = await session.call_tool("task_update", {"id": "T-002", "action": "done", "force": True})
         out["forced_start"] = await session.call_tool("task_update", {"id": "T-002", "action": "start",
                                                                       "force": True})
-        out["files_after"] = hash_workbench(repo)
+        out["files_after"] = stored(repo)
         ok(await session.call_tool("task_update", {"id": "T-001", "action": "start"}))
         ok(await session.call_tool("task_update", {"id": "T-001", "action": "done"}))
         out["in_order"] = ok(await session.call_tool("task_update", {"id": "T-002", "action": "start"}))
@@ -42,7 +41,7 @@ def test_mcp_refuses_to_start_or_finish_a_task_before_its_dependencies(bench, re
         assert out[key].is_error and "person" in text_of(out[key]), text_of(out[key])
     assert out["files_after"] == out["files"]
     assert out["in_order"]["summary"] == "T-002 todo → in_progress"
-    tasks = {t["id"]: t for t in json.loads((repo / ".workbench" / "board.json").read_text())["tasks"]}
+    tasks = {t["id"]: t for t in board(repo)["tasks"]}
     assert tasks["T-001"]["status"] == "done" and tasks["T-002"]["status"] == "in_progress"
 
 

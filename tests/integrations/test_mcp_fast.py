@@ -20,6 +20,7 @@ import anyio
 import pytest
 
 from tests.conftest import WB_ARGV
+from tests.integrations.hookfixtures import board
 from tests.integrations.test_mcp import TOOLS, TOOLS_LIST_LIMIT, server_env
 
 pytest.importorskip("mcp")
@@ -117,7 +118,7 @@ def test_the_sdk_client_lists_and_calls_tools_in_both_modes(bench, repo: Path, m
     assert out["tools"] == out["again"] == TOOLS
     assert not out["added"].is_error and out["added"].structured_content["task"]["id"] == "T-001"
     assert out["status"].structured_content["board"]["total"] == 1
-    assert [t["id"] for t in json.loads((repo / ".workbench" / "board.json").read_text())["tasks"]] == ["T-001"]
+    assert [t["id"] for t in board(repo)["tasks"]] == ["T-001"]
 
 
 def script(version: str) -> list[dict[str, Any]]:

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import WB_ARGV, hash_workbench, head_count
+from tests.conftest import WB_ARGV, files_only, head_count
+from tests.integrations.hookfixtures import FILES, events, stored
 from tests.integrations.test_mcp import TOOLS, ok, server_env, text_of, with_client
 
 pytest.importorskip("mcp")
@@ -62,7 +63,7 @@ def test_every_tool_is_annotated_strict_and_has_an_output_schema(bench, repo: Pa
 
 def test_bad_arguments_are_one_line_errors_and_change_nothing(bench, repo: Path) -> None:
     bench.add_task("Parse the config")
-    files, commits = hash_workbench(repo), head_count(repo)
+    files, commits = stored(repo), head_count(repo)
 
     async def body(session: ClientSession) -> dict[str, Any]:
         calls = {
@@ -99,9 +100,12 @@ def test_bad_arguments_are_one_line_errors_and_change_nothing(bench, repo: Path)
     assert errors["missing"] == "note: text is required"
     assert errors["blank"] == "note: text: must not be empty"
     assert errors["empty_goal"] == errors["blank_goal"] == "run: goal: must not be empty"
-    assert errors["abort_nothing"] == "no live session to abort"
+    assert errors["abort_nothing"] == ("no live session to abort" if FILES else  # the CLI's refusal, as `wb abort`
+                                       "wb abort (the harness) is not supported on the SQLite backend yet "
+                                       "(docs/storage.md): `wb export FILE`, then `wb import FILE` in a git "
+                                       "repository, moves the workbench to the files backend")
     assert errors["event_type"].startswith("log: type 'tsk' names no event type; families: agent, approval, ")
-    assert hash_workbench(repo) == files and head_count(repo) == commits
+    assert stored(repo) == files and head_count(repo) == commits
 
 
 def test_a_plan_must_lie_inside_the_repository(bench, repo: Path, tmp_path: Path) -> None:
@@ -109,7 +113,7 @@ def test_a_plan_must_lie_inside_the_repository(bench, repo: Path, tmp_path: Path
     outside.write_text("steps:\n  - description: SECRET-OUTSIDE\n")
     (repo / "link.yaml").symlink_to(outside)
     (repo / "plans").mkdir()
-    files, commits = hash_workbench(repo), head_count(repo)
+    files, commits = stored(repo), head_count(repo)
 
     async def body(session: ClientSession) -> dict[str, Any]:
         out = {}
@@ -124,9 +128,10 @@ def test_a_plan_must_lie_inside_the_repository(bench, repo: Path, tmp_path: Path
         text = one_line_error(result)
         assert "is outside the repository" in text, (key, text)
         assert "root:" not in text and "SECRET-OUTSIDE" not in text, (key, text)  # nothing was read
-    assert hash_workbench(repo) == files and head_count(repo) == commits
+    assert stored(repo) == files and head_count(repo) == commits
 
 
+@files_only  # the harness (run, abort), which the SQLite backend does not serve yet
 def test_abort_ends_a_waiting_session(bench, repo: Path) -> None:
     steps = [{"description": "Deploy to staging", "tool": "deploy", "args": {"env": "staging"}}]
 
@@ -209,14 +214,16 @@ def test_every_answer_matches_its_output_schema(bench, repo: Path) -> None:
         listed = {t.name: t.output_schema for t in (await session.list_tools()).tools}
         calls = [("status", {}), ("task_add", {"title": "Lexer", "acceptance": ["true"]}),
                  ("task_update", {"id": "T-001", "action": "done"}), ("note", {"text": "Chose a lexer."}),
-                 ("set_state", {"changes": {"next_action": "Write the parser"}}), ("task_list", {}), ("log", {}),
-                 ("run", {"goal": "Ship it", "steps": steps}), ("resume", {"result": {"ok": True}}),
-                 ("run", {"goal": "Again", "steps": steps}), ("abort", {"reason": "enough"})]
+                 ("set_state", {"changes": {"next_action": "Write the parser"}}), ("task_list", {}), ("log", {})]
+        if FILES:  # the harness, which the SQLite backend does not serve yet
+            calls += [("run", {"goal": "Ship it", "steps": steps}), ("resume", {"result": {"ok": True}}),
+                      ("run", {"goal": "Again", "steps": steps}), ("abort", {"reason": "enough"})]
         return {"listed": listed, "answers": [(tool, await session.call_tool(tool, args)) for tool, args in calls]}
 
     out = with_client(repo, body)
     # claim and sync need a remote and state on its own ref: tests/sync/test_mcp_sync.py checks theirs
-    assert {tool for tool, _r in out["answers"]} == TOOLS - {"claim", "sync"}
+    harness = set() if FILES else {"run", "resume", "abort"}
+    assert {tool for tool, _r in out["answers"]} == TOOLS - {"claim", "sync"} - harness
     for tool, result in out["answers"]:
         data = ok(result)
         assert result.structured_content == data, tool
@@ -343,4 +350,7 @@ def test_a_long_session_leaves_no_git_process_behind(bench, repo: Path) -> None:
         if proc.poll() is None:
             proc.kill()
     assert left == []
-    assert head_count(repo) >= 5  # the four notes were committed
+    assert [e["payload"]["text"] for e in events(repo) if e["type"] == "note.add"] == [
+        f"finding {i}" for i in (1, 3, 5, 7)]
+    if FILES:
+        assert head_count(repo) >= 5  # the four notes were committed

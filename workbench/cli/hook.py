@@ -17,8 +17,9 @@ app = typer.Typer(help="Record a coding agent's hook events (tool calls, prompts
 def claude_code() -> int:
     """Read a Claude Code hook payload (any event) on stdin and spool it as an agent.* event in the git
     directory, leaving the work tree clean; SessionStart, Stop, PreCompact and SessionEnd fold the spool into
-    the log and commit it. PreToolUse denies edits of .workbench/; SessionStart answers with `wb status` as
-    additionalContext. Always exits 0: a wb problem is one line on stderr and never blocks the agent."""
+    the log and commit it (on SQLite: into the database). PreToolUse denies edits of .workbench/ (and of the
+    SQLite database); SessionStart answers with `wb status` as additionalContext. Always exits 0: a wb problem
+    is one line on stderr and never blocks the agent."""
     return _run("claude-code")
 
 

@@ -5,7 +5,8 @@ An agent's hook events are recorded under their own types (`agent.tool_call`, `a
 those into the live *harness* session in state.md, and an agent's tool calls are not steps of it.
 
 `wb hook claude-code` / `wb hook codex` (integrations/hookfast.py) spool each event (store/spool.py) and fold
-the spool into the log at SessionStart, Stop, PreCompact and SessionEnd, or at the next wb write. From Python:
+the spool into the log at SessionStart, Stop, PreCompact and SessionEnd, or at the next wb write — on either
+backend (a SQLite transaction folds the same spool). From Python:
 
     bench.record_event("agent.note", {"text": "..."})      # one transaction, validated, committed
     record_claude_code(bench, payload)                       # one hook payload, recorded at once
@@ -178,9 +179,9 @@ def fold_spool(root: str | Path, summary: str, *, handoff: bool = False) -> list
     session). Returns the warnings (a commit skipped, and why)."""
     from pathlib import Path
 
-    from workbench.store.workbench import Workbench
+    from workbench.store.opening import discover
 
-    wb = Workbench.discover(Path(root))
+    wb = discover(Path(root))  # either backend: the SQLite transaction folds the same spool
     if handoff:
         from workbench.api import Bench
 
@@ -202,11 +203,15 @@ def sync_at_session_start(root: str | Path) -> list[str]:
     from pathlib import Path
 
     from workbench.errors import WorkbenchError
-    from workbench.store.workbench import Workbench
+    from workbench.store.opening import discover
 
-    wb = Workbench.discover(Path(root))
+    wb = discover(Path(root))
     if not (wb.config.get("sync") or {}).get("on_session_start"):
         return []
+    from workbench.store.backend import kind_of
+
+    if kind_of(wb.config) == "sqlite":  # kept in SQLite: no state ref to sync (docs/storage.md)
+        return ["sync.on_session_start is not served on the SQLite backend: starting from the local state"]
     try:
         from workbench.api import Bench
 
@@ -223,9 +228,9 @@ def session_context(root: str | Path) -> str:
     from pathlib import Path
 
     from workbench.ops.prime import prime, render
-    from workbench.store.workbench import Workbench
+    from workbench.store.opening import discover
 
-    return render(prime(Workbench.discover(Path(root)))).rstrip("\n")
+    return render(prime(discover(Path(root)))).rstrip("\n")
 
 
 def stop_answer(root: str | Path, hook: dict[str, Any]) -> dict[str, Any] | None:
@@ -235,7 +240,7 @@ def stop_answer(root: str | Path, hook: dict[str, Any]) -> dict[str, Any] | None
     from pathlib import Path
 
     from workbench.ops.prime import stop_reason
-    from workbench.store.workbench import Workbench
+    from workbench.store.opening import discover
 
-    reason = stop_reason(Workbench.discover(Path(root)), hook)
+    reason = stop_reason(discover(Path(root)), hook)
     return {"decision": "block", "reason": reason} if reason else None

@@ -7,6 +7,13 @@ json package (model/cjson), and nothing
 in the work tree is touched, so `git status` stays clean. SessionStart, Stop, PreCompact and SessionEnd then
 fold the spool into the log and commit it (the full write path, paid once per turn).
 
+A workbench kept in SQLite (docs/storage.md) is served the same way: the spool is the same file in the same git
+directory (beside the database; `.workbench/.local/` for one kept without git), and the SQLite transaction folds
+it in as the files one does. So a hook on SQLite costs what it costs on files — one append, no database
+connection, schema or YAML parser; the database's path (guarded as .workbench/ is, wherever config.yaml puts it)
+is cached beside the spool with the names config.yaml's `redact` lists, and a file tool's PreToolUse reads the
+active task's scope from the database's snapshots.
+
 Exit codes, as the clients read them (Claude Code's hooks reference; Codex CLI's hooks read them the same way):
 0 is an answer (a PreToolUse denial is decision control on stdout, `hookSpecificOutput.permissionDecision:
 "deny"`); 2 blocks the tool call, with stderr as the reason; any other code is a failed hook that the agent
@@ -74,9 +81,10 @@ def _run(client: str, chdir: str | None, state: dict[str, Any]) -> None:
     if name == "PreToolUse":  # before the workbench is found: a write to it is denied from anywhere
         from workbench.integrations import hookguard
 
+        hookguard.guard_also(None)  # until the workbench is found (a process may serve more than one hook)
         why = hookguard.denial(hook)
     try:
-        root = _root(chdir, hook)
+        root, git_dir = _root(chdir, hook)
     except NotFound:
         if why:
             _deny(why)
@@ -88,29 +96,23 @@ def _run(client: str, chdir: str | None, state: dict[str, Any]) -> None:
         _complain(client, f"no workbench in {root}: run `wb init` first")
         return
     config = os.path.join(root, ".workbench", "config.yaml")
-    try:
-        with open(config, "rb") as fh:
-            other_backend = b"storage" in fh.read()  # pathlib and typing cost a hook ~13 ms: only when it may be
-    except OSError:
-        other_backend = False
-    if other_backend:
-        from pathlib import Path
+    spool = Spool(git_dir or _git_dir(root))
+    names, db = _config_facts(spool, root, config)  # cached beside the spool: config.yaml is parsed once
+    if db is not None and name == "PreToolUse":  # the database is wb's, wherever it is: guarded as .workbench/ is
+        from workbench.integrations import hookguard
 
-        from workbench.store import backend
-
-        if backend.is_sqlite_config(Path(config)):  # no spool there yet
-            raise backend.unsupported("wb hook (the agent hooks)")
-    spool = Spool(_git_dir(root))
+        hookguard.guard_also(db)
+        why = why or hookguard.denial(hook)
     type_, payload = agenthooks.hook_event(hook, client)
     answer: dict[str, Any] | None = None
     if name == "PreToolUse":
         from workbench.integrations import hookguard
 
-        why = why or hookguard.out_of_scope(root, hook)
+        why = why or hookguard.out_of_scope(root, hook, db)
         if why:
             payload["denied"] = why
             answer = _denial(why)
-    payload = redact(payload, _secrets(spool, root))
+    payload = redact(payload, secret_values({"redact": names}))
     if len(raw) > 2048:  # only then can a string or the payload be past the caps (model/clip.py)
         from workbench.model.clip import clip_payload
 
@@ -151,17 +153,26 @@ def _deny(why: str) -> None:
     sys.stdout.write(cjson.dumps(redact_known(_denial(why))) + "\n")
 
 
-def _root(chdir: str | None, hook: dict[str, Any]) -> str:
-    """The work tree of -C, else of the agent's working directory (the payload's cwd), else of ours."""
+def _root(chdir: str | None, hook: dict[str, Any]) -> tuple[str, str | None]:
+    """The work tree of -C, else of the agent's working directory (the payload's cwd), else of ours; outside
+    any repository, the nearest workbench kept in SQLite without git (`wb init --no-git`, store/opening.py).
+    With it, the directory that stands for its git directory (`.workbench/.local/`), or None: ask git's."""
     start = chdir
     cwd = hook.get("cwd")
     if start is None and isinstance(cwd, str) and cwd and os.path.isdir(cwd):
         start = cwd
     start = os.path.realpath(start or os.getcwd())
     root = find_root(start)
-    if root is None:
+    if root is not None:
+        return root, None
+    from pathlib import Path
+
+    from workbench.store import backend
+
+    found = backend.find_nogit(Path(start))
+    if found is None:
         raise NotFound(f"not inside a git repository: {start} (run `git init` first, or pass -C PATH)")
-    return root
+    return str(found), os.path.join(str(found), ".workbench", ".local")  # store/sqlitedb.NoGit.git_dir
 
 
 def _git_dir(root: str) -> str:
@@ -175,20 +186,28 @@ def _git_dir(root: str) -> str:
     return str(GitRepo(Path(root)).git_dir)
 
 
-def _secrets(spool: Spool, root: str) -> list[str]:
-    """The values of the variables config.yaml `redact` names: from the names cached beside the spool, or, when
-    config.yaml changed since, from config.yaml itself (once; the cache is then renewed)."""
-    config = os.path.join(root, ".workbench", "config.yaml")
-    names = spool.redact_names(config)
-    if names is None:
-        from pathlib import Path
+def _config_facts(spool: Spool, root: str, config: str) -> tuple[list[str], str | None]:
+    """(the variables config.yaml `redact` names, the SQLite database's path or None): from the cache beside the
+    spool, or, when config.yaml changed since, from config.yaml itself (once; the cache is then renewed)."""
+    facts = spool.config_facts(config)
+    if facts is not None:
+        return facts["names"], facts["db"]
+    from pathlib import Path  # pathlib and typing cost a hook ~13 ms: only when config.yaml changed
 
-        from workbench.store.config import load_config
+    from workbench.store import backend
+    from workbench.store.config import load_config
 
-        listed = load_config(Path(config)).get("redact") or []
-        names = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
-        spool.keep_redact_names(config, names)
-    return secret_values({"redact": names})
+    loaded = load_config(Path(config))
+    listed = loaded.get("redact") or []
+    names = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+    db = None
+    if backend.kind_of(loaded) == "sqlite":
+        named = loaded.get("sqlite_path")
+        # store/sqlitedb.db_path: relative to the work tree's top (an absolute one stays itself), else the git
+        # directory's wb/ (`.workbench/.local/wb/` without git: the spool's own directory)
+        db = os.path.normpath(os.path.join(root, str(named))) if named else os.path.join(spool.dir, "workbench.sqlite3")
+    spool.keep_config_facts(config, names, db)
+    return names, db
 
 
 def _complain(client: str, message: str) -> None:

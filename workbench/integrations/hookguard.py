@@ -8,6 +8,10 @@ it, and inline interpreter code (`python -c`, `python3 -` with a heredoc, `node 
 that names it and writes — are denied, with a reason naming the wb command (or MCP tool) that makes the
 change instead. Reading is never denied (`cat .workbench/board.json > /tmp/x` writes /tmp/x).
 
+A workbench kept in SQLite: its database file (and its -wal, -shm, -journal) is guarded the same way, wherever
+config.yaml puts it (`guard_also`, set by the hook from config.yaml's `sqlite_path`; the default, in the git
+directory's `wb/`, is under `.git/wb` already), and so is `sqlite3` (SQLite's shell) on it without `-readonly`.
+
 A person's commands (`person_only`): `--actor human` anywhere, `wb task done --force`, `wb resume
 --approve|--deny`, `wb trust`, `wb untrust`, `wb task set … acceptance=|scope=`, and any wb run under a
 pseudo-terminal (`script`, `unbuffer`, `expect`, `tmux`, `screen`: wb reads a terminal as a person's), found
@@ -30,11 +34,25 @@ if TYPE_CHECKING:
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell"})
 PATCH_TOOLS = frozenset({"apply_patch"})
-_MARKS = (".workbench", ".git/wb")
+_MARKS: tuple[str, ...] = (".workbench", ".git/wb")
 _REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", "(", ")", ";;"})
 _WRAPPERS = frozenset({"sudo", "command", "env", "nohup", "time", "exec", "builtin"})
 _PERSON_MARKS = ("wb", "workbench", "human")
+# a workbench kept in SQLite: its database file (and SQLite's files beside it), wherever config.yaml puts it, is
+# guarded as .workbench/ is. Set once by the hook (one process, one workbench) before `denial` (`guard_also`).
+_DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
+_db_marks: tuple[str, ...] = ()
+
+
+def guard_also(db: str | None) -> None:
+    """Guard the database file `db` (an absolute path) and SQLite's files beside it, as .workbench/ is; None:
+    no database (a files workbench, or none found yet)."""
+    import os
+
+    global _db_marks, _MARKS
+    _db_marks = tuple(sorted({db, os.path.realpath(db)})) if db else ()
+    _MARKS = (".workbench", ".git/wb", *(os.path.basename(m) for m in _db_marks))
 
 
 def denial(hook: dict[str, Any]) -> str | None:
@@ -70,7 +88,18 @@ def protected(path: str) -> bool:
     parts = path.replace("\\", "/").split("/")
     if ".workbench" in parts:
         return True
-    return any(a == ".git" and b == "wb" for a, b in zip(parts, parts[1:], strict=False))
+    if any(a == ".git" and b == "wb" for a, b in zip(parts, parts[1:], strict=False)):
+        return True
+    return bool(_db_marks) and _is_db(path)
+
+
+def _is_db(path: str) -> bool:
+    """Whether `path` names the SQLite database guarded (`guard_also`): absolute, or relative to the agent's
+    directory or the work tree's top (both are where the hook runs from)."""
+    import os
+
+    full = os.path.normpath(os.path.abspath(os.path.expanduser(path)))
+    return any(full == mark + suffix for mark in _db_marks for suffix in _DB_SUFFIXES)
 
 
 def shell_target(command: str) -> str | None:
@@ -127,6 +156,8 @@ def _command_target(words: list[str], inside: bool = False) -> str | None:
     hit = [a for a in files if _held(a, inside)]
     if name in ("tee", "rm", "truncate", "touch", "shred", "unlink", "rmdir", "mkdir"):
         return hit[0] if hit else None
+    if name == "sqlite3":  # SQLite's shell on wb's database (or a file of .workbench/) may write: unless -readonly
+        return hit[0] if hit and "-readonly" not in args else None
     if name in ("sed", "perl"):
         in_place = any(a == "-i" or a.startswith("-i") or a.startswith("--in-place")
                        or (a.startswith("-") and not a.startswith("--") and "i" in a[1:] and len(a) <= 4)
@@ -165,6 +196,8 @@ def reason(path: str) -> str:
                "its acceptance (MCP tools: task_add, task_update)")
     elif name == "state.md":
         how = "use `wb set KEY=VALUE` and `wb note TEXT` (MCP tools: set_state, note)"
+    elif (_db_marks and _is_db(path)) or name.startswith("workbench.sqlite3"):
+        how = "that is the workbench's database; read it with `wb status`, `wb log` and `wb task list`"
     elif ".workbench" not in path.replace("\\", "/").split("/"):
         how = "that is wb's own journal of your hook events; leave it to wb"
     else:
@@ -173,11 +206,11 @@ def reason(path: str) -> str:
             "Do not edit .workbench/ by hand.")
 
 
-def out_of_scope(root: str, hook: dict[str, Any]) -> str | None:
+def out_of_scope(root: str, hook: dict[str, Any], db: str | None = None) -> str | None:
     """Why a file tool may not write its path, or Codex's apply_patch one of the files it writes (issue 16): it
-    lies under a `forbidden` glob of the active task's scope. Read from board.json and wb's own state cache, never
-    a load: this runs on every tool call. Shell commands are judged at `wb task done`, which compares what
-    changed with the scope."""
+    lies under a `forbidden` glob of the active task's scope. Read from board.json and wb's own state cache (or,
+    kept in SQLite, from the database `db`: its board and state snapshots), never a load: this runs on every
+    tool call. Shell commands are judged at `wb task done`, which compares what changed with the scope."""
     import os
 
     tool = hook.get("tool_name")
@@ -194,27 +227,16 @@ def out_of_scope(root: str, hook: dict[str, Any]) -> str | None:
         return None
     if not paths:
         return None
-    from workbench.model import cjson
-
+    board, active = _db_board(db) if db is not None else _files_board(root)
     try:
-        with open(os.path.join(root, ".workbench", "board.json"), "rb") as f:
-            board = cjson.loads(f.read().decode("utf-8", "replace"))
         tasks = [t for t in board.get("tasks") or [] if isinstance(t, dict) and t.get("status") == "in_progress"
                  and isinstance(t.get("scope"), dict) and t["scope"].get("forbidden")]
-    except (OSError, ValueError, AttributeError):
+    except AttributeError:
         return None
     if not tasks:
         return None
-    try:
-        from pathlib import Path
-
-        from workbench.model.layout import Paths  # wb's own cache, in the git directory: never the tree's
-
-        with open(Paths(Path(root)).state_cache, "rb") as f:
-            active = cjson.loads(f.read().decode("utf-8", "replace"))["state"].get("active_task_id")
+    if active is not None:  # else every task in progress with a scope is held to it
         tasks = [t for t in tasks if t.get("id") == active] or tasks
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass  # no cache: every task in progress with a scope is held to it
     from workbench.model import scope as scopes
 
     for path in paths:
@@ -228,6 +250,52 @@ def out_of_scope(root: str, hook: dict[str, Any]) -> str | None:
                 return (f"{rel} is out of bounds for {task['id']}: its scope forbids {glob}. Work inside the "
                         f"task's scope; to change it, ask a person to run: wb task set {task['id']} scope=JSON")
     return None
+
+
+def _files_board(root: str) -> tuple[Any, Any]:
+    """(board.json, the active task's id from wb's state cache, or None)."""
+    import os
+
+    from workbench.model import cjson
+
+    try:
+        with open(os.path.join(root, ".workbench", "board.json"), "rb") as f:
+            board = cjson.loads(f.read().decode("utf-8", "replace"))
+    except (OSError, ValueError):
+        return {}, None
+    try:
+        from pathlib import Path
+
+        from workbench.model.layout import Paths  # wb's own cache, in the git directory: never the tree's
+
+        with open(Paths(Path(root)).state_cache, "rb") as f:
+            active = cjson.loads(f.read().decode("utf-8", "replace"))["state"].get("active_task_id")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        active = None
+    return board, active
+
+
+def _db_board(db: str) -> tuple[Any, Any]:
+    """(the board, the active task's id) from a SQLite workbench's snapshots (store/sqlitedb.py: board.json, and
+    state.md's frontmatter as JSON in state.json), in one read; ({}, None) when they cannot be read."""
+    import sqlite3
+
+    from workbench.model import cjson
+
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5.0)
+        try:
+            rows = dict(conn.execute("SELECT name, data FROM snapshots WHERE name IN ('board.json', 'state.json')"))
+        finally:
+            conn.close()
+        board = cjson.loads(bytes(rows["board.json"]).decode("utf-8", "replace"))
+    except (sqlite3.Error, KeyError, ValueError):
+        return {}, None
+    try:
+        active = cjson.loads(bytes(rows["state.json"]).decode("utf-8", "replace")).get("active_task_id")
+    except (KeyError, ValueError, AttributeError):
+        active = None
+    return board, active
 
 
 # --- a person's commands -------------------------------------------------------------------------------------
@@ -376,7 +444,7 @@ _WRITES = (r"(?<!stdout)(?<!stderr)(?<!STDOUT)(?<!STDERR)\.write\b|write_text|wr
            r"createWriteStream|open\s*\([^)]*,\s*(?:mode\s*=\s*)?['\"][^'\"]*[wax+]|os\.replace|rename|remove|"
            r"unlink|rmtree|truncate|shutil|copyfile|symlink|mkdir|rmdir|sysopen|File\.(?:open|write)|IO\.write|"
            r"fs\.(?:write|append|rm|unlink|rename|copy|truncate|mkdir|symlink|open|cp)|"
-           r"['\"]\s*\+?>|>\s*['\"]|system\s*\(|subprocess|spawn|popen|\bexec")
+           r"['\"]\s*\+?>|>\s*['\"]|system\s*\(|subprocess|spawn|popen|\bexec|sqlite3?\.connect|new\s+Database")
 
 
 def interpreter_target(command: str) -> str | None:
@@ -386,4 +454,9 @@ def interpreter_target(command: str) -> str | None:
     if not re.search(_INTERPRETER, command) or not re.search(_WRITES, command):
         return None
     found = re.search(r"[^\s'\"();=,]*(?:\.workbench|\.git/wb)(?:/[^\s'\"();,]*)?", command)
-    return found.group(0) if found and protected(found.group(0)) else None
+    if found and protected(found.group(0)):
+        return found.group(0)
+    for word in re.findall(r"[^\s'\"();=,]+", command) if _db_marks else ():  # the database, named in the code
+        if protected(word):
+            return word
+    return None

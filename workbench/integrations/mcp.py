@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from workbench.api import Bench
 
 INSTRUCTIONS = (
-    "wb keeps this repository's agent state in .workbench/ (task board, decision log, event log), "
-    "committed to git on every change. Call status first each session: it names the active task or the "
-    "tasks ready to start; record work with task_add, task_update, note and set_state."
+    "wb keeps this repository's agent state (task board, decision log, event log) and records every change: "
+    "in .workbench/, committed to git, or in its SQLite database. Call status first each session: it names the "
+    "active task or the tasks ready to start; record work with task_add, task_update, note and set_state."
 )
 
 # -- the tools, as data -----------------------------------------------------------------------------------
@@ -245,6 +245,15 @@ class Tools:
         self._opened.append(bench)
         return bench
 
+    @staticmethod
+    def served(bench: Bench, command: str) -> None:
+        """Refuse a tool whose `wb` command the backend keeping the workbench does not serve, with the CLI's one
+        line (store/backend.SQLITE_UNSUPPORTED: the harness and `wb sync` on SQLite, for now)."""
+        from workbench.store import backend
+
+        if command in backend.SQLITE_UNSUPPORTED and backend.kind_of(bench.wb.config) == "sqlite":
+            raise backend.unsupported(backend.SQLITE_UNSUPPORTED[command])
+
     def dispatch(self, name: str, args: Any) -> Answer:
         """Check `args` against tool `name`'s input schema and call it."""
         try:
@@ -375,9 +384,10 @@ class Tools:
             bench = self.bench()
             if (plan is None) == (steps is None):
                 raise UsageError("run needs one of plan (a plan file) or steps (an inline plan)")
-            return _outcome(bench.run(goal, plan=inside(bench.root, plan) if plan is not None else None,
-                                      steps=steps, max_turns=max_turns, max_tool_calls=max_tool_calls,
-                                      max_seconds=max_seconds), bench)
+            where = inside(bench.root, plan) if plan is not None else None
+            self.served(bench, "run")
+            return _outcome(bench.run(goal, plan=where, steps=steps, max_turns=max_turns,
+                                      max_tool_calls=max_tool_calls, max_seconds=max_seconds), bench)
 
         return self.call(start)
 
@@ -386,15 +396,21 @@ class Tools:
                yield_id: str | None = None, plan: str | None = None) -> Answer:
         def go_on() -> dict[str, Any]:
             bench = self.bench()
+            where = inside(bench.root, plan) if plan else None
+            self.served(bench, "resume")
             return _outcome(bench.resume(result=result, error=error, approve=decision == "approve",
                                          deny=decision == "deny", extend=extend, yield_id=yield_id,
-                                         retry=retry, skip=skip,
-                                         plan=inside(bench.root, plan) if plan else None), bench)
+                                         retry=retry, skip=skip, plan=where), bench)
 
         return self.call(go_on)
 
     def abort(self, reason: str) -> Answer:
-        return self.call(lambda: _outcome(self.bench().abort(reason.strip())))
+        def abort_() -> dict[str, Any]:
+            bench = self.bench()
+            self.served(bench, "abort")
+            return _outcome(bench.abort(reason.strip()))
+
+        return self.call(abort_)
 
     # -- many agents, many clones (issue 15) -----------------------------------------------------
     def claim(self, id: str | None = None, agent: str | None = None, lease: str | None = None) -> Answer:
@@ -408,7 +424,12 @@ class Tools:
         return self.call(claim_)
 
     def sync(self, remote: str | None = None) -> Answer:
-        return self.call(lambda: self.bench().sync(remote))
+        def sync_() -> dict[str, Any]:
+            bench = self.bench()
+            self.served(bench, "sync")
+            return bench.sync(remote)
+
+        return self.call(sync_)
 
 
 def _known_type(family: str, bench: Bench) -> None:

@@ -97,7 +97,7 @@ def is_sqlite_config(path: Path) -> bool:
 
 # the commands the SQLite backend does not serve yet: each exits 2 with one line (refuse_unsupported)
 SQLITE_UNSUPPORTED = {"doctor": "wb doctor", "migrate": "wb migrate", "diff": "wb diff",
-                      "hook": "wb hook (the agent hooks)", "sync": "wb sync", "board": "wb board",
+                      "sync": "wb sync", "board": "wb board",
                       "textconv": "wb textconv", "merge-driver": "wb merge-driver"}
 
 

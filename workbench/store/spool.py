@@ -16,8 +16,14 @@ of the spool (lockf), and a fold drops what it folded under the same lock, keepi
 
 The agent's turn (its first hook to its Stop) is marked by `turn.json` beside the spool: a change to
 `.workbench/` found during a turn is the agent's (`agent.edit`), not a person's. `redact.json` keeps the names
-of the variables config.yaml's `redact` lists, keyed by config.yaml's size and mtime, so a hook redacts
-without loading config.yaml (the hook's path imports no YAML parser).
+of the variables config.yaml's `redact` lists, and the SQLite database's path when config.yaml names that
+backend, keyed by config.yaml's size and mtime, so a hook redacts and guards the database without loading
+config.yaml (the hook's path imports no YAML parser, nor pathlib).
+
+A workbench kept in SQLite (store/sqlitedb.py) has the same spool in the same place (its git directory's `wb/`,
+beside the database; `.workbench/.local/wb/` for one kept without git), and its transaction folds it the same way
+(store/sqlitetx.py): the hooks stay one append each, with no database connection, and the fold's events are
+in the database once its COMMIT returns.
 
 This module imports only the standard library and model/cjson at its top: it is on every hook's path.
 """
@@ -199,10 +205,11 @@ class Spool:
         except FileNotFoundError:
             pass
 
-    # -- redaction without config.yaml ------------------------------------------------------------------
-    def redact_names(self, config: str) -> list[str] | None:
-        """The variable names config.yaml's `redact` lists, as last cached for this very config.yaml (its size
-        and mtime), or None when the cache is missing or stale."""
+    # -- what a hook needs of config.yaml, without config.yaml ------------------------------------------
+    def config_facts(self, config: str) -> dict[str, Any] | None:
+        """What a hook reads of config.yaml, as last cached for this very config.yaml (its size and mtime):
+        `names`, the variables its `redact` lists, and `db`, the SQLite database's path when config.yaml names
+        that backend (else None). None when the cache is missing or stale."""
         try:
             st = os.stat(config)
             with open(os.path.join(self.dir, REDACT_NAMES), "rb") as f:
@@ -211,17 +218,21 @@ class Spool:
             return None
         if not isinstance(cached, dict) or cached.get("config") != [st.st_mtime_ns, st.st_size]:
             return None
-        names = cached.get("names")
-        return names if isinstance(names, list) and all(isinstance(n, str) for n in names) else None
+        names, db = cached.get("names"), cached.get("db", False)
+        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            return None
+        if not (db is None or isinstance(db, str)):  # False: a cache written before it held the database's path
+            return None
+        return {"names": names, "db": db}
 
-    def keep_redact_names(self, config: str, names: list[str]) -> None:
-        """Cache the names (never their values) for the config.yaml read just now."""
+    def keep_config_facts(self, config: str, names: list[str], db: str | None) -> None:
+        """Cache the names (never their values) and the database's path for the config.yaml read just now."""
         try:
             st = os.stat(config)
             os.makedirs(self.dir, exist_ok=True)
             tmp = os.path.join(self.dir, f".redact-{os.getpid()}.tmp")
             with open(tmp, "w") as f:
-                f.write(cjson.dumps({"config": [st.st_mtime_ns, st.st_size], "names": names}))
+                f.write(cjson.dumps({"config": [st.st_mtime_ns, st.st_size], "names": names, "db": db}))
             os.replace(tmp, os.path.join(self.dir, REDACT_NAMES))
         except OSError:
             pass  # a cache: the next hook reads config.yaml again

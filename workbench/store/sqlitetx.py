@@ -44,14 +44,31 @@ class SqliteTransaction(Transaction):
         self.deferred = None
         self.refused = []
         self._config_seen = False
-        self._begun = 0
+        self.spool_size = 0
+        if not self.create:
+            self._fold_spool()
+        self._begun = len(self.events)  # the caller's own events follow
+
+    def _fold_spool(self) -> None:
+        """The agent hooks' events, spooled beside the database (store/spool.py, as on files): folded into this
+        transaction, and dropped from the spool once its COMMIT returned (`__exit__`). A kill between the two
+        leaves lines the next fold finds in the log by their id and skips."""
+        from workbench.store import spool
+
+        spool.fold(self)
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         try:
             if exc_type is None:
                 self.commit()
+                self._settle_spool()
         finally:
             self._lock.release()  # rolls back whatever was not committed
+
+    def _settle_spool(self) -> None:
+        from workbench.store import spool
+
+        spool.settle(self)
 
     def commit(self) -> None:
         from workbench.model import statefile
