@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import files_only, hash_workbench, head_count, run_git, run_wb, spawn_wb
+from tests.conftest import hash_workbench, head_count, run_git, run_wb, spawn_wb
 from tests.integrations.hookfixtures import FILES, event_bytes, events
 
 SESSION = "8c35adc1-2f4e-4d2a-9a51-0c8f5b3e7d21"
@@ -140,7 +140,6 @@ def test_the_payload_cwd_finds_the_workbench(bench, repo: Path, tmp_path: Path) 
     assert [e["type"] for e in events(repo)[-2:]] == ["agent.tool_call", "agent.stop"]
 
 
-@files_only  # wb run (the harness)
 def test_agent_events_leave_a_live_harness_session_alone(bench, repo: Path) -> None:
     (repo / "plan.json").write_text(json.dumps({"steps": [
         {"description": "Deploy", "tool": "deploy", "args": {"env": "staging"}}]}))

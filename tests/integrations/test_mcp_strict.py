@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import WB_ARGV, files_only, head_count
+from tests.conftest import WB_ARGV, head_count
 from tests.integrations.hookfixtures import FILES, events, stored
 from tests.integrations.test_mcp import TOOLS, ok, server_env, text_of, with_client
 
@@ -100,10 +100,7 @@ def test_bad_arguments_are_one_line_errors_and_change_nothing(bench, repo: Path)
     assert errors["missing"] == "note: text is required"
     assert errors["blank"] == "note: text: must not be empty"
     assert errors["empty_goal"] == errors["blank_goal"] == "run: goal: must not be empty"
-    assert errors["abort_nothing"] == ("no live session to abort" if FILES else  # the CLI's refusal, as `wb abort`
-                                       "wb abort (the harness) is not supported on the SQLite backend yet "
-                                       "(docs/storage.md): `wb export FILE`, then `wb import FILE` in a git "
-                                       "repository, moves the workbench to the files backend")
+    assert errors["abort_nothing"] == "no live session to abort"
     assert errors["event_type"].startswith("log: type 'tsk' names no event type; families: agent, approval, ")
     assert stored(repo) == files and head_count(repo) == commits
 
@@ -131,7 +128,6 @@ def test_a_plan_must_lie_inside_the_repository(bench, repo: Path, tmp_path: Path
     assert stored(repo) == files and head_count(repo) == commits
 
 
-@files_only  # the harness (run, abort), which the SQLite backend does not serve yet
 def test_abort_ends_a_waiting_session(bench, repo: Path) -> None:
     steps = [{"description": "Deploy to staging", "tool": "deploy", "args": {"env": "staging"}}]
 
@@ -215,15 +211,13 @@ def test_every_answer_matches_its_output_schema(bench, repo: Path) -> None:
         calls = [("status", {}), ("task_add", {"title": "Lexer", "acceptance": ["true"]}),
                  ("task_update", {"id": "T-001", "action": "done"}), ("note", {"text": "Chose a lexer."}),
                  ("set_state", {"changes": {"next_action": "Write the parser"}}), ("task_list", {}), ("log", {})]
-        if FILES:  # the harness, which the SQLite backend does not serve yet
-            calls += [("run", {"goal": "Ship it", "steps": steps}), ("resume", {"result": {"ok": True}}),
-                      ("run", {"goal": "Again", "steps": steps}), ("abort", {"reason": "enough"})]
+        calls += [("run", {"goal": "Ship it", "steps": steps}), ("resume", {"result": {"ok": True}}),
+                  ("run", {"goal": "Again", "steps": steps}), ("abort", {"reason": "enough"})]
         return {"listed": listed, "answers": [(tool, await session.call_tool(tool, args)) for tool, args in calls]}
 
     out = with_client(repo, body)
     # claim and sync need a remote and state on its own ref: tests/sync/test_mcp_sync.py checks theirs
-    harness = set() if FILES else {"run", "resume", "abort"}
-    assert {tool for tool, _r in out["answers"]} == TOOLS - {"claim", "sync"} - harness
+    assert {tool for tool, _r in out["answers"]} == TOOLS - {"claim", "sync"}
     for tool, result in out["answers"]:
         data = ok(result)
         assert result.structured_content == data, tool
