@@ -932,18 +932,27 @@ def diff(path: str | Path | None = None, rev_a: str | None = None, rev_b: str | 
     it against the working tree (`A..B` and `A...B` as in git); two: `rev_a` against `rev_b`. `all_fields`
     keeps the fields every write changes (updated_at, last_event). A module-level function as well as a
     verb: like `git diff`, it needs no workbench (a side without one is an empty workbench)."""
+    from workbench.errors import NotFound
     from workbench.git.repo import find_worktree
     from workbench.review.diff import diff as compare_revs
+    from workbench.review.logpoints import LogSides
+    from workbench.store import backend, opening
 
     if rev_a is None and rev_b is not None:
         raise UsageError("a second revision needs a first")
-    root = find_worktree(Path(path) if path is not None else Path.cwd())
-    from workbench.store import backend
-
-    if backend.is_sqlite_config(root / ".workbench" / "config.yaml"):  # no state files in git to compare
-        raise backend.unsupported("wb diff")
+    start = Path(path) if path is not None else Path.cwd()
+    try:
+        root = find_worktree(start)
+    except NotFound:  # outside any repository: a workbench kept in SQLite without git, or none
+        found = backend.find_nogit(start)
+        if found is None:
+            raise
+        root = found
+    sqlite = backend.is_sqlite_config(root / ".workbench" / "config.yaml")  # its history is its event log
+    points = LogSides(root, lambda: opening.discover(root), sqlite)
     revs = [r for r in (rev_a, rev_b) if r is not None]
-    return compare_revs(root, revs, all_fields=all_fields, default_base="HEAD" if revs else _default_base(root))
+    return compare_revs(root, revs, all_fields=all_fields, default_base="HEAD" if revs else _default_base(root),
+                        points=points)
 
 
 def _default_base(root: Path) -> str:

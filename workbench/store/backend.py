@@ -97,9 +97,8 @@ def is_sqlite_config(path: Path) -> bool:
 
 # the commands the SQLite backend does not serve yet: each exits 2 with one line (refuse_unsupported)
 SQLITE_UNSUPPORTED = {"run": "wb run (the harness)", "resume": "wb resume (the harness)",
-                      "abort": "wb abort (the harness)", "demo": "wb demo", "doctor": "wb doctor",
-                      "migrate": "wb migrate", "diff": "wb diff", "hook": "wb hook (the agent hooks)",
-                      "sync": "wb sync", "board": "wb board", "textconv": "wb textconv",
+                      "abort": "wb abort (the harness)", "demo": "wb demo",
+                      "hook": "wb hook (the agent hooks)", "sync": "wb sync", "textconv": "wb textconv",
                       "merge-driver": "wb merge-driver"}
 
 

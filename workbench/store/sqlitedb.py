@@ -72,6 +72,12 @@ def db_path(root: Path, config: dict[str, Any]) -> Path:
     return GitRepo(root).git_dir / "wb" / DB_NAME
 
 
+def _blob(value: Any) -> bytes:
+    """A BLOB column's bytes; a value rewritten by hand as TEXT (sqlite3's replace() returns text) reads as its
+    UTF-8, so that the checks see what it holds rather than wb failing on its type."""
+    return value.encode("utf-8", "surrogateescape") if isinstance(value, str) else bytes(value)
+
+
 def _parse(line: bytes, seq: int) -> dict[str, Any]:
     try:
         event = json.loads(line)
@@ -116,25 +122,25 @@ class SqliteLog:
                 raise Refused(f"workbench.sqlite3: seq {seq} follows seq {expect - 1}: a gap in the log")
             if event.get("prev") != prev:
                 raise Refused(f"workbench.sqlite3: seq {seq}: hash chain broken")
-            yield bytes(line), event
-            prev = line_hash(bytes(line))
+            yield _blob(line), event
+            prev = line_hash(_blob(line))
             expect += 1
 
     def iter_backwards(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
         newer: dict[str, Any] | None = None
         for seq, line in self.db.conn.execute("SELECT seq, line FROM events ORDER BY seq DESC"):
             event = _parse(line, seq)
-            if newer is not None and (seq != newer["seq"] - 1 or newer.get("prev") != line_hash(bytes(line))):
+            if newer is not None and (seq != newer["seq"] - 1 or newer.get("prev") != line_hash(_blob(line))):
                 raise Refused(f"workbench.sqlite3: seq {newer['seq']}: hash chain broken")
-            yield bytes(line), event
+            yield _blob(line), event
             newer = event
 
     def lines_backwards(self) -> Iterator[bytes]:
         for (line,) in self.db.conn.execute("SELECT line FROM events ORDER BY seq DESC"):
-            yield bytes(line)
+            yield _blob(line)
 
     def complete_bytes(self) -> bytes:
-        return b"".join(bytes(line) + b"\n" for (line,) in self.db.conn.execute("SELECT line FROM events ORDER BY seq"))
+        return b"".join(_blob(line) + b"\n" for (line,) in self.db.conn.execute("SELECT line FROM events ORDER BY seq"))
 
     unsealed_bytes = complete_bytes
 
@@ -187,7 +193,7 @@ class SqliteStorage:
     def read_snapshots(self) -> tuple[bytes | None, bytes | None]:
         rows = dict(self.conn.execute("SELECT name, data FROM snapshots"))
         state, board = rows.get("state.md"), rows.get("board.json")
-        return (bytes(state) if state is not None else None), (bytes(board) if board is not None else None)
+        return (_blob(state) if state is not None else None), (_blob(board) if board is not None else None)
 
     def put_snapshots(self, state: bytes, board: bytes, parsed: tuple[dict[str, Any], str] | None = None, *,
                       body_changed: bool = True) -> None:
@@ -205,7 +211,7 @@ class SqliteStorage:
 
     def read_snapshot(self, name: str) -> bytes | None:
         row = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
-        return bytes(row[0]) if row is not None else None
+        return _blob(row[0]) if row is not None else None
 
     def append_calls(self, records: list[dict[str, Any]]) -> None:
         self.conn.executemany("INSERT INTO calls(key, line) VALUES (?, ?)",
@@ -213,7 +219,7 @@ class SqliteStorage:
                                                                     separators=(",", ":")).encode()) for r in records])
 
     def calls_bytes(self) -> bytes:
-        return b"".join(bytes(line) + b"\n" for (line,) in self.conn.execute("SELECT line FROM calls ORDER BY n"))
+        return b"".join(_blob(line) + b"\n" for (line,) in self.conn.execute("SELECT line FROM calls ORDER BY n"))
 
     def recorded_call(self, key: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT line FROM calls WHERE key = ? ORDER BY n DESC LIMIT 1", (key,)).fetchone()
