@@ -186,6 +186,16 @@ class SqliteStorage:
     def close(self) -> None:
         self.conn.close()
 
+    def share_between_threads(self) -> None:
+        """Open the connection again for use by any thread (`wb serve`'s handlers, whose reads take turns
+        under the server's own lock: sqlite3 refuses a connection made in another thread otherwise)."""
+        (busy,) = self.conn.execute("PRAGMA busy_timeout").fetchone()
+        self.conn.close()
+        self.conn = sqlite3.connect(str(self.path), timeout=busy / 1000, isolation_level=None,
+                                    check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=FULL")
+
     def reading(self) -> _Reading:
         """A consistent read of the database (a read transaction), unless a write transaction is open."""
         return _Reading(self.conn)
