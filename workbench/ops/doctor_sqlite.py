@@ -47,7 +47,7 @@ def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
     _check_config(wb, add)
     if retype:
         finding = Finding("type_index", f"{len(retype)} event(s) indexed under a type their line does not hold "
-                                        f"(seq {retype[0][1]}…): `wb log --type` would miss them", True)
+                                        f"(seq {retype[0][1]}…): a query by type would miss them", True)
         if fix:
             with wb.lock():
                 db.conn.executemany("UPDATE events SET type = ? WHERE seq = ?", retype)
