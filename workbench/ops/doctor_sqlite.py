@@ -55,6 +55,10 @@ def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
         add(finding)
     if not log_ok:
         return report  # the snapshots cannot be checked against, nor rebuilt from, a damaged log
+    older = _older_snapshots(db)
+    if older:
+        add(Finding("migration_needed", f"{older} older than this wb reads: run `wb migrate`", False))
+        return report
     problems = _snapshot_problems(db, events)
     if problems:
         finding = Finding("snapshots_damaged", "the snapshots disagree with the event log: " + problems[0]
@@ -127,6 +131,24 @@ def _check_config(wb: Any, add: Any) -> None:
         load_config(wb.paths.config)
     except WorkbenchError as err:
         add(Finding("invalid", f"{err} (fix config.yaml by hand)", False))
+
+
+def _older_snapshots(db: Any) -> str | None:
+    """The snapshots a migration exists for (a schema_version below this wb's), named; None when current."""
+    from workbench.migrate.read import board_found, state_found
+    from workbench.migrate.registry import KINDS
+
+    state_raw, board_raw = db.read_snapshots()
+    older = []
+    for name, raw, read, kind in (("state.md", state_raw, state_found, "state"),
+                                  ("board.json", board_raw, board_found, "board")):
+        try:
+            version = read(raw).version if raw is not None else None
+        except WorkbenchError:
+            continue  # the snapshot check says what is wrong with it
+        if version is not None and version < KINDS[kind].current:
+            older.append(f"{name} (schema_version {version})")
+    return ", ".join(older) or None
 
 
 def _snapshot_problems(db: Any, events: list[dict[str, Any]]) -> list[str]:
