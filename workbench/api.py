@@ -930,8 +930,10 @@ def diff(path: str | Path | None = None, rev_a: str | None = None, rev_b: str | 
     """`wb diff [REV [REV]]` in the git work tree containing `path`, as the dict `wb diff --format json` prints.
     No revision: HEAD (or the branch config.yaml `git.ref` records state on) against the working tree; one:
     it against the working tree (`A..B` and `A...B` as in git); two: `rev_a` against `rev_b`. `all_fields`
-    keeps the fields every write changes (updated_at, last_event). A module-level function as well as a
-    verb: like `git diff`, it needs no workbench (a side without one is an empty workbench)."""
+    keeps the fields every write changes (updated_at, last_event). A revision may be a point of the event log
+    (`@SEQ`, `@-N`; docs/diff.md), the only kind a workbench kept in SQLite takes (with `now`; no revision is
+    the start of its latest session against now). A module-level function as well as a verb: like `git diff`,
+    it needs no workbench for git revisions (a side without one is an empty workbench)."""
     from workbench.errors import NotFound
     from workbench.git.repo import find_worktree
     from workbench.review.diff import diff as compare_revs

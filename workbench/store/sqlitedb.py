@@ -18,8 +18,10 @@ Readers (`wb status`) read one consistent snapshot of the database and take no l
 
 Not on this backend (yet): git commits of the state (there are no files to commit), hand edits of state.md and
 board.json (there are no files to edit: the verbs and `wb set` are the way in), the board's archive segments,
-the agent hooks' spool and the pending journal (SQLite's durability takes their place), `wb sync`, the harness
-(`wb run`/`wb resume`) and `wb doctor`: each exits 2 with one line saying so (store/backend.refuse_unsupported).
+the agent hooks' spool and the pending journal (SQLite's durability takes their place), `wb sync` and the harness
+(`wb run`/`wb resume`): each exits 2 with one line saying so (store/backend.refuse_unsupported). `wb doctor`
+(ops/doctor_sqlite.py), `wb migrate` (migrate/sqlite.py) and `wb diff` between points of the log
+(review/logpoints.py) have this backend's own code.
 """
 
 from __future__ import annotations
