@@ -4,7 +4,8 @@ Checked: the database file itself (`PRAGMA quick_check`; `integrity_check` with 
 line JSON holding its seq, no gap, the `prev` hash chain, each line still the one whose hash was recorded when
 it was written, each event against its schema), the `type` column each event is indexed by, the snapshots
 (present, valid against their schemas, state.md's frontmatter and decision log kept apart equal to state.md,
-and equal to the fold of the whole log), the call records against their schema, and config.yaml.
+and equal to the fold of the whole log), the call records against their schema, config.yaml, and (as on files)
+an agent's client wired to wb whose hooks were never heard.
 
 Repaired with `fix`: what is derived from the log — the snapshots (folded again from the whole log, the one
 fold, workbench.model.reducer) and the type index — in one database transaction under the write lock. The log
@@ -22,7 +23,7 @@ from typing import Any
 from workbench.errors import WorkbenchError
 from workbench.model import reducer, schemas
 from workbench.model.jsonl import line_hash
-from workbench.ops.doctor import Finding, Report
+from workbench.ops.doctor import Finding, Report, add_agent_wiring_finding
 
 
 def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
@@ -55,6 +56,7 @@ def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
         add(finding)
     if not log_ok:
         return report  # the snapshots cannot be checked against, nor rebuilt from, a damaged log
+    add_agent_wiring_finding(wb, add)  # an agent's client wired to wb whose hooks were never heard
     older = _older_snapshots(db)
     if older:
         add(Finding("migration_needed", f"{older} older than this wb reads: run `wb migrate`", False))
