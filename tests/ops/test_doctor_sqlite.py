@@ -155,3 +155,33 @@ def test_a_write_killed_before_its_commit_leaves_nothing_to_repair(repo: Path) -
     assert killed.returncode == -9
     assert _doctor(repo, "--fix") == (0, {"healthy": True, "findings": []})
     assert _titles(repo) == ["Parse the config"]
+
+
+def test_a_damaged_page_of_an_index_is_found_by_sqlites_check_and_rebuilt(repo: Path) -> None:
+    """Bytes of the database file overwritten (a disk's damage) where the type index keeps its cells: SQLite's
+    quick_check names it, and --fix rebuilds the indexes from the tables. Real processes only: no connection
+    of this one caches the pages."""
+    def doctor(*args: str) -> tuple[int, dict]:
+        proc = spawn_wb(repo, "doctor", "--json", *args)
+        return proc.returncode, json.loads(proc.stdout)
+
+    assert spawn_wb(repo, "init", "--backend", "sqlite").returncode == 0
+    for title in ("one", "two", "three"):
+        assert spawn_wb(repo, "task", "add", title).returncode == 0
+    db = database(repo)
+    assert db is not None
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the database file itself
+    (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'events_by_type'").fetchone()
+    (size,) = conn.execute("PRAGMA page_size").fetchone()
+    conn.close()
+    with open(db, "r+b") as fh:
+        fh.seek((root - 1) * size + 8)  # the page's cell pointers
+        fh.write(b"\x7f" * 4)
+    code, report = doctor()
+    assert code == 1 and _codes(report) == {"db_damaged"}, report
+    assert "quick check fails" in report["findings"][0]["message"] and report["findings"][0]["fixable"]
+    code, report = doctor("--fix")
+    assert code == 0 and report["findings"][0]["fixed"], report
+    assert doctor("--full") == (0, {"healthy": True, "findings": []})  # PRAGMA integrity_check agrees
+    assert _titles(repo) == ["one", "two", "three"]

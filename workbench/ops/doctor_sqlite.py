@@ -31,15 +31,26 @@ def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
     report = Report()
     add = report.findings.append
     db = wb.storage
-    try:
-        rows = [r[0] for r in db.conn.execute("PRAGMA integrity_check" if full else "PRAGMA quick_check")]
-    except sqlite3.DatabaseError as err:
-        rows = [str(err)]
-    if rows != ["ok"]:
-        add(Finding("db_damaged", f"{db.path}: SQLite's {'integrity' if full else 'quick'} check fails: "
-                                  f"{'; '.join(rows[:3])} — not repaired: restore the database from a backup, or "
-                                  "`wb export` what still reads into a fresh one", False))
-        return report
+    problems = _integrity(db, full)
+    if problems:
+        finding = Finding("db_damaged", f"{db.path}: SQLite's {'integrity' if full else 'quick'} check fails: "
+                                        f"{'; '.join(problems[:3])}", True)
+        if fix:  # the indexes are derived from the tables: rebuilt, damage confined to them is gone
+            try:
+                with wb.lock():
+                    db.conn.execute("REINDEX")
+            except (sqlite3.DatabaseError, WorkbenchError):
+                pass
+            finding.fixed = not _integrity(db, True)
+        if not finding.fixed:
+            finding.fixable = not fix  # tried, and not enough: a person's turn
+            finding.message += (" — not repaired (rebuilding the indexes did not clear it): " if fix else
+                                " — `wb doctor --fix` rebuilds the indexes, which clears damage confined to "
+                                "them; otherwise ") + ("restore the database from a backup, or `wb export` what "
+                                                       "still reads into a fresh one")
+        add(finding)
+        if not finding.fixed:
+            return report
     with db.reading():
         log_ok, events, retype = _check_log(db, add)
         if log_ok:
@@ -71,6 +82,16 @@ def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
             finding.fixed = not _snapshot_problems(db, [e for _l, e in wb.log.iter_all()])
         add(finding)
     return report
+
+
+def _integrity(db: Any, full: bool) -> list[str]:
+    """SQLite's own check of the file (empty: sound)."""
+    try:
+        rows = [str(r[0]) for r in db.conn.execute("PRAGMA integrity_check" if full else "PRAGMA quick_check")]
+    except sqlite3.DatabaseError as err:
+        rows = [str(err)]
+    return [] if rows == ["ok"] else [part for row in rows for part in row.splitlines() if part.strip()
+                                      and not part.startswith("*** in database")]
 
 
 def _check_log(db: Any, add: Any) -> tuple[bool, list[dict[str, Any]], list[tuple[str, int]]]:
