@@ -769,6 +769,10 @@ class Bench:
         if fix:
             with self.wb.lock():
                 pass  # wait for a running wb to finish first
+        if getattr(getattr(self.wb, "storage", None), "kind", None) == "sqlite":
+            from workbench.ops.doctor_sqlite import examine_sqlite  # one database: nothing of files or git
+
+            return examine_sqlite(self.wb, fix, full=full)
         return examine(self.wb, fix=fix, progress=progress, full=full)
 
     def diff(self, rev_a: str | None = None, rev_b: str | None = None, *,
@@ -785,6 +789,10 @@ class Bench:
         `wb migrate --json` prints). A file newer than this wb is refused (`SchemaRefused`, exit 5)."""
         from workbench.migrate.apply import migrate
 
+        if getattr(getattr(self.wb, "storage", None), "kind", None) == "sqlite":
+            from workbench.migrate.sqlite import migrate_sqlite  # the database, in one transaction
+
+            return migrate_sqlite(self.wb, dry_run=dry_run, now=now)
         return migrate(self.root, dry_run=dry_run, now=now, progress=progress)
 
     # -- the handoff packet and what changed since a yield (issue 16) --------------------------------------

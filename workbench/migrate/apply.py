@@ -344,13 +344,7 @@ def migrate(start: Path | None = None, *, dry_run: bool = False, now: str | None
     follows the passes over an old event log; a migration that writes plans twice (before taking the lock and
     under it), each plan half of the total. Then an events.jsonl past its threshold (a workbench from before
     sealed segments) is sealed into `.workbench/log/` and committed: no schema_version changes for that."""
-    from workbench.store import opening
-
-    wb = opening.discover(start)
-    if getattr(getattr(wb, "storage", None), "kind", None) == "sqlite":
-        from workbench.migrate.sqlite import migrate_sqlite  # the database, in one transaction
-
-        return migrate_sqlite(wb, dry_run=dry_run, now=now)
+    wb = Workbench.discover(start)
     report = _migrate(wb, dry_run=dry_run, now=now, progress=progress)
     _seal_backlog(wb, report)
     return report

@@ -78,10 +78,6 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
     """What needs repair, repaired with `fix`. The log is read twice (its chain, then its schemas):
     `progress(done, total)` counts both passes, every 5,000 events (total = twice the last seq). Sealed
     segments checked before on this machine are trusted by digest; `full` checks them all again."""
-    if getattr(getattr(wb, "storage", None), "kind", None) == "sqlite":
-        from workbench.ops.doctor_sqlite import examine_sqlite  # one database: none of the files and git below
-
-        return examine_sqlite(wb, fix, full=full)
     report = Report()
     p = wb.paths
     add = report.findings.append
