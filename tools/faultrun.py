@@ -99,6 +99,7 @@ SCENARIO_POINTS = {
     "packs_after_record": "tests/git_scenarios/test_packs.py", "packs_mid_prune": "tests/git_scenarios/test_packs.py",
     # the SQLite backend (workbench/store/sqlitetx.py): its own workbench, killed by test_sqlite_kill_at_fault_point
     "sqlite_before_commit": "tests/reliability/test_crash.py", "sqlite_after_commit": "tests/reliability/test_crash.py",
+    "sqlite_migrate_before_commit": "tests/migrate/test_migrate_sqlite.py",  # wb migrate's one transaction
 }
 COVERED = set(STORE_POINTS) | set(HARNESS_POINTS) | set(MIGRATE_POINTS) | set(SCENARIO_POINTS)
 

@@ -769,6 +769,10 @@ class Bench:
         if fix:
             with self.wb.lock():
                 pass  # wait for a running wb to finish first
+        if getattr(getattr(self.wb, "storage", None), "kind", None) == "sqlite":
+            from workbench.ops.doctor_sqlite import examine_sqlite  # one database: nothing of files or git
+
+            return examine_sqlite(self.wb, fix, full=full)
         return examine(self.wb, fix=fix, progress=progress, full=full)
 
     def diff(self, rev_a: str | None = None, rev_b: str | None = None, *,
@@ -785,6 +789,10 @@ class Bench:
         `wb migrate --json` prints). A file newer than this wb is refused (`SchemaRefused`, exit 5)."""
         from workbench.migrate.apply import migrate
 
+        if getattr(getattr(self.wb, "storage", None), "kind", None) == "sqlite":
+            from workbench.migrate.sqlite import migrate_sqlite  # the database, in one transaction
+
+            return migrate_sqlite(self.wb, dry_run=dry_run, now=now)
         return migrate(self.root, dry_run=dry_run, now=now, progress=progress)
 
     # -- the handoff packet and what changed since a yield (issue 16) --------------------------------------
@@ -930,20 +938,31 @@ def diff(path: str | Path | None = None, rev_a: str | None = None, rev_b: str | 
     """`wb diff [REV [REV]]` in the git work tree containing `path`, as the dict `wb diff --format json` prints.
     No revision: HEAD (or the branch config.yaml `git.ref` records state on) against the working tree; one:
     it against the working tree (`A..B` and `A...B` as in git); two: `rev_a` against `rev_b`. `all_fields`
-    keeps the fields every write changes (updated_at, last_event). A module-level function as well as a
-    verb: like `git diff`, it needs no workbench (a side without one is an empty workbench)."""
+    keeps the fields every write changes (updated_at, last_event). A revision may be a point of the event log
+    (`@SEQ`, `@-N`; docs/diff.md), the only kind a workbench kept in SQLite takes (with `now`; no revision is
+    the start of its latest session against now). A module-level function as well as a verb: like `git diff`,
+    it needs no workbench for git revisions (a side without one is an empty workbench)."""
+    from workbench.errors import NotFound
     from workbench.git.repo import find_worktree
     from workbench.review.diff import diff as compare_revs
+    from workbench.review.logpoints import LogSides
+    from workbench.store import backend, opening
 
     if rev_a is None and rev_b is not None:
         raise UsageError("a second revision needs a first")
-    root = find_worktree(Path(path) if path is not None else Path.cwd())
-    from workbench.store import backend
-
-    if backend.is_sqlite_config(root / ".workbench" / "config.yaml"):  # no state files in git to compare
-        raise backend.unsupported("wb diff")
+    start = Path(path) if path is not None else Path.cwd()
+    try:
+        root = find_worktree(start)
+    except NotFound:  # outside any repository: a workbench kept in SQLite without git, or none
+        found = backend.find_nogit(start)
+        if found is None:
+            raise
+        root = found
+    sqlite = backend.is_sqlite_config(root / ".workbench" / "config.yaml")  # its history is its event log
+    points = LogSides(root, lambda: opening.discover(root), sqlite)
     revs = [r for r in (rev_a, rev_b) if r is not None]
-    return compare_revs(root, revs, all_fields=all_fields, default_base="HEAD" if revs else _default_base(root))
+    return compare_revs(root, revs, all_fields=all_fields, default_base="HEAD" if revs else _default_base(root),
+                        points=points)
 
 
 def _default_base(root: Path) -> str:

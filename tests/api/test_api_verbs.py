@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import files_only, run_git, run_wb
 from tests.migrate.conftest import v0_repo_at
 from workbench.api import Bench, diff, init
 from workbench.errors import Busy, NotFound, Refused, UsageError
@@ -128,6 +128,7 @@ def test_resume_without_a_session_is_refused(bench: Bench) -> None:
 
 
 # -- doctor ------------------------------------------------------------------------------------------------
+@files_only  # a torn events.jsonl; SQLite's doctor: tests/ops/test_doctor_sqlite.py
 def test_doctor_finds_a_torn_log_and_fix_repairs_it(bench: Bench, repo: Path) -> None:
     bench.note("kept")
     log = repo / ".workbench" / "events.jsonl"
@@ -152,6 +153,7 @@ def test_doctor_finds_a_torn_log_and_fix_repairs_it(bench: Bench, repo: Path) ->
 
 
 # -- diff --------------------------------------------------------------------------------------------------
+@files_only  # two git commits; log points on both backends: tests/review/test_diff_logpoints.py
 def test_diff_between_two_commits_is_what_wb_diff_json_prints(bench: Bench, repo: Path) -> None:
     bench.add_task("First")
     a = run_git(repo, "rev-parse", "HEAD").strip()

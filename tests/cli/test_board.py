@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.damage import write_board
+
 pytest.importorskip("textual")
 
 HOSTILE = "Evil [red]x[/] <script>alert(1)</script> \x1b[31mred \u202egnp.exe"
@@ -147,7 +149,7 @@ def test_an_invalid_workbench_keeps_the_last_board_and_says_why_and_80x24_draws_
             svg = app.export_screenshot()
             for heading in ("TODO", "IN PROGRESS", "BLOCKED", "DONE", "CANCELLED"):
                 assert heading.replace(" ", "&#160;") in svg or heading in svg, heading
-            (repo / ".workbench" / "board.json").write_text('{"tasks": [\n')  # a hand edit half saved
+            write_board(repo, b'{"tasks": [\n')  # a hand edit half saved (board.json, or its row in SQLite)
             for _ in range(100):
                 await pilot.pause(0.05)
                 if "not refreshed" in str(app.query_one("#status-line").render()):

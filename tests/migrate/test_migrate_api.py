@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import head_count, run_git
+from tests.conftest import files_only, head_count, run_git
 from workbench.api import init, replay, validate_workbench
 from workbench.errors import Refused
 from workbench.migrate.apply import INTENT, migrate
@@ -20,6 +20,7 @@ def sound(repo: Path) -> None:
     assert replay(wb).mismatches == []
 
 
+@files_only  # config.yaml and state.md as files committed with git; SQLite: test_migrate_sqlite.py
 def test_only_an_old_config_keeps_state_and_board_and_records_a_pending_hand_edit(repo):
     bench, _created, _last = init(repo)
     bench.add_task("Parse the config", acceptance=["true"])
@@ -46,6 +47,7 @@ def test_only_an_old_config_keeps_state_and_board_and_records_a_pending_hand_edi
     assert migrate(repo).changed is False
 
 
+@files_only  # a wb 0.0.x state.md file beside a log: version 0 was only ever files
 def test_a_version_0_state_beside_a_later_log_is_refused(v0_repo, tmp_path):
     other = tmp_path / "other"
     other.mkdir()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import head_count, one_error_line, run_git, run_wb
+from tests.conftest import files_only, head_count, one_error_line, run_git, run_wb
 
 from .conftest import tree_hashes, v0_repo_at
 
@@ -142,6 +142,7 @@ def test_the_migrated_workbench_takes_the_next_mutations(v0_repo):
     assert [e["type"] for e in events(v0_repo)][-3:] == ["task.add", "task.start", "note.add"]
 
 
+@files_only  # every file's bytes and git's commits; the SQLite one: test_migrate_sqlite.py
 def test_a_current_workbench_is_left_alone(repo):
     assert run_wb(repo, "init").returncode == 0
     count = head_count(repo)
@@ -204,6 +205,7 @@ def test_a_newer_board_is_refused_and_nothing_is_touched(v0_repo):
         assert tree_hashes(v0_repo) == before
 
 
+@files_only  # edits .workbench/'s files and compares their bytes; SQLite: test_migrate_sqlite.py
 @pytest.mark.parametrize("file, edit, version", [
     ("state.md", lambda t: t.replace("schema_version: 2", "schema_version: 3"), 3),
     ("config.yaml", lambda t: t.replace("schema_version: 1", "schema_version: 7"), 7),

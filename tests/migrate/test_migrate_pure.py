@@ -213,7 +213,7 @@ def test_config_0_to_1(commit, expected):
 def test_config_render_keeps_every_comment():
     raw = (V0 / "config.yaml").read_bytes()
     config = migrate.config_0_to_1(migrate.read_config(V0 / "config.yaml").doc, CTX)
-    text = migrate._render_config(raw, config).decode()
+    text = migrate.render_config(raw, config).decode()
     assert text.splitlines()[:4] == ["# wb settings (wb 0.0.x). Edit freely.", "schema_version: 1", "git:",
                                      "  commit: every          # wb 0.0.x: true = one commit per change"]
     assert "lock_timeout: 10         # seconds to wait for another wb process" in text

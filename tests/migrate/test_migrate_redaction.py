@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_git
+from tests.conftest import files_only, run_git
 from workbench.api import init
 from workbench.migrate.apply import migrate
 
 SECRET = "s3cr3t-token-4711"
 
 
+@files_only  # a hand edit of state.md, a file (SQLite has no hand edits)
 def test_a_hand_edit_recorded_by_a_migration_is_redacted(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WB_TEST_TOKEN", SECRET)
     init(repo)

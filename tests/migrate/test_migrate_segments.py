@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.conftest import WB_ARGV, make_repo, run_git, run_wb
+from tests.conftest import WB_ARGV, files_only, make_repo, run_git, run_wb
 from tests.store.test_segments import SMALL, assert_sound, segments
 
 
@@ -26,6 +26,7 @@ def _old_workbench(tmp_path: Path, notes: int) -> tuple[Path, list[str]]:
     return repo, texts
 
 
+@files_only  # sealed log segments are files (SQLite keeps one table of events)
 def test_migrate_seals_a_long_events_jsonl_and_a_second_run_has_nothing_to_do(tmp_path: Path) -> None:
     repo, texts = _old_workbench(tmp_path, 12)
     dry = run_wb(repo, "migrate", "--dry-run")
@@ -42,6 +43,7 @@ def test_migrate_seals_a_long_events_jsonl_and_a_second_run_has_nothing_to_do(tm
     assert again.returncode == 0 and "nothing to migrate" in again.stdout
 
 
+@files_only  # sealed log segments are files (SQLite keeps one table of events)
 def test_migrate_killed_while_sealing_finishes_when_run_again(tmp_path: Path) -> None:
     repo, texts = _old_workbench(tmp_path, 12)
     env = dict(os.environ, WB_FAULT="before_tail_rewrite")

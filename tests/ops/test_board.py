@@ -105,3 +105,20 @@ def test_a_tasks_history_reads_only_the_sealed_segments_that_name_it(tmp_path, m
     index.write_text("{not json")  # a broken cache is read as absent: every segment read and indexed again
     assert history(Bench.open(repo).wb, last) == [e for e in everything if names_task(e, last)]
     assert len(read) >= len(chain) and index.read_text().startswith("{")
+
+
+def test_what_the_board_watches_changes_with_every_write_of_another_process(bench, repo) -> None:  # type: ignore[no-untyped-def]
+    """`wb board` and `wb serve` read again when the stamp of the watched files changes: the snapshots and the
+    log on files, the database and its write-ahead log on SQLite — a write by any process moves it."""
+    from tests.conftest import spawn_wb
+    from workbench.ops.board import stamp, watched
+
+    paths = watched(bench.wb)
+    assert all(p.parent.exists() for p in paths)
+    for title in ("one", "two"):
+        before = stamp(paths)
+        assert spawn_wb(repo, "task", "add", title).returncode == 0
+        assert stamp(paths) != before, title
+    quiet = stamp(paths)
+    assert spawn_wb(repo, "status").returncode == 0  # a reader writes nothing
+    assert stamp(paths) == quiet

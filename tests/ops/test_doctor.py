@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from tests.conftest import run_git, run_wb, spawn_wb
+from tests.conftest import files_only, run_git, run_wb, spawn_wb
 from workbench.api import Bench, init
 
 
@@ -27,6 +27,7 @@ def test_healthy_workbench(repo: Path) -> None:
     assert code == 0 and report == {"healthy": True, "findings": []}
 
 
+@files_only  # events.jsonl's torn tail and temp files: SQLite appends in a transaction (test_doctor_sqlite.py)
 def test_torn_tail_and_temp_files_are_repaired(repo: Path) -> None:
     init(repo)
     Bench.open(repo).note("kept")
@@ -45,6 +46,7 @@ def test_torn_tail_and_temp_files_are_repaired(repo: Path) -> None:
     assert _doctor(repo)[0] == 0
 
 
+@files_only  # a kill between the append and the snapshots' rename, and git; on SQLite: test_doctor_sqlite.py
 def test_snapshots_behind_the_log_are_caught_up_and_committed(repo: Path) -> None:
     init(repo)
     Bench.open(repo).add_task("first")
@@ -61,6 +63,7 @@ def test_snapshots_behind_the_log_are_caught_up_and_committed(repo: Path) -> Non
     assert run_wb(repo, "replay", "--verify").returncode == 0
 
 
+@files_only  # edits events.jsonl; the SQLite one: test_doctor_sqlite.py (an event row damaged with sqlite3)
 def test_broken_hash_chain_is_reported_not_fixed(repo: Path) -> None:
     init(repo)
     bench = Bench.open(repo)
@@ -83,6 +86,7 @@ def test_doctor_outside_a_workbench_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1
 
 
+@files_only  # a hand edit of board.json committed with git; SQLite has no hand edits: test_doctor_sqlite.py
 def test_a_snapshot_the_log_disagrees_with_is_recorded_not_reverted(repo: Path) -> None:
     """board.json holds a title no event gave it, and wb's cache was made to hold the same bytes (so no load
     sees a hand edit): `doctor --fix` records the difference as human.edit and keeps the file; before, it

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 
-from .helpers import diff_json, head, schema_problems
+from tests.conftest import files_only
+
+from .helpers import FILES, diff_json, head, heading, point, schema_problems, side
 
 
 def _advance(bench, repo):  # type: ignore[no-untyped-def]
-    """A task added (commit A), then started, finished and a note added (commit B). Returns (A, B)."""
+    """A task added (commit A), then started, finished and a note added (commit B). Returns (A, B): commit ids
+    on files, the log points @2 and @5 on SQLite."""
     bench.add_task("Parse the config", acceptance=["true"])
-    a = head(repo)
+    a = point(repo)
     bench.start_task("T-001")
     bench.done_task("T-001")
     bench.note("Chose a hand-written parser: the grammar has four rules.")
-    return a, head(repo)
+    return a, point(repo)
 
 
 def test_json_validates_and_reports_a_status_change_and_a_note(bench, repo, wb):
@@ -22,8 +25,8 @@ def test_json_validates_and_reports_a_status_change_and_a_note(bench, repo, wb):
     data = diff_json(wb, repo, a, b)
     assert data["schema_version"] == 1
     assert data["changed"] is True
-    assert data["old"] == {"label": a, "commit": a, "workbench": True}
-    assert data["new"] == {"label": b, "commit": b, "workbench": True}
+    assert data["old"] == side(a)
+    assert data["new"] == side(b)
     [changed] = data["board"]["changed"]
     assert changed["id"] == "T-001" and changed["title"] == "Parse the config"
     assert {"field": "status", "old": "todo", "new": "done"} in changed["changes"]
@@ -54,7 +57,7 @@ def test_markdown_renders_a_task_table_and_the_added_entries(bench, repo, wb):
     r = wb(repo, "diff", a, b, "--format", "markdown")
     assert r.returncode == 0, r.stderr
     md = r.stdout
-    assert md.startswith(f"## wb diff: {a[:10]}")
+    assert md.startswith(f"## wb diff: {heading(a)}")
     assert "| task | title | change | before | after |" in md
     assert "| T-001 | Parse the config | `status` | `todo` | `done` |" in md
     assert "### Decision log: 1 added" in md
@@ -64,6 +67,7 @@ def test_markdown_renders_a_task_table_and_the_added_entries(bench, repo, wb):
     assert "\x1b[" not in md
 
 
+@files_only  # git revisions: a hand edit of the working tree's files against HEAD
 def test_working_tree_against_head_shows_an_uncommitted_hand_edit(bench, repo, wb, git):
     bench.add_task("Parse the config")
     state = repo / ".workbench" / "state.md"
@@ -89,20 +93,22 @@ def test_working_tree_against_head_shows_an_uncommitted_hand_edit(bench, repo, w
 
 
 def test_nothing_changed_exits_0_and_says_so(bench, repo, wb):
-    r = wb(repo, "diff")
+    now = [] if FILES else [point(repo)]  # HEAD against the working tree; the last event's point against now
+    r = wb(repo, "diff", *now)
     assert r.returncode == 0 and r.stderr == ""
     assert r.stdout.splitlines()[1] == "no changes to the workbench"
-    assert diff_json(wb, repo)["changed"] is False
+    assert diff_json(wb, repo, *now)["changed"] is False
 
 
 def test_a_range_between_two_commits(bench, repo, wb):
     a, b = _advance(bench, repo)
     ranged = diff_json(wb, repo, f"{a}..{b}")
     assert ranged == diff_json(wb, repo, a, b) | {"old": ranged["old"], "new": ranged["new"]}
-    assert (ranged["old"]["commit"], ranged["new"]["commit"]) == (a, b)
+    assert (ranged["old"], ranged["new"]) == (side(a), side(b))
     assert ranged["board"]["changed"][0]["changes"][0] == {"field": "status", "old": "todo", "new": "done"}
-    # an empty end means HEAD, as in git
-    assert diff_json(wb, repo, f"{a}..")["new"]["commit"] == b
+    # an empty end means HEAD, as in git (now, on SQLite)
+    open_end = diff_json(wb, repo, f"{a}..")["new"]
+    assert (open_end["commit"] == b) if FILES else open_end == {"label": "now", "commit": None, "workbench": True}
     # backwards: what the later side had is removed
     back = diff_json(wb, repo, b, a)
     assert back["events"]["removed"] == 3 and back["events"]["appended"] == 0
@@ -112,10 +118,11 @@ def test_a_range_between_two_commits(bench, repo, wb):
 def test_one_revision_is_compared_with_the_working_tree(bench, repo, wb):
     a, _b = _advance(bench, repo)
     data = diff_json(wb, repo, a)
-    assert data["new"]["label"] == "working tree"
+    assert data["new"]["label"] == ("working tree" if FILES else "now")
     assert data["events"]["appended"] == 3
 
 
+@files_only  # git revisions: a merge base
 def test_three_dots_start_at_the_merge_base(bench, repo, wb, git):
     bench.add_task("Shared work")
     base = head(repo)
@@ -132,6 +139,7 @@ def test_three_dots_start_at_the_merge_base(bench, repo, wb, git):
     assert two_dots["events"]["removed"] == 1 and two_dots["events"]["appended"] == 1
 
 
+@files_only  # git revisions: the commit before wb init (@0 is its SQLite counterpart: test_diff_logpoints.py)
 def test_a_side_before_wb_init_is_an_empty_workbench(bench, repo, wb):
     bench.add_task("First")
     data = diff_json(wb, repo, "HEAD~2", "HEAD")  # HEAD~2: the user's initial commit
@@ -148,6 +156,7 @@ def test_an_unborn_branch_compares_against_an_empty_workbench(tmp_path, new_repo
     assert "no changes to the workbench" in r.stdout
 
 
+@files_only  # git revisions: git's unknown revision (test_diff_logpoints.py: a point the log does not hold)
 def test_a_bad_revision_exits_1_with_one_line(bench, repo, wb, error_line):
     for args in (["nope"], ["HEAD", "nope"], ["nope..HEAD"], ["HEAD...nope"]):
         r = wb(repo, "diff", *args)
@@ -169,6 +178,7 @@ def test_not_a_git_repository_is_one_line(tmp_path, wb, error_line):
     assert "not inside a git repository" in error_line(r.stderr)
 
 
+@files_only  # git revisions: board.json broken in the working tree
 def test_a_broken_file_at_one_side_is_a_warning_not_a_failure(bench, repo, wb, git):
     bench.add_task("First")
     (repo / ".workbench" / "board.json").write_text('{"schema_version": 1, "tasks": [')
@@ -181,6 +191,7 @@ def test_a_broken_file_at_one_side_is_a_warning_not_a_failure(bench, repo, wb, g
     assert r.stderr.startswith("wb: warning: board.json:1: broken JSON")
 
 
+@files_only  # a harness session: `wb run` is not served on SQLite yet
 def test_a_harness_session_is_summarised(bench, repo, wb):
     before = head(repo)
     (repo / "plan.yaml").write_text("steps:\n  - description: Read the failing test\n"
@@ -204,6 +215,7 @@ def test_a_harness_session_is_summarised(bench, repo, wb):
     assert '  - step 2 "Decide on the fix": started, done' in md
 
 
+@files_only  # a harness session: `wb run` is not served on SQLite yet
 def test_a_session_begun_earlier_is_named_by_its_goal(bench, repo, wb):
     (repo / "plan.json").write_text(json.dumps({"steps": [
         {"description": "Deploy to staging", "tool": "deploy", "args": {"env": "staging"}}]}))
@@ -223,6 +235,7 @@ def test_a_session_begun_earlier_is_named_by_its_goal(bench, repo, wb):
     assert data["state"]["session"]["new"] is None
 
 
+@files_only  # a harness session: `wb run` is not served on SQLite yet
 def test_approvals_and_tool_calls_are_listed(bench, repo, wb, git):
     import sys
 
@@ -245,6 +258,7 @@ def test_approvals_and_tool_calls_are_listed(bench, repo, wb, git):
     assert "calls.jsonl: 2 added" in text
 
 
+@files_only  # git revisions: config.yaml's history is git's (the event log does not record it)
 def test_a_hand_edit_of_the_tools_is_shown_to_the_reviewer(bench, repo, wb, git):
     """config.yaml decides what an agent may run unasked: a new tool, or a tool made safe_readonly, must not
     slip into a later wb commit unseen."""
@@ -278,6 +292,7 @@ def test_a_hand_edit_of_the_tools_is_shown_to_the_reviewer(bench, repo, wb, git)
     assert data["config"]["fields"] == [{"field": "tools.tag.mode", "old": "safe_readonly", "new": "mutating"}]
 
 
+@files_only  # git revisions: config.yaml's history is git's (the event log does not record it)
 def test_a_long_command_is_never_cut_in_text_or_markdown(bench, repo, wb):
     """A new tool's argv and a hook, padded past the old 70/120-character cut so that the
     `| sh` tail fell off: text and Markdown show every one whole (a terminal or the table wraps them)."""

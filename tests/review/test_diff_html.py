@@ -7,7 +7,9 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-from .helpers import head
+from tests.conftest import files_only
+
+from .helpers import head, heading, point
 
 HOSTILE = "<script>alert(1)</script> \x1b[31mred\x1b[0m \u202eevil <img src=x onerror=alert(2)>"
 
@@ -51,12 +53,12 @@ class Page(HTMLParser):
 
 def _known_diff(bench: Any, repo: Any) -> tuple[str, str]:
     bench.add_task("Parse the config", acceptance=["true"])
-    a = head(repo)
+    a = point(repo)
     bench.add_task(HOSTILE, acceptance=["echo ok && rm -rf /tmp/nothing-here"])
     bench.start_task("T-001")
     bench.done_task("T-001")
     bench.note(f"Chose a parser. {HOSTILE}")
-    return a, head(repo)
+    return a, point(repo)
 
 
 def test_a_known_diff_renders_as_one_safe_self_contained_page(bench, repo, wb, tmp_path):
@@ -91,7 +93,7 @@ def test_a_known_diff_renders_as_one_safe_self_contained_page(bench, repo, wb, t
     by_type = {row[0]: row[1] for row in page.rows if len(row) == 2}
     assert by_type["task.add"] == "1" and by_type["task.done"] == "1" and by_type["note.add"] == "1"
     assert "echo ok && rm -rf /tmp/nothing-here" in visible  # what `wb task done` will run, in full
-    assert page.tags("title") and f"wb diff {a[:10]} → {b[:10]}" in visible
+    assert page.tags("title") and f"wb diff {heading(a)} → {heading(b)}" in visible
 
     # -o FILE writes the same page; never into .workbench/
     out = tmp_path / "review.html"
@@ -102,6 +104,7 @@ def test_a_known_diff_renders_as_one_safe_self_contained_page(bench, repo, wb, t
     assert bad.returncode == 2 and not (repo / ".workbench" / "x.html").exists()
 
 
+@files_only  # a harness session: `wb run` is not served on SQLite yet
 def test_a_harness_session_is_listed_with_its_steps(bench, repo, wb):
     before = head(repo)
     (repo / "plan.yaml").write_text("steps:\n  - description: Read the <b>failing</b> test\n"

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import files_only, run_git, run_wb
 from workbench.api import Bench, init
+
+# git's merge driver merges .workbench/*'s files on a `git merge`: a SQLite workbench has no files in git
+pytestmark = files_only
 
 
 @pytest.fixture

@@ -7,11 +7,13 @@ import sys
 
 import pytest
 
+from tests.conftest import files_only
 from workbench.review.textconv import convert
 
 WB = shlex.join([sys.executable, "-m", "workbench.cli.main"])
 
 
+@files_only  # git's textconv driver reads .workbench/*'s files in git; a SQLite workbench has none
 def test_board_one_line_per_task(bench, repo, wb):
     bench.add_task("Parse the config", acceptance=["python3 app.py", "true"])
     bench.add_task("Review the parser", kind="review", reviews="T-001", depends_on=["T-001"])
@@ -28,6 +30,7 @@ def test_board_one_line_per_task(bench, repo, wb):
     ]
 
 
+@files_only  # git's textconv driver reads .workbench/*'s files in git; a SQLite workbench has none
 def test_events_one_line_per_event_like_wb_log(bench, repo, wb):
     bench.add_task("Parse the config")
     r = wb(repo, "textconv", "events", ".workbench/events.jsonl")
@@ -36,6 +39,7 @@ def test_events_one_line_per_event_like_wb_log(bench, repo, wb):
     assert lines == [line.rstrip() for line in wb(repo, "log").stdout.splitlines()]
 
 
+@files_only  # git's textconv driver reads .workbench/*'s files in git; a SQLite workbench has none
 def test_state_frontmatter_then_the_decision_log(bench, repo, wb):
     bench.note("Chose a hand-written parser.")
     r = wb(repo, "textconv", "state", ".workbench/state.md")
@@ -124,6 +128,7 @@ def test_help_has_text_but_the_command_is_hidden(tmp_path, wb):
     assert r.returncode == 0 and "git's textconv" in r.stdout
 
 
+@files_only  # git's textconv driver reads .workbench/*'s files in git; a SQLite workbench has none
 def test_git_diff_shows_the_wb_view_through_textconv(bench, repo, wb, git):
     """Wired as wb init registers it (.gitattributes + diff.<driver>.textconv), git shows tasks, not JSON."""
     (repo / ".gitattributes").write_text(".workbench/board.json diff=wb-board\n"

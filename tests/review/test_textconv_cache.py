@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from tests.conftest import files_only
 from workbench.model.jsonl import encode
 from workbench.review import textconv_cache
 from workbench.review.textconv import _text_block, _text_lines, convert, render
@@ -60,6 +61,7 @@ def test_a_broken_cache_file_is_a_render_from_scratch(tmp_path):
     assert render("events", BIG, cache) == _scratch("events", BIG)
 
 
+@files_only  # git's textconv driver reads .workbench/*'s files in git; a SQLite workbench has none
 def test_git_log_p_keeps_the_render_under_the_git_directory(bench, repo, wb, git):
     """Wired as wb init registers it: `git log -p` of a big log keeps its render under .git/wb/textconv and
     shows the same lines as without it."""

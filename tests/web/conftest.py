@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import WB_ARGV, make_repo, run_wb
+from tests.conftest import TEST_BACKEND, WB_ARGV, make_repo, run_wb
 
 
 class Served:
@@ -85,7 +85,7 @@ def _seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo = make_repo(tmp_path_factory.mktemp("web_template") / "repo")
     env = {**os.environ, "GIT_AUTHOR_NAME": "Web Test", "GIT_AUTHOR_EMAIL": "web@example.invalid",
            "GIT_COMMITTER_NAME": "Web Test", "GIT_COMMITTER_EMAIL": "web@example.invalid",
-           "GIT_CONFIG_NOSYSTEM": "1"}
+           "GIT_CONFIG_NOSYSTEM": "1", "WB_DEFAULT_BACKEND": TEST_BACKEND}  # made before any test's environment
     for args in (("init",), ("task", "add", "Write the parser"), ("task", "add", "Document the format"),
                  ("task", "add", "Ship it", "--depends-on", "T-001")):
         proc = run_wb(repo, *args, env=env)

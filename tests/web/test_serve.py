@@ -10,7 +10,8 @@ import socket
 import time
 from pathlib import Path
 
-from tests.conftest import hash_workbench, run_wb
+from tests.conftest import TEST_BACKEND, files_only, hash_workbench, run_wb
+from tests.damage import read_board, write_board
 
 from .conftest import Served, start_serve, stop_serve, yielding_session
 
@@ -71,7 +72,7 @@ def test_read_only_every_other_method_is_refused_and_nothing_is_written(served: 
         for path in ("/api/board", "/"):
             assert served.request(path, method=method)[0] == 405, (method, path)
     for path in ("/api/board", "/api/graph", "/api/sessions", "/api/decisions", "/api/handoff", "/api/events",
-                 "/api/diff?a=HEAD", "/api/session?id=nope"):
+                 "/api/diff?a=@1", "/api/session?id=nope"):
         assert served.api(path)["ok"] is True, path
     assert hash_workbench(served.repo) == before
 
@@ -108,6 +109,7 @@ def test_the_graph_draws_each_dependency(served: Served) -> None:
     assert graph["edges"] == [{"from": "T-001", "to": "T-003", "missing": False}]
 
 
+@files_only  # a harness session: `wb run` is not served on SQLite yet
 def test_a_session_timeline_shows_its_yields_and_who_answered(served: Served) -> None:
     session = yielding_session(served.repo)
     sessions = served.api("/api/sessions")["data"]["sessions"]
@@ -136,14 +138,13 @@ def test_the_event_log_pages_back_and_filters(served: Served) -> None:
 def test_it_stays_up_with_the_last_good_board_when_the_workbench_is_invalid(served: Served) -> None:
     good = served.api("/api/board")
     assert good["ok"] is True
-    board = served.repo / ".workbench" / "board.json"
-    saved = board.read_bytes()
-    board.write_text('{"schema_version": 2, "tasks": [')  # torn: as a crash mid-write would leave it
+    saved = read_board(served.repo)
+    write_board(served.repo, b'{"schema_version": 2, "tasks": [')  # torn, by hand (board.json, or its row)
     broken = served.api("/api/board")
     assert broken["ok"] is False and broken["error"], broken
     assert broken["data"] == good["data"], "the last good board is kept for the page"
     assert served.request("/")[0] == 200
-    board.write_bytes(saved)
+    write_board(served.repo, saved)
     assert served.api("/api/board")["ok"] is True
 
 
@@ -195,8 +196,10 @@ def test_allow_remote_serves_the_named_address_and_answers_to_it(seeded: Path) -
 
 
 def test_diff_decisions_and_handoff_come_from_the_library(served: Served) -> None:
-    diff = served.api("/api/diff?a=HEAD~1&b=HEAD")["data"]
-    assert [t["id"] for t in diff["board"]["added"]] == ["T-003"], diff["board"]
+    # the seeded log: workbench.init, then a task.add each; git revisions name commits on files only
+    for a, b in [("@3", "@4"), ("@-1", "@4")] + ([("HEAD~1", "HEAD")] if TEST_BACKEND == "files" else []):
+        diff = served.api(f"/api/diff?a={a}&b={b}")["data"]
+        assert [t["id"] for t in diff["board"]["added"]] == ["T-003"], (a, b, diff["board"])
     bad = served.api("/api/diff?a=no-such-ref")
     assert bad["ok"] is False and "no-such-ref" in bad["error"], bad
     served.wb("note", "chose <b>SQLite</b> over \x1b[2Jfiles")

@@ -20,7 +20,10 @@ FORMATS = ("text", "json", "markdown", "html")
 def diff_command(
     revs: list[str] = typer.Argument(None, metavar="[REV [REV]]",
                                      help="None: HEAD vs the working tree. One: REV vs the working tree "
-                                          "(A..B and A...B as in git). Two: the first vs the second."),
+                                          "(A..B and A...B as in git). Two: the first vs the second. A REV "
+                                          "may name a point of the event log: @SEQ (after event SEQ), @-N (N "
+                                          "events before the last); on SQLite only those and `now`, and none "
+                                          "is the start of the latest session vs now (docs/diff.md)."),
     format_: str = typer.Option("text", "--format", metavar="FORMAT",
                                 help="text (the default; colour on a terminal), json (see docs/diff.md), "
                                      "markdown (for a pull request) or html (one self-contained page: no script, "

@@ -15,7 +15,8 @@ def doctor_command(
                                                     "checked before on this machine."),
 ) -> int:
     """Check the workbench: torn log tail, snapshots behind the log, hash chain, schemas, uncommitted
-    changes, leftover temp files, stale lock. Exit 0 when healthy (or repaired), 1 otherwise."""
+    changes, leftover temp files, stale lock; on SQLite, the database's integrity, the chain, the snapshots
+    against the fold of the log (--fix folds them again). Exit 0 when healthy (or repaired), 1 otherwise."""
     from workbench.api import Bench
 
     bench = Bench.open(start_dir())

@@ -142,15 +142,7 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
                 reducer.apply(docs, event, board_from=board_from)
 
     # the events: the log's first if it has none, hand edits found on the way, then migration.apply
-    born = [n for n in ("events", "calls") if found[n].version is None]  # absent: created by this migration
-    payload: dict[str, Any] = {"from": {KINDS[n].file: found[n].version for n in stale + born},
-                               "to": {KINDS[n].file: KINDS[n].current for n in stale + born}}
-    if "state" in stale:
-        payload["state"] = {k: v for k, v in docs.state.items() if k not in ("updated_at", "last_event")}
-        payload["body"] = docs.body
-    if "board" in stale:
-        payload["board"] = {k: v for k, v in docs.board.items() if k != "last_event"}
-    payload = copy.deepcopy(payload)
+    payload = migration_payload(found, stale, docs)
     events: list[dict[str, Any]] = []
     secrets = secret_values(found["config"].doc if isinstance(found["config"].doc, dict) else {})
 
@@ -184,26 +176,26 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
     writes: list[tuple[str, bytes]] = []
     files: list[dict[str, Any]] = []
     if config is not None:
-        writes.append(("config.yaml", _render_config(found["config"].raw or b"", config)))
-        files.append(_file("config.yaml", found["config"].version, field_changes(found["config"].doc, config)))
+        writes.append(("config.yaml", render_config(found["config"].raw or b"", config)))
+        files.append(file_entry("config.yaml", found["config"].version, field_changes(found["config"].doc, config)))
     created = ((".gitignore", GITIGNORE), (".gitattributes", ATTRIBUTES), ("artifacts/.gitkeep", ""),
                ("calls.jsonl", ""))  # what `wb init` makes and wb 0.0.x did not
     for rel, content in created:
         if not (p.wb / rel).exists():
             writes.append((rel, content.encode()))
-            files.append(_file(rel, None, []))
+            files.append(file_entry(rel, None, []))
     state_raw = statefile.render(node, docs.state, docs.body)
     again = statefile.parse(state_raw)
     if again.data != docs.state or again.body != docs.body:
         raise Refused("state.md: the migrated file does not read back as the migrated document (a wb bug); "
                       "nothing was changed")
     writes.append(("state.md", state_raw))
-    files.append(_file("state.md", st.version,
-                       pair_moves(field_changes(fm, docs.state)) + _body_change(st.doc["body"], docs.body)))
+    files.append(file_entry("state.md", st.version,
+                       pair_moves(field_changes(fm, docs.state)) + body_change(st.doc["body"], docs.body)))
     board_raw = encode_board(docs.board)
     if board_raw != bd.raw:
         writes.append(("board.json", board_raw))
-        files.append(_file("board.json", bd.version, field_changes(bd.doc, docs.board)))
+        files.append(file_entry("board.json", bd.version, field_changes(bd.doc, docs.board)))
     log_changes: list[dict[str, Any]] = []
     if upcast:
         encoding = share(progress, READ + UPCAST + CHECK, ENCODE, PASSES)
@@ -215,7 +207,7 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
         log_changes.append({"op": "change", "path": "lines", "old": f"{len(upcast)} pre-release lines",
                             "new": f"{len(upcast)} legacy.event events (seq 1-{len(upcast)}, hash-chained)"})
     log_changes.append({"op": "append", "path": "events", "new": [e["type"] for e in events]})
-    files.append(_file("events.jsonl", ev.version, log_changes))
+    files.append(file_entry("events.jsonl", ev.version, log_changes))
 
     git_cfg = {**CONFIG_DEFAULTS["git"], **((config or found["config"].doc or {}).get("git") or {})}
     steps = ", ".join(f"{f['file']} {'new' if f['from'] is None else f['from']}→{f['to']}" for f in files
@@ -234,12 +226,26 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
     return Plan(versions, files, intent)
 
 
-def _file(file: str, source: int | None, changes: list[dict[str, Any]]) -> dict[str, Any]:
+def migration_payload(found: dict[str, Found], stale: list[str], docs: reducer.Docs) -> dict[str, Any]:
+    """The `migration.apply` event's payload: the versions from and to, and the migrated documents (so that a
+    replay reproduces the new snapshots)."""
+    born = [n for n in ("events", "calls") if found[n].version is None]  # absent: created by this migration
+    payload: dict[str, Any] = {"from": {KINDS[n].file: found[n].version for n in stale + born},
+                               "to": {KINDS[n].file: KINDS[n].current for n in stale + born}}
+    if "state" in stale:
+        payload["state"] = {k: v for k, v in docs.state.items() if k not in ("updated_at", "last_event")}
+        payload["body"] = docs.body
+    if "board" in stale:
+        payload["board"] = {k: v for k, v in docs.board.items() if k != "last_event"}
+    return copy.deepcopy(payload)
+
+
+def file_entry(file: str, source: int | None, changes: list[dict[str, Any]]) -> dict[str, Any]:
     kind = next((k for k in KINDS.values() if k.file == file), None)  # None: .gitignore, artifacts/.gitkeep
     return {"file": file, "from": source, "to": kind.current if kind else None, "changes": changes}
 
 
-def _render_config(raw: bytes, config: dict[str, Any]) -> bytes:
+def render_config(raw: bytes, config: dict[str, Any]) -> bytes:
     """config.yaml is the human's file: update it in place so every comment survives, schema_version first."""
     from workbench.model import yamlio
 
@@ -300,7 +306,7 @@ def _by_id(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in value)
 
 
-def _body_change(before: str, after: str) -> list[dict[str, Any]]:
+def body_change(before: str, after: str) -> list[dict[str, Any]]:
     if before == after:
         return []
     if after.startswith(before.rstrip("\n")):

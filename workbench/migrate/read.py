@@ -35,16 +35,23 @@ def _version(file: str, data: dict[str, Any], where: str = "") -> int:
 
 
 def read_state(path: Path) -> Found:
+    return state_found(_read_required(path))
+
+
+def state_found(raw: bytes) -> Found:
+    """state.md's bytes (a file's, or the SQLite backend's snapshot row) as found."""
     from workbench.model import statefile
 
-    raw = _read_required(path)
     parsed = statefile.parse(raw)
     return Found(_version("state.md", parsed.data), {"frontmatter": parsed.data, "body": parsed.body}, raw,
                  parsed.node)
 
 
 def read_board(path: Path) -> Found:
-    raw = _read_required(path)
+    return board_found(_read_required(path))
+
+
+def board_found(raw: bytes) -> Found:
     board = parse_board(raw)
     return Found(_version("board.json", board), board, raw)
 
@@ -65,6 +72,18 @@ def read_config(path: Path) -> Found:
     if data is None:  # empty or only comments: the defaults, at any version
         return Found(KINDS["config"].current, None, raw)
     return Found(_version("config.yaml", data), data, raw)
+
+
+def log_found(edges: tuple[bytes, bytes] | None, file: str) -> Found:
+    """The version of a log from its first and last lines (None: no line yet: valid at any version)."""
+    kind = KINDS["events" if file == "events.jsonl" else "calls"]
+    if edges is None:
+        return Found(kind.current)
+    first, last = (read_line(line, file, where) for line, where in zip(edges, ("line 1", "its last line"), strict=True))
+    v_first, v_last = _version(file, first, "line 1: "), _version(file, last, "last line: ")
+    if v_first != v_last and v_last <= kind.current:
+        raise Refused(f"{file}: line 1 has schema_version {v_first} but the last line {v_last}; fix it by hand")
+    return Found(v_last)
 
 
 def read_log(path: Path, file: str, whole: bool, progress: Progress | None = None) -> Found:

@@ -165,5 +165,10 @@ def stamp(paths: Iterable[os.PathLike[str] | str]) -> tuple[tuple[int, int, int]
 
 
 def watched(wb: Workbench) -> list[Any]:
-    """The files whose change changes the board: the snapshots and the log's tail."""
+    """The files whose change changes the board: the snapshots and the log's tail; on SQLite the database and
+    its write-ahead log, which every COMMIT appends to (and a checkpoint moves into the database)."""
+    storage = getattr(wb, "storage", None)
+    if getattr(storage, "kind", None) == "sqlite":
+        path = storage.path  # type: ignore[union-attr]
+        return [path, path.with_name(path.name + "-wal")]
     return [wb.paths.board, wb.paths.state, wb.paths.events]

@@ -98,6 +98,14 @@ def _compare_segments(wb: Workbench, docs: reducer.Docs) -> list[str]:
     return out
 
 
+def compare_docs(rebuilt: reducer.Docs, snapshot: reducer.Docs) -> list[str]:
+    """Where the snapshots `snapshot` differ from the documents the log rebuilt (`wb doctor` on SQLite)."""
+    out = _compare("state.md", rebuilt.state, snapshot.state)
+    if rebuilt.body != snapshot.body:
+        out.append("state.md: the decision log differs from the one the events rebuild")
+    return out + _compare("board.json", rebuilt.board, snapshot.board)
+
+
 def _compare(file: str, rebuilt: Any, snapshot: Any, path: str = "") -> list[str]:
     if isinstance(rebuilt, dict) and isinstance(snapshot, dict):
         out = []

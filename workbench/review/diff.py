@@ -18,6 +18,7 @@ from typing import Any
 from workbench.errors import Refused, WorkbenchError
 from workbench.model import jsonl
 from workbench.model.redaction import redact, secret_values
+from workbench.review.logpoints import LogSides, resolve_sides
 from workbench.review.parse import (
     appended_lines,
     complete_lines,
@@ -29,7 +30,7 @@ from workbench.review.parse import (
     parse_state,
     session_summary,
 )
-from workbench.review.sides import Side, aligned_logs, resolve
+from workbench.review.sides import Side, aligned_logs
 from workbench.review.story import harness_summary
 
 SCHEMA_VERSION = 1
@@ -266,9 +267,11 @@ def compare(old: Side, new: Side, *, all_fields: bool = False) -> dict[str, Any]
     }
 
 
-def diff(root: Path, revs: list[str], *, all_fields: bool = False, default_base: str = "HEAD") -> dict[str, Any]:
-    """`wb diff [REV [REV]]` as data."""
-    old, new = resolve(root, revs, default_base)
+def diff(root: Path, revs: list[str], *, all_fields: bool = False, default_base: str = "HEAD",
+         points: LogSides | None = None) -> dict[str, Any]:
+    """`wb diff [REV [REV]]` as data; `points`: the workbench's event log, for the sides that name a point in
+    it (`@SEQ`, review/logpoints.py) and for a workbench kept in SQLite."""
+    old, new = resolve_sides(root, revs, default_base, points)
     return redact(compare(old, new, all_fields=all_fields), _secrets(root, old, new))
 
 

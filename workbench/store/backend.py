@@ -96,9 +96,7 @@ def is_sqlite_config(path: Path) -> bool:
 
 
 # the commands the SQLite backend does not serve yet: each exits 2 with one line (refuse_unsupported)
-SQLITE_UNSUPPORTED = {"doctor": "wb doctor", "migrate": "wb migrate", "diff": "wb diff",
-                      "sync": "wb sync", "board": "wb board",
-                      "textconv": "wb textconv", "merge-driver": "wb merge-driver"}
+SQLITE_UNSUPPORTED = {"sync": "wb sync", "textconv": "wb textconv", "merge-driver": "wb merge-driver"}
 
 
 def unsupported(what: str) -> UsageError:

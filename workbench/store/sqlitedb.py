@@ -18,8 +18,10 @@ Readers (`wb status`) read one consistent snapshot of the database and take no l
 
 Not on this backend (yet): git commits of the state (there are no files to commit), hand edits of state.md and
 board.json (there are no files to edit: the verbs and `wb set` are the way in), the board's archive segments,
-the agent hooks' spool and the pending journal (SQLite's durability takes their place), `wb sync`, the harness
-(`wb run`/`wb resume`) and `wb doctor`: each exits 2 with one line saying so (store/backend.refuse_unsupported).
+the agent hooks' spool and the pending journal (SQLite's durability takes their place), `wb sync` and the harness
+(`wb run`/`wb resume`): each exits 2 with one line saying so (store/backend.refuse_unsupported). `wb doctor`
+(ops/doctor_sqlite.py), `wb migrate` (migrate/sqlite.py) and `wb diff` between points of the log
+(review/logpoints.py) have this backend's own code.
 """
 
 from __future__ import annotations
@@ -72,6 +74,12 @@ def db_path(root: Path, config: dict[str, Any]) -> Path:
     return GitRepo(root).git_dir / "wb" / DB_NAME
 
 
+def _blob(value: Any) -> bytes:
+    """A BLOB column's bytes; a value rewritten by hand as TEXT (sqlite3's replace() returns text) reads as its
+    UTF-8, so that the checks see what it holds rather than wb failing on its type."""
+    return value.encode("utf-8", "surrogateescape") if isinstance(value, str) else bytes(value)
+
+
 def _parse(line: bytes, seq: int) -> dict[str, Any]:
     try:
         event = json.loads(line)
@@ -116,25 +124,25 @@ class SqliteLog:
                 raise Refused(f"workbench.sqlite3: seq {seq} follows seq {expect - 1}: a gap in the log")
             if event.get("prev") != prev:
                 raise Refused(f"workbench.sqlite3: seq {seq}: hash chain broken")
-            yield bytes(line), event
-            prev = line_hash(bytes(line))
+            yield _blob(line), event
+            prev = line_hash(_blob(line))
             expect += 1
 
     def iter_backwards(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
         newer: dict[str, Any] | None = None
         for seq, line in self.db.conn.execute("SELECT seq, line FROM events ORDER BY seq DESC"):
             event = _parse(line, seq)
-            if newer is not None and (seq != newer["seq"] - 1 or newer.get("prev") != line_hash(bytes(line))):
+            if newer is not None and (seq != newer["seq"] - 1 or newer.get("prev") != line_hash(_blob(line))):
                 raise Refused(f"workbench.sqlite3: seq {newer['seq']}: hash chain broken")
-            yield bytes(line), event
+            yield _blob(line), event
             newer = event
 
     def lines_backwards(self) -> Iterator[bytes]:
         for (line,) in self.db.conn.execute("SELECT line FROM events ORDER BY seq DESC"):
-            yield bytes(line)
+            yield _blob(line)
 
     def complete_bytes(self) -> bytes:
-        return b"".join(bytes(line) + b"\n" for (line,) in self.db.conn.execute("SELECT line FROM events ORDER BY seq"))
+        return b"".join(_blob(line) + b"\n" for (line,) in self.db.conn.execute("SELECT line FROM events ORDER BY seq"))
 
     unsealed_bytes = complete_bytes
 
@@ -180,6 +188,16 @@ class SqliteStorage:
     def close(self) -> None:
         self.conn.close()
 
+    def share_between_threads(self) -> None:
+        """Open the connection again for use by any thread (`wb serve`'s handlers, whose reads take turns
+        under the server's own lock: sqlite3 refuses a connection made in another thread otherwise)."""
+        (busy,) = self.conn.execute("PRAGMA busy_timeout").fetchone()
+        self.conn.close()
+        self.conn = sqlite3.connect(str(self.path), timeout=busy / 1000, isolation_level=None,
+                                    check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=FULL")
+
     def reading(self) -> _Reading:
         """A consistent read of the database (a read transaction), unless a write transaction is open."""
         return _Reading(self.conn)
@@ -187,7 +205,7 @@ class SqliteStorage:
     def read_snapshots(self) -> tuple[bytes | None, bytes | None]:
         rows = dict(self.conn.execute("SELECT name, data FROM snapshots"))
         state, board = rows.get("state.md"), rows.get("board.json")
-        return (bytes(state) if state is not None else None), (bytes(board) if board is not None else None)
+        return (_blob(state) if state is not None else None), (_blob(board) if board is not None else None)
 
     def put_snapshots(self, state: bytes, board: bytes, parsed: tuple[dict[str, Any], str] | None = None, *,
                       body_changed: bool = True) -> None:
@@ -205,7 +223,7 @@ class SqliteStorage:
 
     def read_snapshot(self, name: str) -> bytes | None:
         row = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
-        return bytes(row[0]) if row is not None else None
+        return _blob(row[0]) if row is not None else None
 
     def append_calls(self, records: list[dict[str, Any]]) -> None:
         self.conn.executemany("INSERT INTO calls(key, line) VALUES (?, ?)",
@@ -213,7 +231,7 @@ class SqliteStorage:
                                                                     separators=(",", ":")).encode()) for r in records])
 
     def calls_bytes(self) -> bytes:
-        return b"".join(bytes(line) + b"\n" for (line,) in self.conn.execute("SELECT line FROM calls ORDER BY n"))
+        return b"".join(_blob(line) + b"\n" for (line,) in self.conn.execute("SELECT line FROM calls ORDER BY n"))
 
     def recorded_call(self, key: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT line FROM calls WHERE key = ? ORDER BY n DESC LIMIT 1", (key,)).fetchone()

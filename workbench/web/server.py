@@ -64,6 +64,9 @@ class Source:
 
     def __init__(self, bench: Any) -> None:
         self.bench = bench
+        storage = getattr(bench.wb, "storage", None)
+        if getattr(storage, "kind", None) == "sqlite":  # one connection, read by each handler's thread in turn
+            storage.share_between_threads()  # type: ignore[union-attr]
         self.lock = threading.Lock()
         self.last_good: dict[str, Any] = {}
 

@@ -1,0 +1,227 @@
+"""`wb doctor` on a workbench kept in SQLite (store/sqlitedb.py): what can go wrong in one database.
+
+Checked: the database file itself (`PRAGMA quick_check`; `integrity_check` with --full), the event log (each
+line JSON holding its seq, no gap, the `prev` hash chain, each line still the one whose hash was recorded when
+it was written, each event against its schema), the `type` column each event is indexed by, the snapshots
+(present, valid against their schemas, state.md's frontmatter and decision log kept apart equal to state.md,
+and equal to the fold of the whole log), the call records against their schema, config.yaml, and (as on files)
+an agent's client wired to wb whose hooks were never heard.
+
+Repaired with `fix`: what is derived from the log — the snapshots (folded again from the whole log, the one
+fold, workbench.model.reducer) and the type index — in one database transaction under the write lock. The log
+itself is never rewritten, as on files: it is the audit trail, and a damaged event has no other copy. Nothing
+of the files doctor that is about files or git (a torn tail, temp files, git's drivers, uncommitted changes,
+the pending journal, sealed segments) applies here, and nothing is claimed about it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.model import reducer, schemas
+from workbench.model.jsonl import line_hash
+from workbench.ops.doctor import Finding, Report, add_agent_wiring_finding
+
+
+def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
+    """The findings of a SQLite workbench (`wb` a store/sqlitedb.SqliteWorkbench), repaired with `fix`."""
+    report = Report()
+    add = report.findings.append
+    db = wb.storage
+    problems = _integrity(db, full)
+    if problems:
+        finding = Finding("db_damaged", f"{db.path}: SQLite's {'integrity' if full else 'quick'} check fails: "
+                                        f"{'; '.join(problems[:3])}", True)
+        if fix:  # the indexes are derived from the tables: rebuilt, damage confined to them is gone
+            try:
+                with wb.lock():
+                    db.conn.execute("REINDEX")
+            except (sqlite3.DatabaseError, WorkbenchError):
+                pass
+            finding.fixed = not _integrity(db, True)
+        if not finding.fixed:
+            finding.fixable = not fix  # tried, and not enough: a person's turn
+            finding.message += (" — not repaired (rebuilding the indexes did not clear it): " if fix else
+                                " — `wb doctor --fix` rebuilds the indexes, which clears damage confined to "
+                                "them; otherwise ") + ("restore the database from a backup, or `wb export` what "
+                                                       "still reads into a fresh one")
+        add(finding)
+        if not finding.fixed:
+            return report
+    with db.reading():
+        log_ok, events, retype = _check_log(db, add)
+        if log_ok:
+            _check_events(events, add)
+        _check_calls(db, add)
+    _check_config(wb, add)
+    if retype:
+        finding = Finding("type_index", f"{len(retype)} event(s) indexed under a type their line does not hold "
+                                        f"(seq {retype[0][1]}…): a query by type would miss them", True)
+        if fix:
+            with wb.lock():
+                db.conn.executemany("UPDATE events SET type = ? WHERE seq = ?", retype)
+            finding.fixed = True
+        add(finding)
+    if not log_ok:
+        return report  # the snapshots cannot be checked against, nor rebuilt from, a damaged log
+    add_agent_wiring_finding(wb, add)  # an agent's client wired to wb whose hooks were never heard
+    older = _older_snapshots(db)
+    if older:
+        add(Finding("migration_needed", f"{older} older than this wb reads: run `wb migrate`", False))
+        return report
+    problems = _snapshot_problems(db, events)
+    if problems:
+        finding = Finding("snapshots_damaged", "the snapshots disagree with the event log: " + problems[0]
+                          + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+                          + " — `wb doctor --fix` folds them again from the log", True)
+        if fix:
+            rebuild_snapshots(wb)
+            finding.fixed = not _snapshot_problems(db, [e for _l, e in wb.log.iter_all()])
+        add(finding)
+    return report
+
+
+def _integrity(db: Any, full: bool) -> list[str]:
+    """SQLite's own check of the file (empty: sound)."""
+    try:
+        rows = [str(r[0]) for r in db.conn.execute("PRAGMA integrity_check" if full else "PRAGMA quick_check")]
+    except sqlite3.DatabaseError as err:
+        rows = [str(err)]
+    return [] if rows == ["ok"] else [part for row in rows for part in row.splitlines() if part.strip()
+                                      and not part.startswith("*** in database")]
+
+
+def _check_log(db: Any, add: Any) -> tuple[bool, list[dict[str, Any]], list[tuple[str, int]]]:
+    """Every event row: (log intact, its events, the (type, seq) of rows whose type column is wrong)."""
+    events: list[dict[str, Any]] = []
+    retype: list[tuple[str, int]] = []
+    prev: str | None = None
+    expect = 1
+    where = f"{db.path.name}: "
+    for seq, type_, recorded, raw in db.conn.execute("SELECT seq, type, hash, line FROM events ORDER BY seq"):
+        line = raw.encode() if isinstance(raw, str) else bytes(raw)
+        problem = None
+        try:
+            event = json.loads(line)
+        except (ValueError, RecursionError):
+            event = None
+        if not isinstance(event, dict) or event.get("seq") != seq:
+            problem = f"the event at seq {seq} is damaged (not the JSON of an event with seq {seq})"
+        elif seq != expect:
+            problem = f"seq {seq} follows seq {expect - 1}: a gap in the log"
+        elif event.get("prev") != prev:
+            problem = f"seq {seq}: hash chain broken (its prev is not the hash of seq {seq - 1})"
+        elif line_hash(line) != recorded:
+            problem = f"seq {seq}: the line is not the one written (its hash differs from the one recorded then)"
+        if problem is not None:
+            add(Finding("log_damaged", where + problem + " — not repaired: the log is the audit trail and the "
+                                                         "event has no other copy; restore the database from a "
+                                                         "backup, or keep it for inspection", False))
+            return False, events, retype
+        assert isinstance(event, dict)
+        if event.get("type") != type_:
+            retype.append((str(event.get("type")), seq))
+        events.append(event)
+        prev = recorded
+        expect += 1
+    return True, events, retype
+
+
+def _check_events(events: list[dict[str, Any]], add: Any) -> None:
+    for event in events:
+        for err in schemas.iter_errors("event", event, f"events (seq {event['seq']})"):
+            add(Finding("invalid", f"{err} — not repaired: the log is the audit trail", False))
+
+
+def _check_calls(db: Any, add: Any) -> None:
+    for number, line in enumerate(db.calls_bytes().splitlines(), start=1):
+        try:
+            call = json.loads(line)
+        except ValueError:
+            add(Finding("invalid", f"calls:{number}: damaged record (not JSON) — not repaired", False))
+            continue
+        for err in schemas.iter_errors("call", call, f"calls:{number}"):
+            add(Finding("invalid", f"{err} — not repaired", False))
+
+
+def _check_config(wb: Any, add: Any) -> None:
+    from workbench.store.config import load_config
+
+    try:
+        load_config(wb.paths.config)
+    except WorkbenchError as err:
+        add(Finding("invalid", f"{err} (fix config.yaml by hand)", False))
+
+
+def _older_snapshots(db: Any) -> str | None:
+    """The snapshots a migration exists for (a schema_version below this wb's), named; None when current."""
+    from workbench.migrate.read import board_found, state_found
+    from workbench.migrate.registry import KINDS
+
+    state_raw, board_raw = db.read_snapshots()
+    older = []
+    for name, raw, read, kind in (("state.md", state_raw, state_found, "state"),
+                                  ("board.json", board_raw, board_found, "board")):
+        try:
+            version = read(raw).version if raw is not None else None
+        except WorkbenchError:
+            continue  # the snapshot check says what is wrong with it
+        if version is not None and version < KINDS[kind].current:
+            older.append(f"{name} (schema_version {version})")
+    return ", ".join(older) or None
+
+
+def _snapshot_problems(db: Any, events: list[dict[str, Any]]) -> list[str]:
+    """What is wrong with the stored snapshots, against their schemas and the fold of `events`."""
+    from workbench.model import statefile
+    from workbench.model.boardfile import parse_board
+    from workbench.ops.replay import compare_docs
+
+    state_raw, board_raw = db.read_snapshots()
+    missing = [name for name, raw in (("state.md", state_raw), ("board.json", board_raw)) if raw is None]
+    if missing:
+        return [f"{', '.join(missing)} missing from the database"]
+    try:
+        parsed = statefile.parse(state_raw)
+        board = parse_board(board_raw)
+    except WorkbenchError as err:
+        return [str(err)]
+    out = [str(e) for e in schemas.iter_errors("state", parsed.data, "state.md")]
+    out += [str(e) for e in schemas.iter_errors("board", board, "board.json")]
+    kept, body = db.read_snapshot("state.json"), db.read_snapshot("state.body")
+    try:
+        if kept is not None and json.loads(kept) != parsed.data:
+            out.append("state.md: the frontmatter kept beside it (state.json) differs from state.md's")
+    except ValueError:
+        out.append("state.md: the frontmatter kept beside it (state.json) is damaged (not JSON)")
+    if kept is not None and body is not None and body.decode("utf-8", "replace") != parsed.body:
+        out.append("state.md: the decision log kept beside it (state.body) differs from state.md's")
+    if kept is not None and body is None:
+        out.append("state.md: the decision log kept beside it (state.body) is missing")
+    if events:
+        try:
+            folded = reducer.fold(events)
+        except WorkbenchError as err:
+            return [*out, str(err)]
+        assert folded is not None
+        out += compare_docs(folded, reducer.Docs(parsed.data, parsed.body, board))
+    return out
+
+
+def rebuild_snapshots(wb: Any) -> None:
+    """Both snapshots (and state.md's parts kept apart) folded again from the whole log, in one database
+    transaction under the write lock. No event: the log is the truth, and replaying it reproduces them."""
+    from workbench.model import statefile
+    from workbench.model.boardfile import encode_board
+
+    with wb.lock():
+        folded = reducer.fold((event for _line, event in wb.log.iter_all()))
+        if folded is None:
+            return
+        schemas.check("state", folded.state, "state.md")
+        schemas.check("board", folded.board, "board.json")
+        wb.storage.put_snapshots(statefile.render(None, folded.state, folded.body), encode_board(folded.board),
+                                 (folded.state, folded.body))
