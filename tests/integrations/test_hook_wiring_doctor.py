@@ -9,10 +9,8 @@ import os
 import time
 from pathlib import Path
 
-from tests.conftest import files_only, run_wb
+from tests.conftest import run_wb
 from tests.integrations.hookfixtures import fixture, hook, ok
-
-pytestmark = files_only  # `wb doctor`, which the SQLite backend does not serve yet (docs/storage.md)
 
 
 def doctor(repo: Path) -> tuple[int, list[dict]]:

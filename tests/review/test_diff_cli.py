@@ -191,14 +191,14 @@ def test_a_broken_file_at_one_side_is_a_warning_not_a_failure(bench, repo, wb, g
     assert r.stderr.startswith("wb: warning: board.json:1: broken JSON")
 
 
-@files_only  # a harness session: `wb run` is not served on SQLite yet
 def test_a_harness_session_is_summarised(bench, repo, wb):
-    before = head(repo)
+    before = point(repo)
     (repo / "plan.yaml").write_text("steps:\n  - description: Read the failing test\n"
                                     "  - description: Decide on the fix\n")
     r = wb(repo, "run", "Fix the parser bug", "--plan", "plan.yaml")
     assert r.returncode == 0, r.stderr
-    data = diff_json(wb, repo, before, "HEAD")
+    now = point(repo)
+    data = diff_json(wb, repo, before, now)
     ev = data["events"]
     [session] = ev["sessions"]
     assert session["goal"] == "Fix the parser bug" and session["started"] is True
@@ -208,23 +208,22 @@ def test_a_harness_session_is_summarised(bench, repo, wb):
     assert ev["by_type"]["step.start"] == 2 and ev["by_type"]["session.complete"] == 1
     assert ev["tool_calls"] == [] and ev["approvals"] == []
     assert data["state"]["session"] is None  # no session live on either side
-    text = wb(repo, "diff", before, "HEAD").stdout
+    text = wb(repo, "diff", before, now).stdout
     assert f'  session {session["id"][:10]}… "Fix the parser bug": completed (goal_met)' in text
     assert '    step 1 "Read the failing test": started, done' in text
-    md = wb(repo, "diff", before, "HEAD", "--format", "markdown").stdout
+    md = wb(repo, "diff", before, now, "--format", "markdown").stdout
     assert '  - step 2 "Decide on the fix": started, done' in md
 
 
-@files_only  # a harness session: `wb run` is not served on SQLite yet
 def test_a_session_begun_earlier_is_named_by_its_goal(bench, repo, wb):
     (repo / "plan.json").write_text(json.dumps({"steps": [
         {"description": "Deploy to staging", "tool": "deploy", "args": {"env": "staging"}}]}))
     r = wb(repo, "run", "Ship it", "--plan", "plan.json")
     assert r.returncode == 3, r.stderr  # `deploy` is not declared: yielded to a human
-    waiting = head(repo)
+    waiting = point(repo)
     r = wb(repo, "resume", "--result", '{"url": "https://staging.example.invalid"}')
     assert r.returncode == 0, r.stderr
-    data = diff_json(wb, repo, waiting, "HEAD")
+    data = diff_json(wb, repo, waiting, point(repo))
     [session] = data["events"]["sessions"]
     assert (session["goal"], session["started"], session["outcome"]) == ("Ship it", False, "completed")
     [call] = data["events"]["tool_calls"]
@@ -235,7 +234,6 @@ def test_a_session_begun_earlier_is_named_by_its_goal(bench, repo, wb):
     assert data["state"]["session"]["new"] is None
 
 
-@files_only  # a harness session: `wb run` is not served on SQLite yet
 def test_approvals_and_tool_calls_are_listed(bench, repo, wb, git):
     import sys
 
@@ -243,16 +241,18 @@ def test_approvals_and_tool_calls_are_listed(bench, repo, wb, git):
     tool = json.dumps({"argv": [sys.executable, "-c", "print('hi')"], "mode": "mutating"})
     config.write_text(config.read_text().replace("tools: {}", f"tools: {{hi: {tool}}}").replace(
         "approvals: human", "approvals: any"))  # unattended: the script approves
-    git(repo, "commit", "-qam", "declare a tool")
-    before = head(repo)
+    git(repo, "add", ".workbench/config.yaml")
+    git(repo, "commit", "-qm", "declare a tool")
+    before = point(repo)
     (repo / "plan.json").write_text(json.dumps({"steps": [{"description": "Say hi", "tool": "hi"}]}))
     assert wb(repo, "run", "Greet", "--plan", "plan.json").returncode == 3
     assert wb(repo, "resume", "--approve").returncode == 0
-    ev = diff_json(wb, repo, before, "HEAD")["events"]
+    now = point(repo)
+    ev = diff_json(wb, repo, before, now)["events"]
     assert [(a["decision"], a["tool"]) for a in ev["approvals"]] == [("requested", "hi"), ("granted", "hi")]
     assert [(c["tool"], c["dispatch"], c["status"]) for c in ev["tool_calls"]] == [("hi", "wb", "done")]
     assert [(a["what"], a["who"], a["proof"]) for a in ev["person_only"]] == [("approved `hi`", "agent (script)", None)]
-    text = wb(repo, "diff", before, "HEAD").stdout
+    text = wb(repo, "diff", before, now).stdout
     assert "    approval requested: hi (step 1)" in text
     assert "    tool hi (step 1): done — exit 0" in text
     assert "calls.jsonl: 2 added" in text

@@ -7,9 +7,7 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-from tests.conftest import files_only
-
-from .helpers import head, heading, point
+from .helpers import heading, point
 
 HOSTILE = "<script>alert(1)</script> \x1b[31mred\x1b[0m \u202eevil <img src=x onerror=alert(2)>"
 
@@ -104,13 +102,12 @@ def test_a_known_diff_renders_as_one_safe_self_contained_page(bench, repo, wb, t
     assert bad.returncode == 2 and not (repo / ".workbench" / "x.html").exists()
 
 
-@files_only  # a harness session: `wb run` is not served on SQLite yet
 def test_a_harness_session_is_listed_with_its_steps(bench, repo, wb):
-    before = head(repo)
+    before = point(repo)
     (repo / "plan.yaml").write_text("steps:\n  - description: Read the <b>failing</b> test\n"
                                     "  - description: Decide on the fix\n")
     assert wb(repo, "run", "Fix the parser bug", "--plan", "plan.yaml").returncode == 0
-    page = Page(wb(repo, "diff", before, "HEAD", "--format", "html").stdout)
+    page = Page(wb(repo, "diff", before, point(repo), "--format", "html").stdout)
     assert len([attrs for attrs in page.tags("li") if attrs.get("class") == "session"]) == 1
     visible = "".join(page.text)
     assert '"Fix the parser bug": completed (goal_met)' in visible

@@ -10,7 +10,7 @@ import socket
 import time
 from pathlib import Path
 
-from tests.conftest import TEST_BACKEND, files_only, hash_workbench, run_wb
+from tests.conftest import TEST_BACKEND, hash_workbench, run_wb
 from tests.damage import read_board, write_board
 
 from .conftest import Served, start_serve, stop_serve, yielding_session
@@ -109,7 +109,6 @@ def test_the_graph_draws_each_dependency(served: Served) -> None:
     assert graph["edges"] == [{"from": "T-001", "to": "T-003", "missing": False}]
 
 
-@files_only  # a harness session: `wb run` is not served on SQLite yet
 def test_a_session_timeline_shows_its_yields_and_who_answered(served: Served) -> None:
     session = yielding_session(served.repo)
     sessions = served.api("/api/sessions")["data"]["sessions"]
