@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from tests.conftest import about_files
+
 
 def test_validate_ok(bench, repo, wb):
     bench.add_task("Parser")
@@ -14,6 +16,7 @@ def test_validate_ok(bench, repo, wb):
     assert json.loads(r.stdout) == {"ok": True, "problems": []}
 
 
+@about_files  # damaged bytes written into board.json and calls.jsonl
 def test_validate_reports_every_problem(bench, repo, wb):
     bench.add_task("Parser")
     board_path = repo / ".workbench" / "board.json"
@@ -47,6 +50,7 @@ def test_replay(bench, repo, wb):
     assert data["board"]["tasks"][0]["title"] == "Parser"
 
 
+@about_files  # board.json and its cached copy rewritten by hand
 def test_replay_verify_catches_a_snapshot_that_disagrees(bench, repo, wb):
     bench.add_task("Parser")
     board_path = repo / ".workbench" / "board.json"
