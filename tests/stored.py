@@ -93,3 +93,16 @@ def write_config(path: Path, text: str) -> None:
     if kept and not text.endswith("\n"):
         text += "\n"
     path.write_text(text + "".join(kept))
+
+
+@contextmanager
+def holding_lock(root: Path) -> Iterator[None]:
+    """Hold the workbench lock of `root` from this process, as another wb process would: the files backend's
+    lock file, or SQLite's write lock (BEGIN IMMEDIATE) on a connection of its own."""
+    from workbench.store import opening
+
+    wb = opening.discover(root)
+    with wb.lock():
+        yield
+    if getattr(wb, "storage", None) is not None:
+        wb.storage.close()
