@@ -243,7 +243,17 @@ def bench(repo: Path):  # type: ignore[no-untyped-def]
 
     _b, created, _last = init(repo)
     assert created
+    if TEST_BACKEND != "files":
+        commit_sqlite_config(repo)
     return Bench.open(repo)  # opened afresh, as a new process would
+
+
+def commit_sqlite_config(repo: Path) -> None:
+    """What a person does after `wb init --backend sqlite` in a repository: commit config.yaml (wb commits
+    nothing of a SQLite workbench; the database is in the git directory), so that `git commit -am` after a
+    test edits config.yaml commits it, as it does on the files backend."""
+    run_git(repo, "add", ".workbench")
+    run_git(repo, "commit", "-q", "-m", "the workbench's config.yaml")
 
 
 # wb's cache (in the git directory; named .cache/ here) holds per-machine memos (the parsed config, when a

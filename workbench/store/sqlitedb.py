@@ -29,6 +29,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +81,25 @@ def _parse(line: bytes, seq: int) -> dict[str, Any]:
     if not isinstance(event, dict) or event.get("seq") != seq:
         raise Refused(f"workbench.sqlite3: the event at seq {seq} does not hold seq {seq}; run `wb validate`")
     return event
+
+
+# what SQLite says of the machine (a full disk, a read-only file, an I/O error), and the OSError wb reports for
+# the same on the files backend (cli/main.os_problem: one line, exit 1) — never an "internal error"
+_OS_ERRORS = (("disk is full", 28, "No space left on device"), ("readonly", 30, "Read-only file system"),
+              ("disk I/O error", 5, "Input/output error"), ("unable to open", 13, "cannot open the database file"))
+
+
+@contextmanager
+def os_errors(path: Path) -> Iterator[None]:
+    """Inside: a sqlite3 error that is the machine's (disk full, read-only, I/O) is raised as that OSError,
+    naming the database file."""
+    try:
+        yield
+    except sqlite3.OperationalError as err:
+        for words, code, what in _OS_ERRORS:
+            if words in str(err):
+                raise OSError(code, what, str(path)) from None
+        raise
 
 
 class SqliteLog:
@@ -167,12 +187,14 @@ class SqliteStorage:
                            "`wb init --backend sqlite` to start an empty one")
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=FULL")
-            if create:
-                self.conn.executescript(SCHEMA)
-                self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('format', ?)", (str(FORMAT),))
+            with os_errors(path):
+                self.conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=FULL")
+                if create:
+                    self.conn.executescript(SCHEMA)
+                    self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('format', ?)",
+                                      (str(FORMAT),))
         except sqlite3.DatabaseError as err:
             raise Refused(f"{path}: not a wb database ({err})") from None
         self.log = SqliteLog(self)
@@ -265,7 +287,8 @@ class SqliteLock:
     def acquire(self) -> None:
         self.db.conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
         try:
-            self.db.conn.execute("BEGIN IMMEDIATE")
+            with os_errors(self.db.path):
+                self.db.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as err:
             if "locked" in str(err) or "busy" in str(err):
                 raise Busy(f"another wb process holds the workbench lock for more than {self.timeout:g}s; "
@@ -273,7 +296,8 @@ class SqliteLock:
             raise Refused(f"{self.db.path}: {err}") from None
 
     def commit(self) -> None:
-        self.db.conn.execute("COMMIT")
+        with os_errors(self.db.path):
+            self.db.conn.execute("COMMIT")
 
     def release(self) -> None:
         if self.db.conn.in_transaction:
