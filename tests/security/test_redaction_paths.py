@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests import stored
 from tests.conftest import run_git
 from tests.security.helpers import fresh, redact_configured
 
@@ -128,7 +129,7 @@ def test_a_claude_code_payload(configured: Path, case: tuple[list[str], str]) ->
                 "tool_input": {"command": text, text: [text, {"nested": text * 3}]},
                 "tool_response": {"stdout": text * 200, "stderr": text, "interrupted": False}}
         record_claude_code(Bench.open(fresh(configured)), hook)
-        assert_clean(secrets, log=(configured / ".workbench" / "events.jsonl").read_text())
+        assert_clean(secrets, log=stored.event_bytes(configured).decode())
 
 
 @FEW

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import run_git
+from tests import stored
+from tests.conftest import about_git, run_git
 from workbench.api import Bench
 from workbench.model.clip import CLIP_DEPTH
 from workbench.model.layout import Paths
@@ -37,6 +38,7 @@ def _fresh_clone(repo: Path, tmp_path: Path) -> Path:
     return clone
 
 
+@about_git  # the state read back in a fresh git clone
 def test_a_value_yaml_cannot_carry_raw_reads_back_in_a_fresh_clone(repo: Path, tmp_path: Path) -> None:
     from workbench.model.statefile import parse
 
@@ -71,6 +73,7 @@ def test_set_state_through_mcp_reads_back_in_a_fresh_process(repo: Path, tmp_pat
     assert status["next_action"] == "\ufffe" and status["blockers"] == ["\x85"]
 
 
+@about_git  # the state read back in a fresh git clone
 @pytest.mark.parametrize("text", ["a\rb", "a\r\nb", "\r\nlead", "x\r", "one\r\rtwo\n\rthree"])
 def test_a_carriage_return_in_a_note_survives_the_round_trip(repo: Path, tmp_path: Path, text: str) -> None:
     init_workbench(repo)
@@ -81,7 +84,7 @@ def test_a_carriage_return_in_a_note_survives_the_round_trip(repo: Path, tmp_pat
     wb_ok(clone, "replay", "--verify")
     wb_ok(clone, "note", "in the clone")
     wb_ok(clone, "replay", "--verify")
-    assert text.strip() in (clone / ".workbench" / "state.md").read_bytes().decode()
+    assert text.strip() in stored.snapshots(clone)[0].decode()
 
 
 _TRICKY = st.sampled_from(list("\ufffe\uffff\x85\u2028\u2029\r\n\t\x00\x1b\x9b\x7f\ufeff\"'\\:#-[]{}&*!|> "))
@@ -143,7 +146,7 @@ def test_a_deeply_nested_hook_payload_is_clipped_and_recorded(repo: Path, levels
         done = subprocess.run([*WB_ARGV, "hook", "claude-code"], cwd=repo, input=hook, text=True,
                               capture_output=True, timeout=120)
         assert done.returncode == 0 and done.stderr == "", done.stderr  # never "internal error: RecursionError"
-    events = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    events = stored.events(repo)
     [last] = [e for e in events if e["type"] == "agent.tool_result"]
     levels, rest = _clipped_at(last["payload"]["result"])
     assert levels < CLIP_DEPTH and rest["truncated"] is True and rest["bytes"] > 400 * 6, rest

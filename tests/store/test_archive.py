@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests import stored
 from tests.conftest import run_git, run_wb, spawn_wb
 from workbench.api import Bench, init
 
@@ -38,7 +39,7 @@ def archiving(repo: Path) -> Path:
 
 
 def _board(repo: Path) -> dict[str, Any]:
-    return json.loads((repo / ".workbench" / "board.json").read_text())
+    return stored.board(repo)
 
 
 def _segment_ids(repo: Path, board: dict[str, Any]) -> list[str]:
@@ -72,7 +73,7 @@ def test_finished_tasks_past_the_threshold_move_to_a_sealed_segment(archiving: P
     (ref,) = board["archive"]
     assert ref["tasks"] == 3 and ref["first"] == "T-001" and ref["last"] == "T-003"
     assert _segment_ids(repo, board) == ["T-001", "T-002", "T-003"]
-    log = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    log = stored.events(repo)
     archived = [e for e in log if e["type"] == "board.archive"]
     assert len(archived) == 1 and archived[0]["actor"] == "wb" and archived[0]["payload"]["file"] == ref["file"]
     # the segment is committed with the write that sealed it, and the whole log rebuilds it byte for byte

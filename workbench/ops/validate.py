@@ -25,7 +25,6 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
     from workbench.store.config import load_config
 
     if getattr(wb, "storage", None) is not None:  # the SQLite backend (store/sqlitedb.py)
-        from workbench.store import sqlitedb
 
         return sqlite_problems(wb) or snapshot_disagreements(wb)
     problems: list[str] = []
