@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests import stored
+from tests.conftest import about_git
 from workbench.api import Bench, init
+
+pytestmark = about_git  # the git commits wb makes of .workbench/
 
 WB = ".workbench/"
 

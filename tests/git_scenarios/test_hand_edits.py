@@ -152,6 +152,8 @@ def test_a_save_of_board_json_during_a_task_add_is_kept_and_recorded(repo: Path,
 
 EDITOR = r"""
 import os, sys, time
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 done = []
 for i in range(n):
