@@ -155,3 +155,13 @@ def test_set_fields(bench, repo, wb):
     r = wb(repo, "task", "set", "T-002", "status=cancelled")
     assert r.returncode == 0
     assert board(repo)["tasks"][1]["status"] == "cancelled"
+
+
+def test_a_claim_without_a_state_branch_holds_here_and_says_where(bench, repo, wb):
+    bench.add_task("Parser")
+    r = wb(repo, "task", "claim", "T-001", "--agent", "ann")
+    assert r.returncode == 0, r.stderr
+    # files: on the user's branch (`wb init --ref` shares claims); SQLite: in this database, shared with no clone
+    assert ("holds in this worktree only" if FILES else "kept in SQLite: this claim holds for") in r.stderr
+    r = wb(repo, "task", "claim", "T-001", "--agent", "bob")
+    assert r.returncode == 6 and "T-001 is claimed by ann until" in r.stderr
