@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import about_files
+from tests.stored import FILES
 
 
 def test_validate_ok(bench, repo, wb):
@@ -12,6 +13,7 @@ def test_validate_ok(bench, repo, wb):
     r = wb(repo, "validate")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("ok: ")
+    assert ("events.jsonl and calls.jsonl are valid" if FILES else "workbench.sqlite3 (the events") in r.stdout
     r = wb(repo, "validate", "--json")
     assert json.loads(r.stdout) == {"ok": True, "problems": []}
 
