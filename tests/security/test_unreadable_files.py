@@ -101,22 +101,21 @@ def test_any_string_set_or_noted_round_trips_through_state_md(bench: Bench, valu
     state.md that reads back, without wb's cache, to the same value, and replay from the log agrees."""
     from workbench.model.statefile import parse
     from workbench.ops.replay import replay
-    from workbench.store.workbench import Workbench
+    from workbench.store.opening import discover
 
-    state = bench.wb.paths.wb / "state.md"
     bench.set_state({"next_action": value})  # the fast path
-    assert parse(state.read_bytes()).data["next_action"] == value
+    assert parse(stored.snapshots(bench.wb.root)[0]).data["next_action"] == value
     bench.set_state({"blockers": [value], "next_action": value + "!"})  # ruamel
-    assert parse(state.read_bytes()).data["blockers"] == [value]
+    assert parse(stored.snapshots(bench.wb.root)[0]).data["blockers"] == [value]
     if note.strip():
         bench.note(note)
-    fresh = Workbench(bench.wb.root)
+    fresh = discover(bench.wb.root)
     shutil.rmtree(fresh.paths.cache, ignore_errors=True)
-    loaded = fresh.load(detect_human=False).docs
+    loaded = fresh.load(detect_human=False, need_node=True).docs  # (SQLite: parsed from state.md's bytes)
     assert loaded.state["next_action"] == value + "!" and loaded.state["blockers"] == [value]
     if note.strip():
         assert note.strip() in loaded.body
-    report = replay(Workbench(bench.wb.root))
+    report = replay(discover(bench.wb.root))
     assert report.mismatches == [], report.mismatches
 
 
