@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import WB_ARGV, run_git, run_wb
+from tests.conftest import WB_ARGV, about_git, run_git, run_wb
 from tests.git_scenarios.helpers import assert_sound, committed_notes, go, paused
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 def _save(path: Path, text: str) -> None:
@@ -152,8 +154,6 @@ def test_a_save_of_board_json_during_a_task_add_is_kept_and_recorded(repo: Path,
 
 EDITOR = r"""
 import os, sys, time
-
-pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 done = []
 for i in range(n):

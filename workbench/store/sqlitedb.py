@@ -29,7 +29,6 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +38,7 @@ from workbench.model import reducer, schemas
 from workbench.model.jsonl import encode, line_hash
 from workbench.model.layout import WB_DIR
 from workbench.store.eventlog import LogMoved, Tail
+from workbench.store.sqliteerrors import os_errors
 from workbench.store.workbench import Loaded, Workbench
 
 if TYPE_CHECKING:
@@ -81,25 +81,6 @@ def _parse(line: bytes, seq: int) -> dict[str, Any]:
     if not isinstance(event, dict) or event.get("seq") != seq:
         raise Refused(f"workbench.sqlite3: the event at seq {seq} does not hold seq {seq}; run `wb validate`")
     return event
-
-
-# what SQLite says of the machine (a full disk, a read-only file, an I/O error), and the OSError wb reports for
-# the same on the files backend (cli/main.os_problem: one line, exit 1) — never an "internal error"
-_OS_ERRORS = (("disk is full", 28, "No space left on device"), ("readonly", 30, "Read-only file system"),
-              ("disk I/O error", 5, "Input/output error"), ("unable to open", 13, "cannot open the database file"))
-
-
-@contextmanager
-def os_errors(path: Path) -> Iterator[None]:
-    """Inside: a sqlite3 error that is the machine's (disk full, read-only, I/O) is raised as that OSError,
-    naming the database file."""
-    try:
-        yield
-    except sqlite3.OperationalError as err:
-        for words, code, what in _OS_ERRORS:
-            if words in str(err):
-                raise OSError(code, what, str(path)) from None
-        raise
 
 
 class SqliteLog:

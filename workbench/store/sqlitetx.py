@@ -98,7 +98,7 @@ class SqliteTransaction(Transaction):
         # of the board that references them (a kill between leaves a segment no board names, which the next
         # write that seals it writes again, byte for byte)
         archive.write_sealed(self.wb.paths, docs)
-        from workbench.store.sqlitedb import os_errors
+        from workbench.store.sqliteerrors import os_errors
 
         with os_errors(self.wb.storage.path):  # a full disk: one line (exit 1), rolled back, as on files
             self.wb.log.append(self.events, loaded.tail)
