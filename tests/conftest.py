@@ -43,12 +43,23 @@ else:
 WB_ARGV = [sys.executable, "-m", "workbench.cli.main"]
 SPAWN_ALWAYS = os.environ.get("WB_TESTS_SPAWN") == "1"
 # WB_TEST_BACKEND=sqlite: every `wb init` of the tests (the `bench` fixture's, `wb init` run by a test) makes a
-# workbench kept in SQLite (issue 24, docs/storage.md), through WB_DEFAULT_BACKEND. For the tests that are about
-# wb's behaviour, not about its files or git: .ci/run names the ones it runs so.
+# workbench kept in SQLite (issue 24, docs/storage.md), through WB_DEFAULT_BACKEND. .ci/run runs the suite so a
+# second time; a test reads what a workbench holds through tests/stored.py, which reads either backend.
 TEST_BACKEND = os.environ.get("WB_TEST_BACKEND") or "files"
-# a test of what the SQLite backend does not serve yet (the harness, sealed log segments: docs/storage.md), in a
-# file the SQLite pass of .ci/run runs
+
+
+def files_only_because(why: str) -> pytest.MarkDecorator:
+    """Skip this test (or module: `pytestmark = ...`) on the SQLite pass, saying why: it is about the files
+    backend's files or git themselves (their bytes, git's history of them, a hand edit, a merge), which a
+    workbench kept in SQLite does not have — never to hide what SQLite gets wrong."""
+    return pytest.mark.skipif(TEST_BACKEND != "files", reason=f"files backend only: {why}")
+
+
+# a test of what the SQLite backend does not serve yet (the harness, sealed log segments: docs/storage.md)
 files_only = pytest.mark.skipif(TEST_BACKEND != "files", reason="the SQLite backend does not serve this yet")
+# the reasons a test is about the files backend itself
+about_git = files_only_because("git's history of .workbench/ (commits, merges, branches, worktrees)")
+about_files = files_only_because("the bytes of .workbench/'s files, or a person editing them by hand")
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -232,7 +243,17 @@ def bench(repo: Path):  # type: ignore[no-untyped-def]
 
     _b, created, _last = init(repo)
     assert created
+    if TEST_BACKEND != "files":
+        commit_sqlite_config(repo)
     return Bench.open(repo)  # opened afresh, as a new process would
+
+
+def commit_sqlite_config(repo: Path) -> None:
+    """What a person does after `wb init --backend sqlite` in a repository: commit config.yaml (wb commits
+    nothing of a SQLite workbench; the database is in the git directory), so that `git commit -am` after a
+    test edits config.yaml commits it, as it does on the files backend."""
+    run_git(repo, "add", ".workbench")
+    run_git(repo, "commit", "-q", "-m", "the workbench's config.yaml")
 
 
 # wb's cache (in the git directory; named .cache/ here) holds per-machine memos (the parsed config, when a
@@ -243,7 +264,8 @@ SNAPSHOT_COPIES = {".cache/state.json", ".cache/board.json"}
 
 def hash_workbench(root: Path) -> dict[str, str]:
     """sha256 of every file under .workbench/, except the lock file (its content is a pid hint) and the
-    per-machine memos in .cache/ other than the snapshot copies."""
+    per-machine memos in .cache/ other than the snapshot copies; on SQLite, also of every snapshot row, the event
+    lines and the call records in the database (`sqlite:NAME`)."""
     base = root / ".workbench"
     out = {}
     for path in sorted(base.rglob("*")):
@@ -252,7 +274,15 @@ def hash_workbench(root: Path) -> dict[str, str]:
             continue
         out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
     from workbench.model.layout import Paths
+    from workbench.store import backend
 
+    if backend.is_sqlite_config(base / "config.yaml"):  # and what the database holds (tests/stored.py)
+        from tests.stored import storage
+
+        with storage(root) as db, db.reading():
+            rows = [*db.conn.execute("SELECT name, data FROM snapshots ORDER BY name")]
+            rows += [("events", db.log.complete_bytes()), ("calls", db.calls_bytes())]
+        out.update((f"sqlite:{name}", hashlib.sha256(bytes(data)).hexdigest()) for name, data in rows)
     for rel in sorted(SNAPSHOT_COPIES):  # wb's caches live in the git directory now, not in .workbench/
         path = Paths(root).cache / rel.removeprefix(".cache/")
         if path.is_file():

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import stored
 from tests.conftest import call_wb, make_repo, run_git, spawn_wb
 
 COMMANDS = [
@@ -63,8 +64,8 @@ def test_a_hook_module_of_one_repository_never_answers_for_another(tmp_path: Pat
             "import pathlib\n\n"
             "def on_step(payload):\n"
             f"    pathlib.Path('hook-ran.txt').write_text({name!r})\n")
-        (repo / ".workbench" / "config.yaml").write_text(
-            'schema_version: 1\ntools: {}\nhooks: {"before_step": [{"python": "wb_probe_hook:on_step"}]}\n')
+        stored.write_config(repo / ".workbench" / "config.yaml", 'schema_version: 1\ntools: {}\n'
+                            'hooks: {"before_step": [{"python": "wb_probe_hook:on_step"}]}\n')
         (repo / "plan.json").write_text(json.dumps({"steps": [{"description": "think it over"}]}))
         run_git(repo, "add", ".workbench/config.yaml")
         run_git(repo, "commit", "-q", "-m", "a python hook")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+from tests import stored
+from tests.stored import FILES
+
 
 def board(repo):
-    return json.loads((repo / ".workbench" / "board.json").read_text())
+    return stored.board(repo)
 
 
 def test_add_prints_the_new_id(bench, repo, wb, git):
@@ -17,7 +20,8 @@ def test_add_prints_the_new_id(bench, repo, wb, git):
     task = json.loads(r.stdout)
     assert task["id"] == "T-002" and task["kind"] == "review" and task["reviews"] == "T-001"
     assert task["owner"] == "reviewer" and task["status"] == "todo"
-    assert git(repo, "log", "-1", "--format=%s").strip() == "wb: add T-002 Review it"
+    if FILES:
+        assert git(repo, "log", "-1", "--format=%s").strip() == "wb: add T-002 Review it"
     tasks = board(repo)["tasks"]
     assert tasks[0]["description"] == "a tiny grammar" and tasks[0]["acceptance"] == ["true"]
 
@@ -48,7 +52,8 @@ def test_done_refuses_when_acceptance_fails_and_force_records_it(bench, repo, wb
     assert shown.index("$ true") < shown.index("$ echo broken >&2; exit 3") < shown.index("T-001 todo → done (forced)")
     task = board(repo)["tasks"][0]
     assert task["status"] == "done" and task["forced_done"] is True
-    assert git(repo, "log", "-1", "--format=%s").strip() == "wb: T-001 todo → done (forced)"
+    if FILES:
+        assert git(repo, "log", "-1", "--format=%s").strip() == "wb: T-001 todo → done (forced)"
 
     events = json.loads(wb(repo, "log", "--json", "--type", "task.done").stdout)
     assert len(events) == 1
@@ -150,3 +155,13 @@ def test_set_fields(bench, repo, wb):
     r = wb(repo, "task", "set", "T-002", "status=cancelled")
     assert r.returncode == 0
     assert board(repo)["tasks"][1]["status"] == "cancelled"
+
+
+def test_a_claim_without_a_state_branch_holds_here_and_says_where(bench, repo, wb):
+    bench.add_task("Parser")
+    r = wb(repo, "task", "claim", "T-001", "--agent", "ann")
+    assert r.returncode == 0, r.stderr
+    # files: on the user's branch (`wb init --ref` shares claims); SQLite: in this database, shared with no clone
+    assert ("holds in this worktree only" if FILES else "kept in SQLite: this claim holds for") in r.stderr
+    r = wb(repo, "task", "claim", "T-001", "--agent", "bob")
+    assert r.returncode == 6 and "T-001 is claimed by ann until" in r.stderr

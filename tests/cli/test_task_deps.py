@@ -4,18 +4,16 @@ a person says so."""
 
 from __future__ import annotations
 
-import json
-
+from tests import stored
 from tests.person import as_person
 
 
 def board(repo):
-    return {t["id"]: t for t in json.loads((repo / ".workbench" / "board.json").read_text())["tasks"]}
+    return stored.tasks(repo)
 
 
 def events(repo, type_):
-    lines = (repo / ".workbench" / "events.jsonl").read_text().splitlines()
-    return [e for e in map(json.loads, lines) if e["type"] == type_]
+    return [e for e in stored.events(repo) if e["type"] == type_]
 
 
 def test_start_and_done_refuse_undone_dependencies_until_a_person_forces(bench, repo, wb, wb_hashes, error_line):

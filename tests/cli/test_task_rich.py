@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from tests import stored
+
 
 def listed(wb, repo, *args):
     r = wb(repo, "task", "list", *args, "--json")
@@ -52,7 +54,7 @@ def test_priority_labels_parent_assignee_filters_and_next(bench, repo, wb, error
     assert wb(repo, "task", "comment", "T-002", "Use a table-driven lexer").returncode == 0
     shown = wb(repo, "task", "show", "T-002").stdout
     assert "Use a table-driven lexer" in shown
-    log = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    log = stored.events(repo)
     assert log[-1]["type"] == "task.comment" and log[-1]["payload"] == {"id": "T-002",
                                                                           "text": "Use a table-driven lexer"}
 

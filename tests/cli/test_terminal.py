@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from tests import stored
 from tests.conftest import WB_ARGV, make_repo, run_git
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,7 +163,7 @@ def waiting_repo(bench: Any, repo: Path) -> Path:
     """A workbench with an active task, a next action, a blocker, and a session waiting for an approval."""
     config = repo / ".workbench" / "config.yaml"
     tool = {"argv": [sys.executable, "-c", "print('written')"], "mode": "mutating"}
-    config.write_text(f"schema_version: 1\ntools: {json.dumps({'write': tool})}\n")
+    stored.write_config(config, f"schema_version: 1\ntools: {json.dumps({'write': tool})}\n")
     run_git(repo, "add", ".workbench/config.yaml")
     run_git(repo, "commit", "-q", "-m", "configure wb for the test")
     bench.add_task("Ship the parser")

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import json
 
+from tests.conftest import about_files
+from tests.stored import FILES
+
 
 def test_validate_ok(bench, repo, wb):
     bench.add_task("Parser")
     r = wb(repo, "validate")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("ok: ")
+    assert ("events.jsonl and calls.jsonl are valid" if FILES else "workbench.sqlite3 (the events") in r.stdout
     r = wb(repo, "validate", "--json")
     assert json.loads(r.stdout) == {"ok": True, "problems": []}
 
 
+@about_files  # damaged bytes written into board.json and calls.jsonl
 def test_validate_reports_every_problem(bench, repo, wb):
     bench.add_task("Parser")
     board_path = repo / ".workbench" / "board.json"
@@ -47,6 +52,7 @@ def test_replay(bench, repo, wb):
     assert data["board"]["tasks"][0]["title"] == "Parser"
 
 
+@about_files  # board.json and its cached copy rewritten by hand
 def test_replay_verify_catches_a_snapshot_that_disagrees(bench, repo, wb):
     bench.add_task("Parser")
     board_path = repo / ".workbench" / "board.json"

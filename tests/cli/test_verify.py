@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from tests import stored
+
 
 def _status(wb, repo) -> dict:  # type: ignore[no-untyped-def]
     r = wb(repo, "status", "--json")
@@ -53,8 +55,7 @@ def test_a_note_about_a_path_goes_stale_when_a_commit_changes_it_and_verify_clea
     r = wb(repo, "verify", item)
     assert r.returncode == 0, r.stderr
     assert _status(wb, repo)["memory"]["stale"] == []
-    (event,) = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()
-                if json.loads(line)["type"] == "memory.verify"]
+    (event,) = [e for e in stored.events(repo) if e["type"] == "memory.verify"]
     assert event["payload"] == {"id": item, "commit": sha} and event["actor"] == "agent"  # recorded, with who
     assert wb(repo, "replay", "--verify").returncode == 0
     assert wb(repo, "validate").returncode == 0

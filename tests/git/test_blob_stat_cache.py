@@ -9,7 +9,9 @@ import os
 import time
 from pathlib import Path
 
-from tests.conftest import make_repo, run_git, run_wb
+from tests.conftest import about_git, make_repo, run_git, run_wb
+
+pytestmark = about_git  # the cache of git blob stats for committing .workbench/
 
 
 def _ok(repo: Path, *args: str) -> None:

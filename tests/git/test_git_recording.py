@@ -4,12 +4,15 @@ and the safe outcomes for unborn branches, merges in progress, detached HEADs, `
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from tests import stored
+from tests.conftest import about_git
 from workbench.api import Bench, init
+
+pytestmark = about_git  # the git commits wb makes of .workbench/
 
 WB = ".workbench/"
 
@@ -289,7 +292,7 @@ def test_git_commit_off_never_commits(repo, git, commits):
     b.start_task(t["id"])
     b.note("still none")
     assert commits(repo) == before
-    assert json.loads((repo / ".workbench" / "board.json").read_text())["tasks"][0]["status"] == "in_progress"
+    assert stored.board(repo)["tasks"][0]["status"] == "in_progress"
     assert b.last.commit is None and b.last.warnings == []
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import about_git, run_git, run_wb
+
+pytestmark = about_git  # the state kept on a git branch of its own
 
 
 def test_state_lives_on_its_own_branch_and_git_status_stays_clean(repo: Path) -> None:

@@ -7,8 +7,11 @@ import os
 import signal
 from pathlib import Path
 
+from tests.conftest import about_git
 from workbench.api import Bench, init
 from workbench.git.repo import RefMover
+
+pytestmark = about_git  # the helper that moves the state branch's git ref
 
 
 def commit(git, repo: Path, message: str) -> str:

@@ -17,9 +17,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.conftest import WB_ARGV
+from tests.conftest import WB_ARGV, about_git
 from tests.git_scenarios.helpers import assert_sound
 from tests.harness.helpers import WbRepo, _env, git, py_tool
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 COUNT = "import sys; open(sys.argv[1], 'a').write(sys.argv[2] + '\\n')"
 SLOW = ("import sys, time; open(sys.argv[1], 'a').write('start-' + sys.argv[2] + '\\n'); time.sleep(3); "

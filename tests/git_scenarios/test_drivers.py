@@ -10,7 +10,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import about_git, run_git, run_wb
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 def _git_env_without_wb() -> dict[str, str]:

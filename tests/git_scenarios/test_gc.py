@@ -8,8 +8,10 @@ import os
 import time
 from pathlib import Path
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import about_git, run_git, run_wb
 from tests.git_scenarios.helpers import assert_sound
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 def _loose(repo: Path) -> int:

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import WB_ARGV, run_git, run_wb
+from tests.conftest import WB_ARGV, about_git, run_git, run_wb
 from tests.git_scenarios.helpers import assert_sound, committed_notes, go, paused
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 def _save(path: Path, text: str) -> None:

@@ -14,9 +14,11 @@ import json
 import re
 from pathlib import Path
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import about_git, run_git, run_wb
 from tests.git_scenarios.helpers import assert_sound
 from tests.person import as_person
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 def _events(repo: Path, prefix: str = "") -> list[dict]:

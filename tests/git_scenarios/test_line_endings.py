@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import about_git, run_git, run_wb
 from tests.git_scenarios.helpers import assert_sound
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 def test_an_autocrlf_clone_reads_and_writes_the_workbench(repo: Path, tmp_path: Path) -> None:

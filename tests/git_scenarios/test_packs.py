@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import about_git, run_git, run_wb
 from tests.git_scenarios.helpers import assert_sound
 from workbench.api import Bench
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 def objects_bytes(repo: Path) -> int:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import make_repo, run_git, run_wb
+from tests.conftest import about_git, make_repo, run_git, run_wb
 from tests.git_scenarios.helpers import assert_sound, committed_notes
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 def _two_clones(tmp_path: Path) -> tuple[Path, Path]:

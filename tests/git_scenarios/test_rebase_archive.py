@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import make_repo, run_git, run_wb
+from tests.conftest import about_git, make_repo, run_git, run_wb
 from tests.store.test_segments import committed_log, whole_log
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 CONFIG = "archive:\n  keep: 1\n  chunk: 2\n"  # past 2 finished tasks, the oldest 2 move to an archive chunk
 

@@ -12,8 +12,10 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.conftest import WB_ARGV, make_repo, run_git, run_wb
+from tests.conftest import WB_ARGV, about_git, make_repo, run_git, run_wb
 from tests.git_scenarios.helpers import assert_sound, committed_events
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 def _wb(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_repo, run_git, run_wb
+from tests.conftest import about_git, make_repo, run_git, run_wb
 from tests.store.test_segments import assert_sound
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 IDENTITY_VARS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL")
 

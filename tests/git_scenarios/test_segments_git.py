@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_repo, run_git, run_wb
+from tests.conftest import about_git, make_repo, run_git, run_wb
 from tests.store.test_segments import SMALL, assert_sound, committed_log, segments, whole_log
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 def _ok(repo: Path, *args: str) -> None:

@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import about_git, run_git, run_wb
 from tests.git_scenarios.helpers import assert_sound, committed_notes, go, paused
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 @pytest.mark.parametrize("point", ["after_event_append", "after_state_write"])

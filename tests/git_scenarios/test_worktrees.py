@@ -10,8 +10,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.conftest import WB_ARGV, run_git, run_wb
+from tests.conftest import WB_ARGV, about_git, run_git, run_wb
 from tests.git_scenarios.helpers import assert_sound, committed_notes
+
+pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
 
 def _worktree(repo: Path, name: str) -> Path:

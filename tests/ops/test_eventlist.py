@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.conftest import about_files
 from workbench.errors import Refused
 from workbench.model.jsonl import encode
 from workbench.ops.eventlist import every, matches, newest
@@ -94,6 +95,7 @@ def _segmented_repo(tmp_path, segment_events):
     return repo
 
 
+@about_files  # events.jsonl's sealed segments in log/ (SQLite keeps every event in one table)
 def test_the_earlier_count_across_sealed_segments_is_what_reading_every_event_finds(tmp_path):
     """With the log sealed in segments, the count of earlier matching events is the same — the first time (each
     wholly earlier segment counted and kept by its digest), and again from what was kept."""
@@ -118,6 +120,7 @@ def test_the_earlier_count_across_sealed_segments_is_what_reading_every_event_fi
     assert cache.exists()
 
 
+@about_files  # events.jsonl's sealed segments in log/ (SQLite keeps every event in one table)
 def test_a_rare_type_far_back_is_found_past_segments_kept_as_holding_none_of_it(tmp_path):
     """The newest task events lie many segments back: the segments between, kept (by digest) as holding no task
     event, are passed over, and the page is the same with the cache, without it, and with a stale cache; a

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests import stored
 from workbench.api import replay
 from workbench.model import statefile
 from workbench.store.workbench import Workbench
@@ -164,13 +165,13 @@ def loaded_view(repo: Path) -> dict[str, Any]:
 
 def disk_view(repo: Path) -> dict[str, Any]:
     """What the snapshot files on disk say, with no replay."""
-    parsed = statefile.parse((repo / ".workbench" / "state.md").read_bytes())
+    parsed = statefile.parse(stored.snapshots(repo)[0])
     return observe(board(repo), parsed.data, parsed.body)
 
 
 def snapshot_last_events(repo: Path) -> tuple[int, int]:
     """(state.md last_event, board.json last_event) as written on disk."""
-    text = (repo / ".workbench" / "state.md").read_text()
+    text = stored.state_text(repo)
     match = re.search(r"^last_event: (\d+)$", text, re.M)
     assert match, "state.md has no last_event"
     return int(match.group(1)), board(repo)["last_event"]

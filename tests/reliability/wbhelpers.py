@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tests import stored
 from tests.conftest import spawn_wb
 
 BIN = Path(sys.executable).parent
@@ -118,7 +119,8 @@ def paths_changed_since(repo: Path, base: str) -> list[str]:
 
 def event_lines(repo: Path) -> tuple[list[dict[str, Any]], bytes]:
     """The complete lines of events.jsonl, and the bytes after the last newline (a torn tail)."""
-    raw = (repo / ".workbench" / "events.jsonl").read_bytes()
+    # files: events.jsonl's bytes, a torn tail and all; SQLite: the event rows (a row is whole or absent)
+    raw = (repo / ".workbench" / "events.jsonl").read_bytes() if stored.FILES else stored.event_bytes(repo)
     cut = raw.rfind(b"\n") + 1
     return [json.loads(line) for line in raw[:cut].splitlines()], raw[cut:]
 
@@ -131,7 +133,8 @@ def assert_log_sound(repo: Path) -> list[dict[str, Any]]:
     assert torn == b"", f"torn tail left in events.jsonl: {torn[:80]!r}"
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1)), "event seqs have a gap or repeat"
     assert len({e["id"] for e in events}) == len(events), "duplicate event ids"
-    raw_lines = (repo / ".workbench" / "events.jsonl").read_bytes().splitlines()
+    raw_lines = ((repo / ".workbench" / "events.jsonl").read_bytes() if stored.FILES
+                 else stored.event_bytes(repo)).splitlines()
     prev = None
     for line, event in zip(raw_lines, events, strict=True):
         assert event.get("prev") == prev, f"hash chain broken at seq {event['seq']}"
@@ -141,11 +144,11 @@ def assert_log_sound(repo: Path) -> list[dict[str, Any]]:
 
 
 def board(repo: Path) -> dict[str, Any]:
-    return json.loads((repo / ".workbench" / "board.json").read_text())
+    return stored.board(repo)
 
 
 def state_md(repo: Path) -> str:
-    return (repo / ".workbench" / "state.md").read_text()
+    return stored.state_text(repo)
 
 
 def assert_ids_unique(tasks: list[dict[str, Any]]) -> None:

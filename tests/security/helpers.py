@@ -13,7 +13,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import WB_ARGV, call_wb, hash_workbench, run_git, spawn_wb
+from tests import stored
+from tests.conftest import WB_ARGV, call_wb, commit_sqlite_config, hash_workbench, run_git, spawn_wb
 
 PY = sys.executable
 
@@ -48,9 +49,11 @@ def init_workbench(repo: Path, config: str | None = None) -> Path:
     """`wb init` in `repo`, then (optionally) replace config.yaml and commit it so the workbench is clean."""
     wb_ok(repo, "init")
     if config is not None:
-        (repo / ".workbench" / "config.yaml").write_text(config, encoding="utf-8")
-        run_git(repo, "add", ".workbench/config.yaml")
+        stored.write_config(repo / ".workbench" / "config.yaml", config)
+        run_git(repo, "add", ".workbench")
         run_git(repo, "commit", "-q", "-m", "configure wb")
+    elif not stored.FILES:
+        commit_sqlite_config(repo)
     return repo
 
 
@@ -74,8 +77,7 @@ def plan(repo: Path, steps: list[dict[str, Any]], name: str = "plan.json") -> st
 
 
 def events(repo: Path) -> list[dict[str, Any]]:
-    lines = (repo / ".workbench" / "events.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    return stored.events(repo)
 
 
 def argv_recorder(out: Path) -> list[str]:
@@ -92,8 +94,11 @@ def redact_configured(repo: Path, names: str, message: str) -> Path:
     `fresh` goes back to before each hypothesis example."""
     config = repo / ".workbench" / "config.yaml"
     config.write_text(config.read_text().replace("redact: []", f"redact: {names}"))
-    run_git(repo, "commit", "-qam", message)
+    run_git(repo, "add", ".workbench/config.yaml")
+    run_git(repo, "commit", "-qm", message)
     run_git(repo, "tag", "configured")
+    if not stored.FILES:  # the database (in the git directory) as configured, for `fresh` to put back
+        shutil.copytree(repo / ".git" / "wb", repo / ".git" / "wb-configured")
     return repo
 
 
@@ -105,4 +110,6 @@ def fresh(repo: Path) -> Path:
     # back, is written again by the next write (as wb does for a commit the user's git took back), and it
     # holds the last example's text, where the secrets of this one may stand in plain letters
     shutil.rmtree(repo / ".git" / "wb", ignore_errors=True)
+    if not stored.FILES:
+        shutil.copytree(repo / ".git" / "wb-configured", repo / ".git" / "wb")
     return repo

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import hash_workbench
+from tests.conftest import about_files, hash_workbench
 
 from .helpers import PY, config_yaml, events, init_workbench, marker, one_line, plan, wb, wb_ok
 
@@ -29,6 +29,7 @@ def _touch(path: Path) -> list[str]:
     return [PY, "-c", f"open({str(path)!r}, 'w').write('ran')"]
 
 
+@about_files  # state.md edited by hand
 @pytest.mark.parametrize("key", ["hooks", "tools", "planner", "redact"])
 def test_state_md_cannot_declare_commands(repo: Path, key: str) -> None:
     owned = marker()
@@ -48,6 +49,7 @@ def test_state_md_cannot_declare_commands(repo: Path, key: str) -> None:
     assert not owned.exists()
 
 
+@about_files  # board.json edited by hand
 @pytest.mark.parametrize("key", ["hooks", "tools", "run", "argv", "planner"])
 def test_board_task_cannot_declare_commands(repo: Path, key: str) -> None:
     owned = marker()

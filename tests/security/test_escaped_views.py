@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import call_wb, run_git
+from tests.conftest import about_git, call_wb, run_git
 
 EVIL = "see \x1b[8mhidden\x1b[0m \u202eevil\u202c \x9b31m bell\x07 over\rwritten \u2066iso\u2069 zero\u200bwidth"
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b]")
@@ -33,6 +33,7 @@ def noted(repo: Path) -> Path:
     return repo
 
 
+@about_git  # git's textconv driver over .workbench/'s files
 def test_git_log_log_p_and_show_through_wb_textconv(noted: Path) -> None:
     assert "textconv" in run_git(noted, "config", "--get-regexp", "diff.wb-.*")  # registered by wb init
     views = {

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from tests.cli.test_terminal import on_terminal, terminal_env
+from tests.conftest import about_files
 
 from .helpers import init_workbench, run_git, wb, wb_ok
 
@@ -60,6 +61,7 @@ def test_status_log_and_the_error_line_show_the_hidden_part(repo: Path) -> None:
     assert "T-\\e[8m1" in failed.stderr
 
 
+@about_files  # board.json edited by hand
 def test_doctor_shows_the_hidden_part(repo: Path) -> None:
     init_workbench(repo)
     _hostile_task(repo)

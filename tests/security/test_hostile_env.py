@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import hash_workbench, make_repo
+from tests import stored
+from tests.conftest import about_files, hash_workbench, make_repo
 from workbench.model.layout import Paths
 
 from .helpers import PY, config_yaml, init_workbench, one_line, plan, run_git, wb, wb_ok
@@ -71,20 +72,21 @@ def acked(repo: Path) -> Path:
 def _assert_recovered(repo: Path, notes: list[str]) -> None:
     wb_ok(repo, "validate")
     wb_ok(repo, "replay", "--verify")
-    state = (repo / ".workbench" / "state.md").read_text(encoding="utf-8")
+    state = stored.state_text(repo)
     logged = _notes(repo)
     for note in notes:
         assert note in logged and note in state, note
 
 
 def _notes(repo: Path) -> list[str]:
-    lines = (repo / ".workbench" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = stored.event_bytes(repo).decode().splitlines()
     events = [json.loads(line) for line in lines if line.strip()]
     return [e["payload"]["text"] for e in events if e["type"] == "note.add"]
 
 
 # -- read-only and unreadable ------------------------------------------------------------------------------
 
+@about_files  # the files' permissions
 @pytest.mark.parametrize("what", ["everything", "directory only", "events.jsonl only"])
 def test_read_only_workbench_refuses_in_one_line(acked: Path, unprivileged: list[str], what: str) -> None:
     wbdir = acked / ".workbench"
@@ -105,6 +107,7 @@ def test_read_only_workbench_refuses_in_one_line(acked: Path, unprivileged: list
     assert "refused" not in _notes(acked)
 
 
+@about_files  # the files' permissions
 def test_unreadable_state_md_is_one_line(acked: Path, unprivileged: list[str]) -> None:
     """(With its .cache/ copy, wb need not read state.md at all: remove it, as in a fresh clone.)"""
     state = acked / ".workbench" / "state.md"
@@ -127,6 +130,7 @@ def _enospc(path: object = None) -> OSError:
     return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path) if path else None)
 
 
+@about_files  # a write of a file fails (SQLite: test_real_full_disk)
 def test_disk_full_on_the_log_append_leaves_nothing(acked: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A short write (the disk filled up mid-append) is taken back: the workbench is byte-identical."""
     from workbench.api import Bench, validate_workbench
@@ -150,6 +154,7 @@ def test_disk_full_on_the_log_append_leaves_nothing(acked: Path, monkeypatch: py
     assert _notes(acked) == ["acknowledged before the trouble", "after the disk was freed"]
 
 
+@about_files  # a write of a file fails (SQLite: test_real_full_disk)
 @pytest.mark.parametrize("failing", ["state.md", "board.json"])
 def test_disk_full_on_a_snapshot_keeps_the_logged_change(acked: Path, monkeypatch: pytest.MonkeyPatch,
                                                          failing: str) -> None:
@@ -277,7 +282,7 @@ def test_repository_on_a_path_with_spaces_and_accents(tmp_path: Path) -> None:
                 name="le plan.json")
     wb_ok(repo, "run", "dire bonjour", "--plan", name)
     results = [json.loads(line)["payload"]["result"]["stdout"]
-               for line in (repo / ".workbench" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+               for line in stored.event_bytes(repo).decode().splitlines()
                if '"tool.result"' in line]
     assert results == ["bonjour Zoë et Jürgen\n"]
     diff = wb_ok(repo, "diff", before, "HEAD").stdout

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import WB_ARGV, run_git
+from tests import stored
+from tests.conftest import WB_ARGV, about_files, run_git
 
 from .helpers import marker
 
@@ -61,6 +62,7 @@ def hostile_state(bench: Any, repo: Path) -> Path:
     return repo
 
 
+@about_files  # hostile bytes written into the files by hand
 @pytest.mark.parametrize("args", [["status"], ["validate"], ["task", "add", "x"], ["note", "n"], ["diff"]])
 def test_an_alias_chain_with_a_duplicate_key_is_refused_at_once(hostile_state: Path, args: list[str]) -> None:
     assert len(HOSTILE_STATE.encode()) < 1000
@@ -74,6 +76,7 @@ def test_an_alias_chain_with_a_duplicate_key_is_refused_at_once(hostile_state: P
     refused_in_one_line(proc, "state.md", "duplicate key")
 
 
+@about_files  # hostile bytes written into the files by hand
 def test_the_hooks_and_mcp_answer_with_the_hostile_state(hostile_state: Path) -> None:
     payload = {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(hostile_state), "source": "startup"}
     proc = wb(hostile_state, "hook", "claude-code", input=json.dumps(payload))
@@ -85,6 +88,7 @@ def test_the_hooks_and_mcp_answer_with_the_hostile_state(hostile_state: Path) ->
     assert "duplicate key" in answers[0]["result"]["content"][0]["text"]
 
 
+@about_files  # hostile bytes written into the files by hand
 def test_git_merge_of_the_hostile_state_ends(hostile_state: Path, repo: Path) -> None:
     run_git(repo, "checkout", "-q", "-b", "theirs")
     (repo / ".workbench" / "state.md").write_text(HOSTILE_STATE.replace("i: 1", "i: 2"))
@@ -109,6 +113,7 @@ def test_yaml_duplicate_keys_and_alias_bombs_in_process() -> None:
     assert yamlio.load_safe("a: &x {p: 1}\nb: *x\n", "f") == {"a": {"p": 1}, "b": {"p": 1}}  # aliases still read
 
 
+@about_files  # hostile bytes written into the files by hand
 def test_a_long_log_line_is_refused_in_linear_time(bench: Any, repo: Path) -> None:
     log = repo / ".workbench" / "events.jsonl"
     with open(log, "ab") as fh:  # a 40 MB line at the end, as a clone could push it
@@ -117,6 +122,7 @@ def test_a_long_log_line_is_refused_in_linear_time(bench: Any, repo: Path) -> No
     assert str(4 * 1024 * 1024) in line
 
 
+@about_files  # hostile bytes written into the files by hand
 def test_a_long_torn_tail_is_skipped_in_linear_time(bench: Any, repo: Path) -> None:
     from workbench.store.eventlog import EventLog
 
@@ -130,6 +136,7 @@ def test_a_long_torn_tail_is_skipped_in_linear_time(bench: Any, repo: Path) -> N
     assert int(proc.stdout) == EventLog(log).tail().seq >= 1
 
 
+@about_files  # hostile bytes written into the files by hand
 def test_a_huge_board_is_refused_by_its_size(bench: Any, repo: Path) -> None:
     board = repo / ".workbench" / "board.json"
     with open(board, "r+b") as fh:  # 1 GB, sparse: no disk is used, but a whole read would take 1 GB
@@ -140,6 +147,7 @@ def test_a_huge_board_is_refused_by_its_size(bench: Any, repo: Path) -> None:
     assert proc.returncode != 0 and "cap" in proc.stdout + proc.stderr
 
 
+@about_files  # hostile bytes written into the files by hand
 def test_a_duplicate_acceptance_key_in_board_json_is_refused(bench: Any, repo: Path) -> None:
     ran = marker()
     proc = wb(repo, "task", "add", "ship", "--accept", "true", "--json")
@@ -156,6 +164,7 @@ def test_a_duplicate_acceptance_key_in_board_json_is_refused(bench: Any, repo: P
     assert not ran.exists()
 
 
+@about_files  # hostile bytes written into the files by hand
 def test_a_duplicate_key_in_an_event_is_refused(bench: Any, repo: Path) -> None:
     from workbench.model.jsonl import line_hash
 
@@ -225,4 +234,4 @@ def test_every_mcp_request_gets_an_answer(bench: Any, repo: Path) -> None:
     assert "surrogate" in answers[1]["error"]["message"]
     assert answers[2]["error"]["code"] == -32700
     assert "result" in answers[6]  # and the server still works
-    assert "a\\ud800" not in (repo / ".workbench" / "events.jsonl").read_text()
+    assert "a\\ud800" not in stored.event_bytes(repo).decode()

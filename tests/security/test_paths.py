@@ -30,9 +30,10 @@ def test_artifacts_symlinked_outside_is_refused(repo: Path, tmp_path: Path) -> N
     outside = _outside(tmp_path)
     init_workbench(repo, config_yaml(tools={"big": {"argv": BIG, "mode": "safe_readonly"}}))
     arts = repo / ".workbench" / "artifacts"
-    for child in arts.iterdir():
-        child.unlink()
-    arts.rmdir()
+    if arts.is_dir():  # (a SQLite workbench makes it with the first artifact)
+        for child in arts.iterdir():
+            child.unlink()
+        arts.rmdir()
     arts.symlink_to(outside, target_is_directory=True)
     before = _listing(outside)
     name = plan(repo, [{"description": "big output", "tool": "big"}])

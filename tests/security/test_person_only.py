@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests import stored
 from tests.conftest import WB_ARGV, spawn_wb
 from tests.person import as_person, person_env
 
@@ -28,7 +29,7 @@ WRITE_TOOL = "tools:\n  write: {argv: [python3, -c, \"open('out.txt', 'w').write
 
 
 def _events(repo: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    return stored.events(repo)
 
 
 def _config(repo: Path, old: str, new: str) -> None:
@@ -79,14 +80,14 @@ def yielded(bench, repo: Path) -> Path:
 
 # -- forcing done, moving the goalposts ---------------------------------------------------------------------
 def test_an_agent_cannot_force_done_and_is_told_to_ask_a_person(started: Path) -> None:
-    before = (started / ".workbench" / "events.jsonl").read_bytes()
+    before = stored.event_bytes(started)
     for out in _agent_shapes(started, "task", "done", "T-001", "--force"):
         _refused(out, "wb task done T-001 --force")
     api = subprocess.run([sys.executable, "-c", "from workbench.api import Bench; "
                           "Bench.open('.').done_task('T-001', force=True)"], cwd=started, capture_output=True,
                          text=True, env=person_env(), stdin=subprocess.DEVNULL, timeout=120)
     assert api.returncode != 0 and "PersonRequired" in api.stderr and "wb task done T-001 --force" in api.stderr
-    assert (started / ".workbench" / "events.jsonl").read_bytes() == before
+    assert stored.event_bytes(started) == before
 
 
 def test_the_refusal_of_a_failing_done_names_what_a_person_runs(started: Path) -> None:
@@ -117,7 +118,7 @@ def test_a_person_forces_done_and_the_event_says_how_they_were_proven(started: P
 
 
 def test_an_agent_cannot_move_the_acceptance_of_a_started_task_even_with_a_reason(started: Path) -> None:
-    before = (started / ".workbench" / "events.jsonl").read_bytes()
+    before = stored.event_bytes(started)
     for out in _agent_shapes(started, "task", "set", "T-001", 'acceptance=["true"]'):
         _refused(out, "wb task set T-001 'acceptance=[\"true\"]'")
     with_reason = spawn_wb(started, "task", "set", "T-001", 'acceptance=["true"]', "--override", "flaky",
@@ -125,7 +126,7 @@ def test_an_agent_cannot_move_the_acceptance_of_a_started_task_even_with_a_reaso
     assert with_reason.returncode == 5 and "ask a person" in with_reason.stderr, with_reason.stderr
     scope = spawn_wb(started, "task", "set", "T-001", 'scope={"allowed": ["**"]}', env=person_env())
     assert scope.returncode == 5 and "ask a person" in scope.stderr, scope.stderr
-    assert (started / ".workbench" / "events.jsonl").read_bytes() == before
+    assert stored.event_bytes(started) == before
 
 
 def test_a_person_moves_the_acceptance_and_the_event_says_so(started: Path) -> None:

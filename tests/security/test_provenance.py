@@ -7,30 +7,30 @@ pseudo-terminal an agent made (`script -qc …`) passed for a person."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests import stored
 from tests.conftest import WB_ARGV, run_wb, spawn_wb
 from tests.person import as_person, person_env
 
 
 def _events(repo: Path) -> list[dict]:
-    return [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    return stored.events(repo)
 
 
 def test_an_agent_claiming_to_be_a_person_is_refused_and_told_to_ask_one(bench, repo: Path) -> None:
-    before = (repo / ".workbench" / "events.jsonl").read_bytes()
+    before = stored.event_bytes(repo)
     out = spawn_wb(repo, "note", "I am a person", "--actor", "human")
     assert out.returncode == 5, out.stderr
     line = out.stderr.strip()
     assert len(line.splitlines()) == 1
     assert "ask a person to run: wb note 'I am a person'" in line, line
     assert "--actor" not in line and "--override" not in line, "a refusal never teaches the bypass"
-    assert (repo / ".workbench" / "events.jsonl").read_bytes() == before
+    assert stored.event_bytes(repo) == before
 
 
 def test_a_person_at_a_terminal_confirms_on_dev_tty_and_the_event_says_how(bench, repo: Path) -> None:

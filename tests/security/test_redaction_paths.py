@@ -22,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import run_git
+from tests import stored
+from tests.conftest import about_files, run_git
 from tests.security.helpers import fresh, redact_configured
 
 NAMES = ["WB_SECRET_A", "WB_SECRET_B", "WB_SECRET_C", "WB_SECRET_D"]
@@ -128,7 +129,7 @@ def test_a_claude_code_payload(configured: Path, case: tuple[list[str], str]) ->
                 "tool_input": {"command": text, text: [text, {"nested": text * 3}]},
                 "tool_response": {"stdout": text * 200, "stderr": text, "interrupted": False}}
         record_claude_code(Bench.open(fresh(configured)), hook)
-        assert_clean(secrets, log=(configured / ".workbench" / "events.jsonl").read_text())
+        assert_clean(secrets, log=stored.event_bytes(configured).decode())
 
 
 @FEW
@@ -146,6 +147,7 @@ def test_mcp_answers_and_errors(configured: Path, case: tuple[list[str], str]) -
         assert_clean(secrets, **{f"answer {i}": s for i, s in enumerate(shown)})
 
 
+@about_files  # state.md edited by hand
 @FEW
 @given(case=secrets_and_text())
 def test_the_cli_error_line_and_wb_diff(configured: Path, case: tuple[list[str], str],

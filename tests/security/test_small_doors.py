@@ -8,11 +8,13 @@ type string"."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
 from pathlib import Path
+
+from tests import stored
+from tests.conftest import about_files
 
 from .helpers import PY, config_yaml, init_workbench, one_line, plan, wb, wb_ok
 
@@ -26,6 +28,7 @@ def _edited_in_the_future(repo: Path) -> None:
     os.utime(state, (future, future))
 
 
+@about_files  # state.md edited by hand (its mtime in the future)
 def test_a_future_mtime_makes_wb_note_wait_no_longer_than_the_window(repo: Path) -> None:
     init_workbench(repo, config_yaml(extra=f"human_guard_seconds: {GUARD}\n").replace("human_guard_seconds: 0\n", ""))
     _edited_in_the_future(repo)
@@ -37,6 +40,7 @@ def test_a_future_mtime_makes_wb_note_wait_no_longer_than_the_window(repo: Path)
     wb_ok(repo, "replay", "--verify")
 
 
+@about_files  # state.md edited by hand (its mtime in the future)
 def test_a_future_mtime_makes_wb_run_wait_no_longer_than_the_window(repo: Path) -> None:
     tools = {"t": {"argv": [PY, "-c", "print('ok')"], "mode": "safe_readonly"}}
     init_workbench(repo, config_yaml(tools=tools, extra=f"human_guard_seconds: {GUARD}\n")
@@ -45,7 +49,7 @@ def test_a_future_mtime_makes_wb_run_wait_no_longer_than_the_window(repo: Path) 
     start = time.monotonic()
     wb_ok(repo, "run", "g", "--plan", plan(repo, [{"description": "d", "tool": "t"}]), env={"CI": "1"})
     assert time.monotonic() - start < GUARD + 10  # was 90 s of sleeping, then a failure
-    assert "# edited by hand" in (repo / ".workbench" / "state.md").read_text()
+    assert "# edited by hand" in stored.state_text(repo)
 
 
 def test_a_whitespace_only_title_is_refused_on_every_path(repo: Path) -> None:
@@ -66,7 +70,7 @@ def test_a_whitespace_only_title_is_refused_on_every_path(repo: Path) -> None:
             assert "title" in str(err)
         else:
             raise AssertionError("a blank title was accepted")
-    assert [t["title"] for t in json.loads((repo / ".workbench" / "board.json").read_text())["tasks"]] == ["real"]
+    assert [t["title"] for t in stored.board(repo)["tasks"]] == ["real"]
 
 
 def test_a_review_without_reviews_names_the_missing_option(repo: Path) -> None:

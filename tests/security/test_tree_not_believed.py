@@ -15,9 +15,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.conftest import run_git
+from tests.conftest import about_git, run_git
 
 from .helpers import PY, config_yaml, init_workbench, marker, one_line, plan, wb, wb_ok
+
+pytestmark = about_git  # the tree git checks out: .workbench/ as files, git's drivers and their launcher
 
 
 def _listing(folder: Path) -> dict[str, bytes]:

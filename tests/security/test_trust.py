@@ -16,10 +16,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_git
+from tests.conftest import about_git, run_git
 from tests.person import as_person
 
 from .helpers import PY, config_yaml, events, one_line, wb, wb_ok
+
+pytestmark = about_git  # trust of commands that arrive through git: clones, pulls, wb sync, worktrees
 
 ENV = "WB_TRUST_REPO_COMMANDS"
 

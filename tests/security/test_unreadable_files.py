@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import run_git
+from tests import stored
+from tests.conftest import about_git, run_git
 from workbench.api import Bench
 from workbench.model.clip import CLIP_DEPTH
 from workbench.model.layout import Paths
@@ -37,6 +38,7 @@ def _fresh_clone(repo: Path, tmp_path: Path) -> Path:
     return clone
 
 
+@about_git  # the state read back in a fresh git clone
 def test_a_value_yaml_cannot_carry_raw_reads_back_in_a_fresh_clone(repo: Path, tmp_path: Path) -> None:
     from workbench.model.statefile import parse
 
@@ -71,6 +73,7 @@ def test_set_state_through_mcp_reads_back_in_a_fresh_process(repo: Path, tmp_pat
     assert status["next_action"] == "\ufffe" and status["blockers"] == ["\x85"]
 
 
+@about_git  # the state read back in a fresh git clone
 @pytest.mark.parametrize("text", ["a\rb", "a\r\nb", "\r\nlead", "x\r", "one\r\rtwo\n\rthree"])
 def test_a_carriage_return_in_a_note_survives_the_round_trip(repo: Path, tmp_path: Path, text: str) -> None:
     init_workbench(repo)
@@ -81,7 +84,7 @@ def test_a_carriage_return_in_a_note_survives_the_round_trip(repo: Path, tmp_pat
     wb_ok(clone, "replay", "--verify")
     wb_ok(clone, "note", "in the clone")
     wb_ok(clone, "replay", "--verify")
-    assert text.strip() in (clone / ".workbench" / "state.md").read_bytes().decode()
+    assert text.strip() in stored.snapshots(clone)[0].decode()
 
 
 _TRICKY = st.sampled_from(list("\ufffe\uffff\x85\u2028\u2029\r\n\t\x00\x1b\x9b\x7f\ufeff\"'\\:#-[]{}&*!|> "))
@@ -98,22 +101,21 @@ def test_any_string_set_or_noted_round_trips_through_state_md(bench: Bench, valu
     state.md that reads back, without wb's cache, to the same value, and replay from the log agrees."""
     from workbench.model.statefile import parse
     from workbench.ops.replay import replay
-    from workbench.store.workbench import Workbench
+    from workbench.store.opening import discover
 
-    state = bench.wb.paths.wb / "state.md"
     bench.set_state({"next_action": value})  # the fast path
-    assert parse(state.read_bytes()).data["next_action"] == value
+    assert parse(stored.snapshots(bench.wb.root)[0]).data["next_action"] == value
     bench.set_state({"blockers": [value], "next_action": value + "!"})  # ruamel
-    assert parse(state.read_bytes()).data["blockers"] == [value]
+    assert parse(stored.snapshots(bench.wb.root)[0]).data["blockers"] == [value]
     if note.strip():
         bench.note(note)
-    fresh = Workbench(bench.wb.root)
+    fresh = discover(bench.wb.root)
     shutil.rmtree(fresh.paths.cache, ignore_errors=True)
-    loaded = fresh.load(detect_human=False).docs
+    loaded = fresh.load(detect_human=False, need_node=True).docs  # (SQLite: parsed from state.md's bytes)
     assert loaded.state["next_action"] == value + "!" and loaded.state["blockers"] == [value]
     if note.strip():
         assert note.strip() in loaded.body
-    report = replay(Workbench(bench.wb.root))
+    report = replay(discover(bench.wb.root))
     assert report.mismatches == [], report.mismatches
 
 
@@ -143,7 +145,7 @@ def test_a_deeply_nested_hook_payload_is_clipped_and_recorded(repo: Path, levels
         done = subprocess.run([*WB_ARGV, "hook", "claude-code"], cwd=repo, input=hook, text=True,
                               capture_output=True, timeout=120)
         assert done.returncode == 0 and done.stderr == "", done.stderr  # never "internal error: RecursionError"
-    events = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    events = stored.events(repo)
     [last] = [e for e in events if e["type"] == "agent.tool_result"]
     levels, rest = _clipped_at(last["payload"]["result"])
     assert levels < CLIP_DEPTH and rest["truncated"] is True and rest["bytes"] > 400 * 6, rest

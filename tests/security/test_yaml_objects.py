@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import about_files
+
 from .helpers import config_yaml, init_workbench, marker, one_line, plan, wb
 
 TAGS = [
@@ -68,6 +70,7 @@ def test_plan_file_tag_is_refused(repo: Path, tag: str) -> None:
     assert not owned.exists()
 
 
+@about_files  # state.md edited by hand
 @pytest.mark.parametrize("tag", TAGS[:2])
 def test_state_md_tag_is_refused(repo: Path, tag: str) -> None:
     from tests.conftest import hash_workbench

@@ -5,6 +5,7 @@ between the backends byte for byte, the lock, and the one-line refusal of what i
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -73,7 +74,8 @@ def test_no_git_workbench_in_a_scratch_directory(tmp_path: Path) -> None:
 
 
 def test_no_git_needs_sqlite(tmp_path: Path) -> None:
-    proc = spawn_wb(tmp_path, "init", "--no-git")
+    files_default = {k: v for k, v in os.environ.items() if k != "WB_DEFAULT_BACKEND"}  # as without the SQLite pass
+    proc = spawn_wb(tmp_path, "init", "--no-git", env=files_default)
     assert proc.returncode == 5
     assert proc.stderr.strip().startswith("wb: --no-git needs --backend sqlite")
     assert not (tmp_path / ".workbench").exists()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import about_git, run_git, run_wb
 from workbench.api import Bench, init
+
+pytestmark = about_git  # a fresh git clone of the files (a SQLite database is not in git)
 
 
 def test_hand_edit_in_a_fresh_clone_is_recorded(repo: Path, tmp_path: Path) -> None:

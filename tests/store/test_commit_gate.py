@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import about_git, run_git, run_wb
 from workbench.api import Bench, init
+
+pytestmark = about_git  # what wb lets into a git commit of .workbench/
 
 WB = ".workbench"
 

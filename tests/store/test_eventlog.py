@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import about_files
 from workbench.api import Bench
 from workbench.errors import Refused
 from workbench.model import ids
@@ -86,6 +87,7 @@ def test_torn_last_line_is_ignored_on_read_and_dropped_on_append(tmp_path):
     assert [e["payload"]["text"] for _l, e in log.iter_all()][-1] == "next"
 
 
+@about_files  # events.jsonl damaged by hand (SQLite's own: tests/store/test_backend_sqlite.py)
 def test_torn_line_in_a_real_workbench(bench, repo, wb):
     bench.add_task("Parser")
     events = repo / ".workbench" / "events.jsonl"
@@ -161,6 +163,7 @@ def test_batch_cut_short_in_a_real_workbench(bench, repo):
 # -- damage inside the log is reported -------------------------------------------------------------------------------
 
 
+@about_files  # events.jsonl damaged by hand (SQLite's own: tests/store/test_backend_sqlite.py)
 def test_edited_middle_line_is_reported_by_validate(bench, repo, wb, error_line):
     bench.add_task("Parser")
     bench.add_task("Printer")
@@ -181,6 +184,7 @@ def test_edited_middle_line_is_reported_by_validate(bench, repo, wb, error_line)
     assert "hash chain broken" in error_line(r.stderr)
 
 
+@about_files  # events.jsonl damaged by hand (SQLite's own: tests/store/test_backend_sqlite.py)
 def test_deleted_middle_line_is_reported(bench, repo, wb, error_line):
     bench.add_task("Parser")
     bench.add_task("Printer")
@@ -202,6 +206,7 @@ def test_garbage_inside_the_log_is_not_skipped(tmp_path):
         list(log.iter_all())
 
 
+@about_files  # events.jsonl damaged by hand (SQLite's own: tests/store/test_backend_sqlite.py)
 def test_broken_chain_after_the_snapshot_refuses_to_load(bench, repo):
     bench.add_task("Parser")
     events = repo / ".workbench" / "events.jsonl"

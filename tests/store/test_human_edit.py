@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import about_files
 from workbench.api import Bench
 from workbench.errors import Refused
+
+pytestmark = about_files  # state.md and board.json edited by hand (on SQLite: through the verbs and wb set only)
 
 
 def no_guard(repo: Path) -> None:

@@ -6,9 +6,11 @@ import json
 import time
 from pathlib import Path
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import about_files, run_git, run_wb
 from tests.person import as_person
 from workbench.api import init
+
+pytestmark = about_files  # the guard window after a hand edit of the files
 
 
 def _setup(repo: Path, seconds: float) -> None:

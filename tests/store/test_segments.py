@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import WB_ARGV, make_repo, run_git, run_wb
+from tests.conftest import WB_ARGV, about_files, make_repo, run_git, run_wb
 from workbench.model.jsonl import line_hash
 from workbench.model.segments import header_of
+
+pytestmark = about_files  # events.jsonl's sealed segments in log/ (SQLite keeps every event in one table)
 
 SMALL = "log:\n  segment_events: 5\n"
 

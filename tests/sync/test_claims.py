@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_repo, run_git, run_wb
+from tests.conftest import about_git, make_repo, run_git, run_wb
 from tests.sync.helpers import REF, assert_converged, board, clone, make_remote, spawn, sync_all
+
+pytestmark = about_git  # wb sync and claims between clones, over a git remote (a SQLite workbench has no state branch)
 
 
 @pytest.fixture

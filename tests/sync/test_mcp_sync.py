@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import WB_ARGV, run_wb
+from tests.conftest import WB_ARGV, about_git, run_wb
 from tests.integrations.test_mcp import ok, server_env, text_of
 from tests.sync.helpers import board, clone, make_remote
 
@@ -21,6 +21,8 @@ jsonschema = pytest.importorskip("jsonschema")
 import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
+
+pytestmark = about_git  # wb sync and claims between clones, over a git remote (a SQLite workbench has no state branch)
 
 
 def as_agent(repo: Path, agent: str, body: Any) -> Any:

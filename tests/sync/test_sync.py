@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import hash_workbench, run_git, run_wb
+from tests.conftest import about_git, hash_workbench, run_git, run_wb
 from tests.sync.helpers import REF, assert_converged, board, clone, event_ids, make_remote, spawn, sync_all
+
+pytestmark = about_git  # wb sync and claims between clones, over a git remote (a SQLite workbench has no state branch)
 
 
 @pytest.fixture

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_git, run_wb
+from tests.conftest import about_git, run_git, run_wb
 from tests.store.test_segments import SMALL, segments, whole_log
 from tests.sync.helpers import REF, assert_converged, clone, make_remote, sync_all
+
+pytestmark = about_git  # wb sync and claims between clones, over a git remote (a SQLite workbench has no state branch)
 
 
 def test_clones_that_each_sealed_converge_with_every_event_once(tmp_path: Path) -> None:

@@ -18,9 +18,9 @@ def prime_command(
     again after a compaction; run it yourself to see what the agent starts from.
     """
     from workbench.ops.prime import prime, render
-    from workbench.store.workbench import Workbench
+    from workbench.store.opening import discover
 
-    data = prime(Workbench.discover(start_dir()))
+    data = prime(discover(start_dir()))  # whichever backend keeps the workbench
     if json_:
         output.emit_json(data)
     else:

@@ -31,5 +31,10 @@ def validate_command(
             sealed = len(bench.wb.log.headers())
             log = f"the event log ({sealed} sealed segment{'s' * (sealed != 1)} and events.jsonl)" if sealed \
                 else "events.jsonl"
-            output.say(f"ok: config.yaml, state.md, board.json{also}, {log} and calls.jsonl are valid")
+            storage = getattr(bench.wb, "storage", None)
+            if storage is not None:  # store/sqlitedb.py: one database holds what the files backend keeps as files
+                output.say(f"ok: config.yaml{also} and {storage.path} (the events, both snapshots and the call "
+                           "records) are valid")
+            else:
+                output.say(f"ok: config.yaml, state.md, board.json{also}, {log} and calls.jsonl are valid")
     return 5 if problems else 0

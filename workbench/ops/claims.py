@@ -33,8 +33,13 @@ def claim(wb: Workbench, task_id: str, *, agent: str | None = None, lease_s: int
     found = syncop.state_ref(wb)
     if found is None:  # state on the user's branch: nothing to race with but this worktree
         result = _record(wb, task_id, agent, lease_s)
-        result["warnings"] = ["state is recorded on your branch: this claim holds in this worktree only "
-                              "(`wb init --ref wb-state` shares claims across worktrees and clones)"]
+        storage = getattr(wb, "storage", None)
+        if storage is not None:  # store/sqlitedb.py: no branch, no wb sync to share it
+            result["warnings"] = [f"kept in SQLite: this claim holds for the wb processes that use "
+                                  f"{storage.path} only (claims are not shared with clones)"]
+        else:
+            result["warnings"] = ["state is recorded on your branch: this claim holds in this worktree only "
+                                  "(`wb init --ref wb-state` shares claims across worktrees and clones)"]
         return result
     ref, branch = found
     remote = remote or syncop.default_remote(wb, branch)

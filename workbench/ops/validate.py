@@ -25,9 +25,8 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
     from workbench.store.config import load_config
 
     if getattr(wb, "storage", None) is not None:  # the SQLite backend (store/sqlitedb.py)
-        from workbench.store import sqlitedb
 
-        return sqlitedb.validate(wb) or snapshot_disagreements(wb)  # type: ignore[arg-type]
+        return sqlite_problems(wb) or snapshot_disagreements(wb)
     problems: list[str] = []
     p = wb.paths
 
@@ -103,15 +102,7 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
                 problems.append(f"calls.jsonl:{number}: damaged line (not JSON)")
                 continue
             problems.extend(str(e) for e in schemas.iter_errors("call", call, f"calls.jsonl:{number}"))
-    # the handoff packet (issue 16): handoff.json against its schema, when there is one
-    handoff = p.wb / "handoff.json"
-    if handoff.exists():
-        try:
-            packet = json.loads(handoff.read_bytes())
-        except (ValueError, RecursionError):
-            problems.append("handoff.json: not JSON (`wb handoff` writes it again)")
-        else:
-            problems.extend(str(e) for e in schemas.iter_errors("handoff", packet, "handoff.json"))
+    problems.extend(handoff_problems(wb))
     if count is not None:
         edited = committed_lines_changed(wb)
         if edited:
@@ -121,6 +112,33 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
     if not problems:  # and the whole log must rebuild the snapshots: what `wb replay --verify` finds, this finds
         problems.extend(attempt(lambda: snapshot_disagreements(wb, None if full else check)) or [])
     return problems
+
+
+def sqlite_problems(wb: Workbench) -> list[str]:
+    """The SQLite backend's checks (store/sqlitedb.validate: config.yaml, the events, the snapshots and the call
+    records in the database), and what it keeps as files on both backends: the board's archive segments and the
+    handoff packet."""
+    from workbench.model.boardfile import parse_board
+    from workbench.store import sqlitedb
+
+    problems = sqlitedb.validate(wb)  # type: ignore[arg-type]
+    with wb.storage.reading():  # type: ignore[attr-defined]
+        _state, board_raw = wb.storage.read_snapshots()  # type: ignore[attr-defined]
+    if board_raw is not None and not problems:
+        problems.extend(archive_problems(wb, parse_board(board_raw)))
+    return problems + handoff_problems(wb)
+
+
+def handoff_problems(wb: Workbench) -> list[str]:
+    """The handoff packet (issue 16): handoff.json against its schema, when there is one."""
+    handoff = wb.paths.wb / "handoff.json"
+    if not handoff.exists():
+        return []
+    try:
+        packet = json.loads(handoff.read_bytes())
+    except (ValueError, RecursionError):
+        return ["handoff.json: not JSON (`wb handoff` writes it again)"]
+    return [str(e) for e in schemas.iter_errors("handoff", packet, "handoff.json")]
 
 
 def archive_problems(wb: Workbench, board: dict[str, Any]) -> list[str]:

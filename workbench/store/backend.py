@@ -91,8 +91,11 @@ def is_sqlite_config(path: Path) -> bool:
 
     try:
         return kind_of(load_config(path)) == "sqlite"
-    except Refused:
-        return False  # the files backend's load reports what is wrong with it
+    except Refused:  # a config.yaml wb refuses (a YAML tag, a bad value): the backend its own line names, whose
+        # load then reports what is wrong with config.yaml (the files backend would report its missing files)
+        import re
+
+        return re.search(rb"^storage:[ \t]*[\"']?sqlite[\"']?[ \t]*(#.*)?$", text, re.M) is not None
 
 
 # the commands the SQLite backend does not serve yet: each exits 2 with one line (refuse_unsupported)

@@ -40,6 +40,7 @@ from workbench.model import reducer, schemas
 from workbench.model.jsonl import encode, line_hash
 from workbench.model.layout import WB_DIR
 from workbench.store.eventlog import LogMoved, Tail
+from workbench.store.sqliteerrors import os_errors
 from workbench.store.workbench import Loaded, Workbench
 
 if TYPE_CHECKING:
@@ -175,12 +176,14 @@ class SqliteStorage:
                            "`wb init --backend sqlite` to start an empty one")
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=FULL")
-            if create:
-                self.conn.executescript(SCHEMA)
-                self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('format', ?)", (str(FORMAT),))
+            with os_errors(path):
+                self.conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=FULL")
+                if create:
+                    self.conn.executescript(SCHEMA)
+                    self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('format', ?)",
+                                      (str(FORMAT),))
         except sqlite3.DatabaseError as err:
             raise Refused(f"{path}: not a wb database ({err})") from None
         self.log = SqliteLog(self)
@@ -283,7 +286,8 @@ class SqliteLock:
     def acquire(self) -> None:
         self.db.conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
         try:
-            self.db.conn.execute("BEGIN IMMEDIATE")
+            with os_errors(self.db.path):
+                self.db.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as err:
             if "locked" in str(err) or "busy" in str(err):
                 raise Busy(f"another wb process holds the workbench lock for more than {self.timeout:g}s; "
@@ -291,7 +295,8 @@ class SqliteLock:
             raise Refused(f"{self.db.path}: {err}") from None
 
     def commit(self) -> None:
-        self.db.conn.execute("COMMIT")
+        with os_errors(self.db.path):
+            self.db.conn.execute("COMMIT")
 
     def release(self) -> None:
         if self.db.conn.in_transaction:

@@ -115,11 +115,14 @@ class SqliteTransaction(Transaction):
         # of the board that references them (a kill between leaves a segment no board names, which the next
         # write that seals it writes again, byte for byte)
         archive.write_sealed(self.wb.paths, docs)
-        self.wb.log.append(self.events, loaded.tail)
-        self.wb.storage.put_snapshots(state_raw, docs.encode_board(), (docs.state, docs.body),
-                                      body_changed=docs.body != self._body0)
-        if self.calls:
-            self.wb.storage.append_calls(self.calls)
+        from workbench.store.sqliteerrors import os_errors
+
+        with os_errors(self.wb.storage.path):  # a full disk: one line (exit 1), rolled back, as on files
+            self.wb.log.append(self.events, loaded.tail)
+            self.wb.storage.put_snapshots(state_raw, docs.encode_board(), (docs.state, docs.body),
+                                          body_changed=docs.body != self._body0)
+            if self.calls:
+                self.wb.storage.append_calls(self.calls)
         faults.point("sqlite_before_commit")
         lock.commit()  # durable once this returns (WAL, synchronous=FULL): the write is acknowledged
         faults.point("sqlite_after_commit")
