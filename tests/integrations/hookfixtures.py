@@ -110,7 +110,8 @@ def track_config(repo: Path) -> None:
     On files, `wb init` committed it already."""
     if not FILES:
         run_git(repo, "add", ".workbench")
-        run_git(repo, "commit", "-q", "-m", "track the workbench's config.yaml")
+        if run_git(repo, "diff", "--cached", "--name-only").strip():  # the `bench` fixture may have committed it
+            run_git(repo, "commit", "-q", "-m", "track the workbench's config.yaml")
 
 
 def tree_status(repo: Path) -> str:

@@ -356,12 +356,16 @@ class SqliteWorkbench(Workbench):
         super().__init__(root)
         from workbench.store.config import load_config
 
-        self._config = config if config is not None else load_config(self.paths.config)
-        if self._config.get("sqlite_path") == NO_GIT_PATH:
+        opened = config if config is not None else load_config(self.paths.config)
+        if opened.get("sqlite_path") == NO_GIT_PATH:
             self.git = NoGit(root)
             self.git.local.mkdir(parents=True, exist_ok=True)
-        self.storage = SqliteStorage(db_path(root, self._config), self._timeout(), create=create)
+        self._config = opened
+        self.storage = SqliteStorage(db_path(root, opened), self._timeout(), create=create)
         self.log = self.storage.log  # type: ignore[assignment]
+        # where the database is was read now; the rest of config.yaml is read when first asked for, as on files
+        # (a Bench opened before a person edits config.yaml sees the edit on its next verb)
+        self._config = config
 
     @property
     def config(self) -> dict[str, Any]:
