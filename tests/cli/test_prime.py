@@ -125,7 +125,8 @@ def test_the_hooks_answer_with_prime_and_the_stop_hook_is_off_by_default(repo, w
 
     config = repo / ".workbench" / "config.yaml"
     config.write_text(config.read_text() + "prime: {stop_hook: true}\n")
-    git(repo, "commit", "-qam", "keep the agent on its epic")
+    git(repo, "add", ".workbench/config.yaml")  # (a SQLite workbench's config.yaml may not be tracked yet)
+    git(repo, "commit", "-qm", "keep the agent on its epic")
     code, out, err = _hook(wb, repo, "Stop", process=True, stop_hook_active=False)
     assert (code, err) == (0, "")
     answer = json.loads(out)

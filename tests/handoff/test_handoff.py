@@ -168,8 +168,9 @@ def test_an_aborted_session_leaves_a_packet_too(bench, repo, wb, git):
     assert wb(repo, "abort", "--reason", "wrong plan").returncode == 0
     data = packet(repo)
     assert "abort: wrong plan" in data["summary"]
-    assert git(repo, "status", "--porcelain", "--", ".workbench") == ""  # in the commit that ended it
-    assert git(repo, "log", "-1", "--format=%s").startswith("wb: session aborted")
+    if FILES:  # in the commit that ended it (SQLite commits nothing: the packet is written after its COMMIT)
+        assert git(repo, "status", "--porcelain", "--", ".workbench") == ""
+        assert git(repo, "log", "-1", "--format=%s").startswith("wb: session aborted")
     assert wb(repo, "handoff").stdout.startswith("unchanged:")  # the same workbench: the same packet
 
 
