@@ -83,6 +83,28 @@ def calls(root: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in st.calls_bytes().splitlines()]
 
 
+def recorded_text(root: Path) -> dict[str, str]:
+    """Everything the workbench at `root` keeps, as text, by where it is: every file under `.workbench/` (but
+    the lock); on SQLite also the database's event lines and call records under the names their files have on
+    files (`.workbench/events.jsonl`, `.workbench/calls.jsonl`), its snapshots, and the raw bytes of the
+    database file and its write-ahead log (a secret in a freed page is a secret kept)."""
+    wbdir = root / ".workbench"
+    out = {p.relative_to(root).as_posix(): p.read_bytes().decode("utf-8", "replace")
+           for p in wbdir.rglob("*") if p.is_file() and p.name != ".lock"}
+    with storage(root) as st:
+        if getattr(st, "kind", "files") == "sqlite":
+            out[".workbench/events.jsonl"] = st.log.complete_bytes().decode("utf-8", "replace")
+            out[".workbench/calls.jsonl"] = st.calls_bytes().decode("utf-8", "replace")
+            state, board = st.read_snapshots()
+            out[".workbench/state.md"] = (state or b"").decode("utf-8", "replace")
+            out[".workbench/board.json"] = (board or b"").decode("utf-8", "replace")
+            db = Path(st.path)
+            for raw in (db, db.with_name(db.name + "-wal")):
+                if raw.exists():
+                    out[f"the database file {raw.name}"] = raw.read_bytes().decode("utf-8", "replace")
+    return out
+
+
 def write_config(path: Path, text: str) -> None:
     """Write config.yaml (`path`) as `text`, keeping the lines that name where the workbench is kept
     (`storage:`, `sqlite_path:`): a test that writes its own config.yaml means the same workbench."""

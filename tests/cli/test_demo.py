@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import run_git
+from tests.conftest import files_only_because, run_git
 
 
+@files_only_because("the demo's files and git log; the demo on SQLite: tests/store/test_sqlite_harness.py")
 def test_the_demo_runs_the_whole_session_and_leaves_a_valid_workbench(tmp_path: Path, wb) -> None:
     target = tmp_path / "demo"
     r = wb(tmp_path, "demo", str(target))

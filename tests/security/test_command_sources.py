@@ -69,6 +69,7 @@ def test_board_task_cannot_declare_commands(repo: Path, key: str) -> None:
     assert not owned.exists()
 
 
+@about_files  # a hand edit of state.md's live session (on SQLite only wb's verbs write the session)
 def test_session_in_state_md_cannot_name_a_planner_command(repo: Path) -> None:
     """The live session records the planner's name for display; resume never runs it."""
     owned = marker()

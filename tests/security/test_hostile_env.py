@@ -275,7 +275,8 @@ def test_repository_on_a_path_with_spaces_and_accents(tmp_path: Path) -> None:
     (scripts / "dis bonjour.py").write_text("import sys; print('bonjour', *sys.argv[1:])", encoding="utf-8")
     init_workbench(repo, config_yaml(tools={"hello": {
         "argv": [PY, "outils spéciaux/dis bonjour.py", "{who}"], "mode": "safe_readonly", "cwd": "."}}))
-    before = run_git(repo, "rev-parse", "HEAD").strip()  # the workbench before the task (a session commits per step)
+    # the workbench before the task (a session commits per step): HEAD on files, the log's last point on SQLite
+    before = run_git(repo, "rev-parse", "HEAD").strip() if stored.FILES else f"@{len(stored.events(repo))}"
     wb_ok(repo, "task", "add", "Écrire la doc — «vite»")
     wb_ok(repo, "note", "Décision : garder l'API")
     name = plan(repo, [{"description": "saluer", "tool": "hello", "args": {"who": "Zoë et Jürgen"}}],
@@ -285,7 +286,7 @@ def test_repository_on_a_path_with_spaces_and_accents(tmp_path: Path) -> None:
                for line in stored.event_bytes(repo).decode().splitlines()
                if '"tool.result"' in line]
     assert results == ["bonjour Zoë et Jürgen\n"]
-    diff = wb_ok(repo, "diff", before, "HEAD").stdout
+    diff = wb_ok(repo, "diff", before, "HEAD" if stored.FILES else "now").stdout
     assert "Écrire la doc" in diff
     wb_ok(repo, "diff")
     wb_ok(repo, "validate")

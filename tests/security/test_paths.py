@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import TEST_BACKEND
+
 from .helpers import PY, config_yaml, events, init_workbench, marker, one_line, plan, run_git, wb, wb_ok
 
 BIG = [PY, "-c", "print('x' * 20000)"]  # more than INLINE_LIMIT: goes to artifacts/
@@ -188,7 +190,8 @@ def test_artifact_paths_in_a_supplied_result_are_never_opened(repo: Path) -> Non
     result = {"stdout_artifact": {"path": "../../../../../../etc/passwd", "sha256": "0" * 64, "bytes": 1},
               "stderr_artifact": {"path": "/etc/shadow"}}
     wb_ok(repo, "resume", "--result", json.dumps(result))
-    for args in (["status"], ["log"], ["diff", "HEAD~3"], ["validate"], ["replay", "--verify"]):
+    back = "HEAD~3" if TEST_BACKEND == "files" else "@-3"  # three commits back / three events back (SQLite)
+    for args in (["status"], ["log"], ["diff", back], ["validate"], ["replay", "--verify"]):
         proc = wb_ok(repo, *args)
         assert "root:" not in proc.stdout
     assert not any(p.name in ("passwd", "shadow") for p in (repo / ".workbench").rglob("*"))

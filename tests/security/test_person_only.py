@@ -105,11 +105,12 @@ def test_a_person_forces_done_and_the_event_says_how_they_were_proven(started: P
     assert (done["actor"], done["via"], done["tty"], done["proof"]) == ("human", "terminal", True, "tty-code")
     shown = spawn_wb(started, "log", "--type", "task.done")
     assert "human (proven at a terminal)" in shown.stdout, shown.stdout
-    review = json.loads(spawn_wb(started, "diff", "HEAD~1", "HEAD", "--format", "json").stdout)
+    last = ("HEAD~1", "HEAD") if stored.FILES else ("@-1", "now")  # the forced done: the last commit / event
+    review = json.loads(spawn_wb(started, "diff", *last, "--format", "json").stdout)
     assert [(a["what"], a["actor"], a["proof"]) for a in review["events"]["person_only"]] == [
         ("forced T-001 done", "human", "tty-code")]
     for fmt in ("text", "markdown"):
-        text = spawn_wb(started, "diff", "HEAD~1", "HEAD", "--format", fmt).stdout
+        text = spawn_wb(started, "diff", *last, "--format", fmt).stdout
         assert "forced T-001 done — by human (proven at a terminal)" in text, text
     assert spawn_wb(started, "handoff").returncode == 0
     packet = json.loads((started / ".workbench" / "handoff.json").read_text())

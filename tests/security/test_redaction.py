@@ -9,6 +9,8 @@ import json
 import uuid
 from pathlib import Path
 
+from tests import stored
+
 from .helpers import PY, config_yaml, init_workbench, plan, run_git, wb, wb_ok
 
 LEAK = ("import os, sys; t = os.environ['DEPLOY_TOKEN']; print('token:', t); print(sys.argv[1:]); "
@@ -21,9 +23,7 @@ FAILING_PLANNER = "import os, sys; sys.stderr.write('model said ' + os.environ['
 
 
 def _everything_recorded(repo: Path) -> dict[str, str]:
-    wbdir = repo / ".workbench"
-    out = {p.relative_to(repo).as_posix(): p.read_bytes().decode("utf-8", "replace")
-           for p in wbdir.rglob("*") if p.is_file() and p.name != ".lock"}
+    out = stored.recorded_text(repo)
     out["git log -p"] = run_git(repo, "log", "-p", "--all", "--format=%H%n%B", "--no-textconv")
     out["git log textconv"] = run_git(repo, "log", "-p", "--all")
     return out

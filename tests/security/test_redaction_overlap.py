@@ -10,6 +10,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from tests import stored
 from tests.integrations.test_hook import payloads
 
 from .helpers import PY, WB_ARGV, config_yaml, init_workbench, plan, run_git, wb_ok
@@ -25,9 +26,7 @@ SAY_A_LOT = "import os; print(('connect ' + os.environ['DATABASE_URL'] + ' ') * 
 
 
 def _recorded(repo: Path) -> dict[str, str]:
-    wbdir = repo / ".workbench"
-    out = {p.relative_to(repo).as_posix(): p.read_bytes().decode("utf-8", "replace")
-           for p in wbdir.rglob("*") if p.is_file() and p.name != ".lock"}
+    out = stored.recorded_text(repo)
     out["git log -p"] = run_git(repo, "log", "-p", "--all", "--format=%H%n%B", "--no-textconv")
     return out
 
