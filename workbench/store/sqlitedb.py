@@ -16,10 +16,11 @@ a transaction begins with BEGIN IMMEDIATE (waiting up to lock_timeout, then exit
 inside it, and ends with one COMMIT that holds its events and both snapshots; an exception rolls it all back.
 Readers (`wb status`) read one consistent snapshot of the database and take no lock.
 
-Not on this backend (yet): git commits of the state (there are no files to commit), hand edits of state.md and
-board.json (there are no files to edit: the verbs and `wb set` are the way in), the board's archive segments,
-the agent hooks' spool and the pending journal (SQLite's durability takes their place), `wb sync` and the harness
-(`wb run`/`wb resume`): each exits 2 with one line saying so (store/backend.refuse_unsupported). `wb doctor`
+Not on this backend: git commits of the state (there are no files to commit), hand edits of state.md and
+board.json (there are no files to edit: the verbs and `wb set` are the way in) and the pending journal
+(SQLite's durability takes its place); `wb sync` and git's drivers exit 2 with one line saying so
+(store/backend.refuse_unsupported). The board's archive segments stay files, as on files; the agent hooks'
+spool sits beside the database and the SQLite transaction folds it (store/sqlitetx.py). `wb doctor`
 (ops/doctor_sqlite.py), `wb migrate` (migrate/sqlite.py) and `wb diff` between points of the log
 (review/logpoints.py) have this backend's own code.
 """
