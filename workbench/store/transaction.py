@@ -322,6 +322,7 @@ class Transaction:
     def _append(self) -> None:
         if commit_policy.commits(self.wb.config["git"]):  # acknowledged once here, where no checkout can take it
             self.wb.pending.append(self.events[self.adopted:], self.calls, durable=bool(self.deferred))
+            faults.point("after_pending_append")  # in the pending journal alone: the next load folds it in
             if not self.deferred and not self.wb.config["git"].get("ref"):
                 # wait out a git command of the user's, then look again: a merge, checkout or stash may have
                 # begun since the load, and the work tree is then git's until it ends
