@@ -13,16 +13,15 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.clients.conftest import client_env, events, wb
+from tests.clients.conftest import events, wb
 from tests.clients.modelserver import ScriptedModel, pick
-from tests.clients.test_claude_code import tool_results
+from tests.clients.test_claude_code import run_claude, tool_results
 from tests.clients.test_codex import outputs, run_codex
 
 pytestmark = pytest.mark.clients
@@ -87,13 +86,7 @@ def test_claude_codes_bash_is_an_agent_whatever_it_claims(clients_bin: Path, gua
     turns: list[Any] = [("tool", pick("Bash"), {"command": "sh claim.sh", "description": "claim"}),
                         ("text", "Done.")]
     with ScriptedModel(turns) as model:
-        env = client_env(ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-ant-scripted",
-                         CLAUDE_CONFIG_DIR=str(tmp_path / "claude-config"), DISABLE_AUTOUPDATER="1",
-                         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1")
-        proc = subprocess.run(
-            [str(clients_bin / "claude"), "-p", "Do the scripted work.", "--mcp-config", ".mcp.json",
-             "--allowedTools", "Bash", "--output-format", "json"],
-            cwd=repo, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        proc = run_claude(clients_bin, repo, tmp_path, model, "Bash")
         assert not model.errors, model.errors
         requests = model.requests
     assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-2000:])

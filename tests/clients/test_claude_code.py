@@ -30,6 +30,20 @@ def tool_results(requests: list[dict[str, Any]]) -> list[str]:
     return list(seen.values())
 
 
+def run_claude(clients_bin: Path, repo: Path, tmp_path: Path, model: ScriptedModel,
+               allowed: str) -> subprocess.CompletedProcess[str]:
+    """`claude -p` in `repo` against the scripted model, with wb's `.mcp.json` and only `allowed` tools."""
+    env = client_env(ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-ant-scripted",
+                     CLAUDE_CONFIG_DIR=str(tmp_path / "claude-config"), DISABLE_AUTOUPDATER="1",
+                     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
+                     # MCP tools are deferred behind ToolSearch by default: the script calls them directly
+                     ENABLE_TOOL_SEARCH="false")
+    return subprocess.run(
+        [str(clients_bin / "claude"), "-p", "Do the scripted work.", "--mcp-config", ".mcp.json",
+         "--allowedTools", allowed, "--output-format", "json"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
 def test_a_claude_code_session_is_recorded_guarded_and_committed(clients_bin: Path, guarded_repo: Path,
                                                                   tmp_path: Path) -> None:
     repo = guarded_repo
@@ -43,17 +57,9 @@ def test_a_claude_code_session_is_recorded_guarded_and_committed(clients_bin: Pa
              ("tool", pick("note"), {"text": "Scripted session: the calls are made"}),
              ("text", "Done.")]
     with ScriptedModel(turns) as model:
-        env = client_env(ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-ant-scripted",
-                         CLAUDE_CONFIG_DIR=str(tmp_path / "claude-config"), DISABLE_AUTOUPDATER="1",
-                         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
-                         # MCP tools are deferred behind ToolSearch by default: the script calls them directly
-                         ENABLE_TOOL_SEARCH="false")
         # -p has no screen to approve on: allow exactly the tools the script calls, so what stops a call
         # is wb's hook and nothing else (an allowed Write that wb did not deny would be written).
-        proc = subprocess.run(
-            [str(clients_bin / "claude"), "-p", "Do the scripted work.", "--mcp-config", ".mcp.json",
-             "--allowedTools", "mcp__wb__status mcp__wb__task_add mcp__wb__note Write", "--output-format", "json"],
-            cwd=repo, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        proc = run_claude(clients_bin, repo, tmp_path, model, "mcp__wb__status mcp__wb__task_add mcp__wb__note Write")
         assert not model.errors, model.errors
         requests = model.requests
     assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-2000:])
