@@ -61,7 +61,11 @@ def test_disjoint_edits_merge_clean_and_validate_at_once(base_repo: Path) -> Non
     assert board["T-002"]["owner"] == "human" and board["T-002"]["title"] == "write the user docs"
     assert board["T-003"]["status"] == "blocked"
     state = (repo / ".workbench" / "state.md").read_text()
-    assert state.index("feature: chose TOML") < state.index("main: deploy window is Friday")
+    # the decision log in the merged log's order: each branch's own, one branch after the other (by cause,
+    # never by clock: docs/git.md "Merges by cause, not by clock"), not interleaved by timestamp
+    log = (repo / ".workbench" / "events.jsonl").read_text()
+    notes = ("feature: chose TOML", "main: deploy window is Friday")
+    assert sorted(notes, key=state.index) == sorted(notes, key=log.index)
     status = json.loads(run_wb(repo, "status", "--json").stdout)
     assert status["active_task"]["id"] == "T-001"
     assert status["blockers"] == ["T-003: waiting for the API key"]

@@ -175,7 +175,7 @@ def diff_events(old_raw: bytes | None, new_raw: bytes | None, warnings: list[str
     old, new = complete_lines(old_raw), complete_lines(new_raw)
     lines, removed, rewritten = appended_lines(old, new)
     events = parse_records(lines, "events.jsonl", warnings)
-    if rewritten:  # a merge interleaves both sides' events by time and numbers them again: compare by event id
+    if rewritten:  # a merge interleaves both sides' events (merge.interleave), numbers them again: compare by id
         old_events = parse_records(jsonl.split_lines(old)[0], "events.jsonl", [])
         new_events = parse_records(jsonl.split_lines(new)[0], "events.jsonl", [])
         old_ids = {e.get("id") for e in old_events}

@@ -20,6 +20,7 @@ board, and readers ignore it. Without the log (`merge_boards` alone) the referen
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -109,10 +110,12 @@ def _adds(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs: list[dict[str, Any]],
-                 *, pick: bool = False, start: Tail | None = None
+                 *, pick: bool = False, start: Tail | None = None, conflicts: list[str] | None = None
                  ) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
-    """The union by event id — base first, then both sides' new events merged in time order (each side's own
-    order kept) — with colliding task ids renumbered, seq and prev rebuilt. `pick`: a rebase or cherry-pick
+    """The union by event id — base first, then both sides' new events merged by cause, never by clock
+    (`interleave`: each side's own order kept, a `done` after the other side's concurrent status changes of its
+    task; what no order can keep is added to `conflicts`) — with colliding task ids renumbered, seq and prev
+    rebuilt. `pick`: a rebase or cherry-pick
     applying one commit onto ours (see _append_theirs), also taken when base is not a prefix of ours.
     `start`: where the three lists begin — the end of the sealed segments the sides share, whose events are
     not passed (their seq and chain stay as sealed); the start of the log by default."""
@@ -128,16 +131,7 @@ def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs:
     renames = task_renames(_adds(base), _adds(ours_new), _adds(theirs_new))
     ours_new = [rename_event(e, renames["ours"]) for e in ours_new]
     theirs_new = [rename_event(e, renames["theirs"]) for e in theirs_new]
-    merged: list[dict[str, Any]] = []
-    i = j = 0
-    while i < len(ours_new) or j < len(theirs_new):
-        take_ours = j >= len(theirs_new) or (
-            i < len(ours_new) and (ours_new[i]["ts"], ours_new[i]["id"]) <= (theirs_new[j]["ts"], theirs_new[j]["id"]))
-        merged.append(ours_new[i] if take_ours else theirs_new[j])
-        if take_ours:
-            i += 1
-        else:
-            j += 1
+    merged = interleave(ours_new, theirs_new, conflicts)
     # the board's archive (issue 20): each side sealed its segments from its own board; after every change of
     # both sides, each seals only if its tasks are still as it sealed them (else it is void: model/archive.py),
     # so no change of the other side ever lands on a task already sealed
@@ -148,6 +142,70 @@ def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs:
         e.pop("seq", None)
         e.pop("prev", None)
     return chain(out, start), renames
+
+
+def status_changes(event: dict[str, Any]) -> list[tuple[str, str]]:
+    """(task id, status) for each task whose status `event` sets."""
+    kind, p = event.get("type"), event.get("payload")
+    if not isinstance(p, dict):
+        return []
+    fixed = {"task.start": "in_progress", "task.done": "done", "task.block": "blocked"}
+    if kind in fixed and isinstance(p.get("id"), str):
+        return [(p["id"], fixed[kind])]
+    changes = p.get("changes")
+    if kind == "task.set" and isinstance(p.get("id"), str) and isinstance(changes, dict) and "status" in changes:
+        return [(p["id"], str(changes["status"]))]
+    if kind == "human.edit" and p.get("file") == "board.json":
+        return [(t["id"], str(t["status"])) for t in p.get("upsert") or []
+                if isinstance(t, dict) and isinstance(t.get("id"), str) and "status" in t]
+    return []
+
+
+def interleave(ours: list[dict[str, Any]], theirs: list[dict[str, Any]],
+               conflicts: list[str] | None = None) -> list[dict[str, Any]]:
+    """Both sides' new events in one order, by cause and never by clock (a wrong clock cannot lose a change):
+
+    - each side's own order is kept (it is the order its writes happened in);
+    - between the sides, one side's events come first, the side whose event ids hash lower — the same whichever
+      branch is merged into which, and independent of every timestamp;
+    - except that an event setting a task `done` waits until the other side's status changes of that task are
+      placed, so a concurrent start, block or reopen on the other branch never undoes a `done` (one on the
+      same branch after its `done` still does: that is its own later change).
+    When both sides' next events are such dones (each branch changed the task the other finished, after its own
+    done), no order keeps both: the first side's goes first, and `conflicts` names the task for a person."""
+    first, second = sorted((ours, theirs), key=_side_key)
+    later = [_nondone_last(first), _nondone_last(second)]  # task id -> index of its last non-done change
+    sides, at, out = (first, second), [0, 0], []
+    while at[0] < len(first) or at[1] < len(second):
+        ready = [at[k] < len(sides[k]) and not _waits(sides[k][at[k]], later[1 - k], at[1 - k]) for k in (0, 1)]
+        k = 1 if ready[1] and not ready[0] else 0  # neither: both wait (one side exhausted never waits)
+        if not ready[k] and conflicts is not None:
+            for tid, status in status_changes(sides[k][at[k]]):
+                message = (f"{tid}: done on one branch, its status changed on the other, and each branch changed "
+                           f"after its own done a task the other finished: set {tid}'s status in board.json")
+                if status == "done" and later[1 - k].get(tid, -1) >= at[1 - k] and message not in conflicts:
+                    conflicts.append(message)
+        out.append(sides[k][at[k]])
+        at[k] += 1
+    return out
+
+
+def _side_key(events: list[dict[str, Any]]) -> str:
+    return hashlib.sha256("\n".join(str(e.get("id")) for e in events).encode()).hexdigest()
+
+
+def _nondone_last(events: list[dict[str, Any]]) -> dict[str, int]:
+    last: dict[str, int] = {}
+    for n, event in enumerate(events):
+        for tid, status in status_changes(event):
+            if status != "done":
+                last[tid] = n
+    return last
+
+
+def _waits(event: dict[str, Any], other_later: dict[str, int], other_at: int) -> bool:
+    """Is `event` a `done` of a task the other side still changes the status of (at or after `other_at`)?"""
+    return any(status == "done" and other_later.get(tid, -1) >= other_at for tid, status in status_changes(event))
 
 
 def _is_prefix(base: list[dict[str, Any]], ours: list[dict[str, Any]]) -> bool:
@@ -249,6 +307,8 @@ def merge_boards(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, A
                 value = ov
             elif ov == bv:
                 value = tv
+            elif key == "status" and "done" in (ov, tv):  # a done is never undone by a concurrent change
+                value = "done"
             else:
                 conflicts.append(f"{tid}.{key}: changed on both branches ({_show(ov)} here, {_show(tv)} there)")
                 value = ov

@@ -192,7 +192,9 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
         # the whole logs (sealed segments, then events.jsonl): the segments all three share stay as they are,
         # and what follows them is merged by event id
         prefix, start, rests, ours_log = _whole_logs(root, commits, files)
-        rest, renames = merge.merge_events(rests["base"], rests["ours"], rests["theirs"], pick=pick, start=start)
+        ordering: list[str] = []  # what no order of the two logs keeps (review/merge.py interleave)
+        rest, renames = merge.merge_events(rests["base"], rests["ours"], rests["theirs"], pick=pick, start=start,
+                                           conflicts=ordering)
         if kind == "events":
             return b"".join(encode(e) + b"\n" for e in _tail_after_ours(rest, start, ours_log)), []
         docs = merge.replay(prefix + rest)
@@ -203,7 +205,8 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
             _, conflicts = merge.merge_boards(b, o, t, renames=renames)
             raw = encode_board(docs.board)
             _write_cache(root, "board", raw, None)
-            return raw, conflicts
+            return raw, ordering + [c for c in conflicts if c.split(".", 1)[0] not in
+                                    {o.split(":", 1)[0] for o in ordering}]
         states = [_state(files[s]["state.md"]) for s in ("base", "ours", "theirs")]
         _, conflicts = merge.merge_state(states[0][1], states[1][1], states[2][1], renames)
         raw = statefile.render(states[1][0], docs.state, docs.body)
