@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # for annotations only: each function that runs git imports s
     import subprocess
     import weakref
 
+# the longest one wb command waits, in all, while git's index.lock is held (a commit, checkout or stash of the
+# user's; or a lock a killed git left behind): then it goes on and says in one line what to do (docs/git.md)
+INDEX_LOCK_WAIT_S = 10.0
 IGNORED_NAMES = {".lock", ".cache", ".migrate.json"}  # .migrate.json: wb migrate's intent, never committed
 
 
@@ -354,6 +357,7 @@ class GitRepo:
         self._packer: Packer | None = None  # wb's own packs (workbench/git/packs.py), made on first use
         self._pack_index: PackIndex | None = None
         self._written: list[tuple[str, str, str]] = []  # loose objects written since the last journal append
+        self._lock_waited: dict[int, float] = {}  # index.lock (by inode) -> seconds this process waited for it
         self.pack_every: int | None = None  # config.yaml git.pack_every (None: the default; 0: never pack)
 
     def configure(self, git_config: dict[str, Any]) -> None:
@@ -477,17 +481,44 @@ class GitRepo:
                 return what
         return None
 
-    def wait_for_users_git(self, seconds: float = 10.0) -> bool:
+    def wait_for_users_git(self, seconds: float = INDEX_LOCK_WAIT_S) -> bool:
         """Wait while a git command of the user's holds the index lock (a commit, stash, merge or checkout in
         progress), so wb neither moves their branch nor writes their work tree under it. False when it is
-        still held after `seconds` (wb then goes on: a lock git left behind must not stop wb for ever)."""
-        lock = self.git_dir / "index.lock"
+        still held after `seconds` (wb then goes on: a lock git left behind must not stop wb for ever).
+
+        One lock file is waited for INDEX_LOCK_WAIT_S at most in all by this process, however many steps of a
+        write ask (the load, the append, the commit and the index update each waited 10 s on their own: 35 s
+        a write); a lock that outlasted that is not waited for again, and the write says what to do."""
+        lock = self.index_lock
         deadline = time.monotonic() + seconds
-        while lock.exists():
-            if time.monotonic() > deadline:
+        while True:
+            try:
+                held = os.stat(lock).st_ino
+            except OSError:
+                return True
+            spent = self._lock_waited.get(held, 0.0)
+            now = time.monotonic()
+            if now >= deadline or spent >= INDEX_LOCK_WAIT_S:
                 return False
-            time.sleep(0.02)
-        return True
+            pause = min(0.02, deadline - now, INDEX_LOCK_WAIT_S - spent)
+            time.sleep(pause)
+            self._lock_waited[held] = spent + pause
+
+    @property
+    def index_lock(self) -> Path:
+        return self.git_dir / "index.lock"
+
+    def index_lock_advice(self, waited: bool = True) -> str:
+        """What to do about git's index.lock — one that outlasted wb's wait (`waited`), or one doctor found —
+        in the words of one line."""
+        try:
+            where = os.path.relpath(self.index_lock, Path.cwd())
+            age = f", {max(0, int(time.time() - self.index_lock.stat().st_mtime))}s old"
+        except (ValueError, OSError):
+            where, age = str(self.index_lock), ""
+        held = f"held git's index for over {INDEX_LOCK_WAIT_S:g}s" if waited else f"locks git's index{age}"
+        return (f"{where} {held} (a git command still running, or one that was killed): if no git command is "
+                f"running, `rm {where}`")
 
     def symbolic_head(self) -> str | None:
         """The branch HEAD points at (born or unborn), or None when HEAD is detached."""
@@ -1290,11 +1321,15 @@ class GitRepo:
             proc = run_git(self.worktree, "update-index", "--index-info", stdin=stdin, check=False)
             if proc.returncode == 0:
                 return
-            time.sleep(0.05 * (1 + attempt % 4))
-        outcome.warnings.append(
-            "committed, but git's index is locked by another git process; run `git reset -q -- .workbench` "
-            "once it finishes so `git status` is clean under .workbench/"
-        )
+            if self.index_lock.exists():  # the user's git holds the index: within the one wait for it
+                if not self.wait_for_users_git():
+                    outcome.warnings.append(f"committed, but {self.index_lock_advice()}, then `git reset -q -- "
+                                            ".workbench` so `git status` is clean under .workbench/")
+                    return
+            else:
+                time.sleep(0.05 * (1 + attempt % 4))
+        outcome.warnings.append("committed, but git's index could not be updated: run `git reset -q -- "
+                                ".workbench` so `git status` is clean under .workbench/")
 
 
 WRITTEN_BY_WB = {"state.md", "board.json", "events.jsonl", "calls.jsonl"}

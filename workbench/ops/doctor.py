@@ -262,6 +262,14 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
         from workbench.git.repo import run_git
 
         dirty = run_git(wb.root, "status", "--porcelain", "--", ".workbench", check=False).stdout.decode().strip()
+        if wb.git.index_lock.exists():  # git's index is locked: only a person can tell whether a git still runs
+            # a write beside it was committed and only git's index lags behind (the files are as HEAD has them)
+            lagging = bool(dirty) and "??" not in dirty and run_git(
+                wb.root, "diff", "--quiet", "HEAD", "--", ".workbench", check=False).returncode == 0
+            add(Finding("index_lock", wb.git.index_lock_advice(waited=False)
+                        + (", then `git reset -q -- .workbench` (wb's writes are committed; git's index lags behind)"
+                           if lagging else ""), False))
+            dirty = "" if lagging else dirty
         if dirty:
             count = len(dirty.splitlines())
             finding = Finding("uncommitted", f"{count} workbench file(s) changed since the last commit"

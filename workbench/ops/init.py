@@ -9,6 +9,7 @@ from typing import Any
 from workbench.errors import Refused
 from workbench.git.repo import find_worktree
 from workbench.model.layout import GITIGNORE, GITIGNORE_REF
+from workbench.store.config import CONFIG_DEFAULTS
 from workbench.store.drivers import register_drivers
 from workbench.store.transaction import LastWrite
 from workbench.store.workbench import Workbench
@@ -19,7 +20,7 @@ schema_version: 1
 git:
   commit: every          # every: one commit per mutation | off: write the files, never commit
   ref: null              # a branch to record state on instead of the checked-out one (e.g. wb-state)
-lock_timeout: 10         # seconds to wait for another wb process before giving up (exit 6)
+lock_timeout: {lock_timeout:<11g}# seconds to wait for another wb process before giving up (exit 6)
 human_guard_seconds: 5   # after a hand edit of a workbench file, agent writes to it are refused this long
 acceptance_timeout: 600  # seconds each acceptance command of `wb task done` may run
 budget: {max_turns: 20, max_tool_calls: 50, max_wall_seconds: 1800}
@@ -27,7 +28,7 @@ approvals: human         # human: a person at a terminal approves confirm_once/m
 tools: {}
 hooks: {}
 redact: []               # names of environment variables whose values never reach events or commits
-"""
+""".replace("{lock_timeout:<11g}", f"{CONFIG_DEFAULTS['lock_timeout']:<11g}")  # the one figure: store/config.py
 
 
 NEXT_ACTION = "Add the first task: wb task add TITLE"
@@ -93,7 +94,8 @@ def init_sqlite(start: Path, *, no_git: bool = False, db: str | None = None) -> 
     from workbench.store.config import parse_config
 
     root = start.resolve() if no_git else find_worktree(start)
-    config_path = root / ".workbench" / "config.yaml"
+    if not no_git:
+        config_path = root / ".workbench" / "config.yaml"
     if config_path.exists() and not backend.is_sqlite_config(config_path):
         raise Refused(f"a workbench kept in files is already in {root}: `wb export FILE` it, then `wb import "
                       "FILE --backend sqlite` in an empty directory or repository")
