@@ -36,6 +36,29 @@ NEXT_ACTION = "Add the first task: wb task add TITLE"
 
 
 
+def refuse_submodule_not_checked_out(start: Path, root: Path) -> None:
+    """`start` inside a submodule whose files are not checked out (a clone made without
+    `--recurse-submodules`): git finds the superproject there, and `wb init` would make the superproject's
+    workbench from a directory that belongs to another repository. Refused, naming the command that checks the
+    submodule out (a checked-out submodule is its own repository: find_worktree stops at it)."""
+    from workbench.git.repo import run_git
+
+    try:
+        rel = start.resolve().relative_to(root)
+    except ValueError:
+        return
+    if rel == Path("."):
+        return
+    ancestors = [rel, *[p for p in rel.parents if p != Path(".")]]
+    out = run_git(root, "ls-files", "--stage", "--", *(p.as_posix() for p in ancestors), check=False).stdout
+    for line in out.decode(errors="replace").splitlines():
+        meta, _, path = line.partition("\t")
+        if meta.startswith("160000 ") and Path(path) in ancestors:
+            raise Refused(f"{path} is a submodule of {root} that is not checked out: run `git -C {root} "
+                          f"submodule update --init {path}`, then wb init in it (or wb init in {root} for the "
+                          "superproject's workbench)")
+
+
 def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrite]:
     """Create `.workbench/` in the worktree holding `start` (idempotent). Returns (workbench, created, what was
     committed).
@@ -47,6 +70,7 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
     validation: `wb init` on a workbench a person broke says so, and commits nothing."""
 
     root = find_worktree(start)
+    refuse_submodule_not_checked_out(start, root)
     wb = Workbench(root)
     if ref:
         wb.git.refuse_checked_out(ref)  # before anything is written: state never goes onto a branch in use
@@ -95,7 +119,8 @@ def init_sqlite(start: Path, *, no_git: bool = False, db: str | None = None) -> 
 
     root = start.resolve() if no_git else find_worktree(start)
     if not no_git:
-        config_path = root / ".workbench" / "config.yaml"
+        refuse_submodule_not_checked_out(start, root)
+    config_path = root / ".workbench" / "config.yaml"
     if config_path.exists() and not backend.is_sqlite_config(config_path):
         raise Refused(f"a workbench kept in files is already in {root}: `wb export FILE` it, then `wb import "
                       "FILE --backend sqlite` in an empty directory or repository")
