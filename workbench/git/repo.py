@@ -357,7 +357,7 @@ class GitRepo:
         self._packer: Packer | None = None  # wb's own packs (workbench/git/packs.py), made on first use
         self._pack_index: PackIndex | None = None
         self._written: list[tuple[str, str, str]] = []  # loose objects written since the last journal append
-        self._lock_waited: dict[int, float] = {}  # index.lock (by inode) -> seconds this process waited for it
+        self._lock_waited: dict[tuple[int, int], float] = {}  # an index.lock -> seconds this process waited for it
         self.pack_every: int | None = None  # config.yaml git.pack_every (None: the default; 0: never pack)
 
     def configure(self, git_config: dict[str, Any]) -> None:
@@ -493,9 +493,10 @@ class GitRepo:
         deadline = time.monotonic() + seconds
         while True:
             try:
-                held = os.stat(lock).st_ino
+                st = os.stat(lock)
             except OSError:
                 return True
+            held = (st.st_ino, st.st_ctime_ns)  # this lock file: an inode alone is soon reused by the next one
             spent = self._lock_waited.get(held, 0.0)
             now = time.monotonic()
             if now >= deadline or spent >= INDEX_LOCK_WAIT_S:
