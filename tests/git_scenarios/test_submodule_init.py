@@ -12,8 +12,6 @@ from pathlib import Path
 
 from tests.conftest import about_git, make_repo, one_error_line, run_git, spawn_wb
 
-pytestmark = about_git
-
 
 def _super_with_lib(tmp_path: Path) -> Path:
     lib = make_repo(tmp_path / "lib")
@@ -23,6 +21,7 @@ def _super_with_lib(tmp_path: Path) -> Path:
     return top
 
 
+@about_git
 def test_wb_init_in_a_checked_out_submodule_makes_the_submodules_workbench(tmp_path: Path) -> None:
     top = _super_with_lib(tmp_path)
     (top / "lib" / "src").mkdir()
@@ -36,6 +35,7 @@ def test_wb_init_in_a_checked_out_submodule_makes_the_submodules_workbench(tmp_p
 
 
 def test_wb_init_in_a_submodule_not_checked_out_refuses_and_touches_nothing(tmp_path: Path) -> None:
+    """On either backend: a SQLite workbench's database would go into the superproject's git directory."""
     top = _super_with_lib(tmp_path)
     clone = tmp_path / "clone"
     subprocess.run(["git", "-c", "protocol.file.allow=always", "clone", "-q", str(top), str(clone)], check=True)
@@ -53,4 +53,4 @@ def test_wb_init_in_a_submodule_not_checked_out_refuses_and_touches_nothing(tmp_
                     "lib"], check=True, capture_output=True)
     run_git(clone / "lib", "checkout", "-q", "-b", "work")  # git leaves a submodule on a detached HEAD
     assert spawn_wb(clone / "lib", "init").returncode == 0
-    assert (clone / "lib" / ".workbench" / "events.jsonl").exists() and not (clone / ".workbench").exists()
+    assert (clone / "lib" / ".workbench" / "config.yaml").exists() and not (clone / ".workbench").exists()
