@@ -114,3 +114,18 @@ def test_two_branches_each_finishing_what_the_other_restarted_is_a_conflict_git_
         assert "wb: merge conflict in .workbench/board.json: T-00" in proc.stderr, proc.stderr
         assert "done on one branch" in proc.stderr, proc.stderr
         run_git(repo, "merge", "--abort")
+
+
+def test_two_different_statuses_neither_done_are_a_conflict_either_way(repo: Path) -> None:
+    """Blocked on one branch, reopened to todo on the other: no rule can say which holds, so git reports it
+    (the board driver names the task and the field), whichever branch is merged into which."""
+    _fork(repo, "one")
+    run_git(repo, "checkout", "-q", "slow")
+    _wb(repo, "task", "block", "T-001", "--reason", "needs a key", env=SLOW)
+    run_git(repo, "checkout", "-q", "fast")
+    _wb(repo, "task", "set", "T-001", "status=todo", env=FAST)
+    for into, other in (("fast", "slow"), ("slow", "fast")):
+        proc = _merge(repo, into, other, f"m-{into}")
+        assert proc.returncode != 0, proc.stdout
+        assert "T-001.status: changed on both branches" in proc.stderr, proc.stderr
+        run_git(repo, "merge", "--abort")
