@@ -76,3 +76,18 @@ def test_in_ci_the_variable_runs_it_and_says_so_on_the_record(clone: Path) -> No
     # a write that ran nothing untrusted is not marked
     assert shell(clone, f"{ENV}=1 wb note plain", CI="true").returncode == 0
     assert "trust" not in events(clone)[-1]
+
+
+def test_a_terminal_under_an_agent_is_the_agents(clone: Path) -> None:
+    """Issue 30.4: `env -u CLAUDECODE script -qc 'wb note …' /dev/null` from an agent's shell was recorded
+    `actor: human, via: terminal` — while the same ancestry was caught for person-only actions."""
+    wb = " ".join(map(shlex.quote, WB_ARGV))
+    inner = f"{wb} note from-a-pty"
+    proc = shell(clone, f"env -u CLAUDECODE script -qec {shlex.quote(inner)} /dev/null", CLAUDECODE="1")
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    note = events(clone)[-1]
+    assert note["type"] == "note.add" and note["actor"] == "agent", note
+    # the same terminal with no agent above it is a person's (claimed, not proven)
+    proc = shell(clone, f"script -qec {shlex.quote(f'{wb} note from-a-person')} /dev/null")
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    assert events(clone)[-1]["actor"] == "human" and events(clone)[-1]["via"] == "terminal"
