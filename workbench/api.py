@@ -195,8 +195,12 @@ class Bench:
         self._done(tx)
         if progress is not None:
             progress(2 * total, 2 * total)
-        trust.remember(self.root, [trust.acceptance_command(c, [t["id"]]) for t in added
-                                   for c in t.get("acceptance", [])])
+        brought = [trust.acceptance_command(c, [t["id"]]) for t in added for c in t.get("acceptance", [])]
+        if provenance.current().proven_person:  # a person read the file they imported
+            trust.remember(self.root, brought)
+        elif brought:  # a file's commands are the file's, not this clone's wb's: they wait for `wb trust`
+            self.last.warnings.append(f"{len(brought)} acceptance command(s) came with the import and are not "
+                                      "trusted here: a person reviews them with `wb trust`")
         return added
 
     def _task(self, tx: Transaction, task_id: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ command that sets it. Real processes throughout: the ancestry is the point."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -91,3 +92,29 @@ def test_a_terminal_under_an_agent_is_the_agents(clone: Path) -> None:
     proc = shell(clone, f"script -qec {shlex.quote(f'{wb} note from-a-person')} /dev/null")
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
     assert events(clone)[-1]["actor"] == "human" and events(clone)[-1]["via"] == "terminal"
+
+
+@pytest.mark.parametrize("how", ["a tracked checklist", "a tracked JSON file on stdin"])
+def test_commands_in_an_imported_file_wait_for_wb_trust(clone: Path, how: str) -> None:
+    """Issue 30.1: `wb task import tasks.md` of a file the clone tracks (or `git show HEAD:ci-tasks.json | wb task
+    import -`) made its `accept:` commands count as written by this clone's wb: nothing pending in `wb trust
+    --list`, and `wb task done` ran them. An imported file's commands are the file's: they wait for `wb trust`
+    unless a proven person ran the import."""
+    cmd = f"{PY} -c \"open('IMPORTED', 'a').write('ran')\""
+    if how == "a tracked checklist":
+        (clone / "tasks.md").write_text(f"- [ ] Lint\n  accept: {cmd}\n")
+        run_git(clone, "add", "tasks.md")
+        run_git(clone, "commit", "-qm", "tasks")
+        proc = shell(clone, "wb task import tasks.md")
+    else:
+        (clone / "ci-tasks.json").write_text(json.dumps([{"title": "Lint", "acceptance": [cmd]}]))
+        run_git(clone, "add", "ci-tasks.json")
+        run_git(clone, "commit", "-qm", "tasks")
+        proc = shell(clone, "git show HEAD:ci-tasks.json | wb task import -")
+    assert proc.returncode == 0, proc.stderr
+    assert "not trusted here" in proc.stderr and "wb trust" in proc.stderr, proc.stderr
+    listing = json.loads(shell(clone, "wb trust --list --json").stdout)
+    assert cmd in [p.get("run") for p in listing["pending"]], listing["pending"]
+    done = shell(clone, "wb task done T-002")
+    assert done.returncode == 5 and "not trusted on this clone" in done.stderr, done.stderr
+    assert not (clone / "IMPORTED").exists()
