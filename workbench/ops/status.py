@@ -194,7 +194,10 @@ def _board(view: View) -> dict[str, Any]:
     from workbench.model.archive import refs
 
     archived = sum(r["tasks"] for r in refs(view.loaded.docs.board) if isinstance(r.get("tasks"), int))
-    return {"board": {"total": len(view.tasks), "by_status": counts, "archived": archived}}
+    from workbench.model.proof import unproven_tasks
+
+    return {"board": {"total": len(view.tasks), "by_status": counts, "archived": archived,
+                      "unproven": unproven_tasks(view.tasks)}}
 
 
 def _history(view: View) -> dict[str, Any]:
