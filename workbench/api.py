@@ -195,8 +195,12 @@ class Bench:
         self._done(tx)
         if progress is not None:
             progress(2 * total, 2 * total)
-        trust.remember(self.root, [trust.acceptance_command(c, [t["id"]]) for t in added
-                                   for c in t.get("acceptance", [])])
+        brought = [trust.acceptance_command(c, [t["id"]]) for t in added for c in t.get("acceptance", [])]
+        if provenance.current().proven_person:  # a person read the file they imported
+            trust.remember(self.root, brought)
+        elif brought:  # a file's commands are the file's, not this clone's wb's: they wait for `wb trust`
+            self.last.warnings.append(f"{len(brought)} acceptance command(s) came with the import and are not "
+                                      "trusted here: a person reviews them with `wb trust`")
         return added
 
     def _task(self, tx: Transaction, task_id: str) -> dict[str, Any]:
@@ -1123,8 +1127,9 @@ TASK_FILTERS = ("ready", "blocked", "label", "priority", "parent", "assignee", "
 
 def filter_tasks(board: dict[str, Any], tasks: list[dict[str, Any]], where: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The tasks that pass every filter of `where` (issue 22; `wb task list` and MCP's task_list): `ready`
-    (todo, every dependency done), `blocked` (blocked, or todo waiting on a dependency), `label`, `priority`
-    (absent: 2), `parent`, `assignee`, `search` (title, description, labels, comments; any case)."""
+    (what `wb task next` picks from: ops/status.ready_tasks), `blocked` (blocked, or todo waiting on a
+    dependency), `label`, `priority` (absent: 2), `parent`, `assignee`, `search` (title, description, labels,
+    comments; any case)."""
     bad = [k for k in where if k not in TASK_FILTERS]
     if bad:
         raise UsageError(f"no task filter {', '.join(bad)}; filters: {', '.join(TASK_FILTERS)}")
@@ -1132,11 +1137,14 @@ def filter_tasks(board: dict[str, Any], tasks: list[dict[str, Any]], where: Mapp
     if pri is not None and (not isinstance(pri, int) or isinstance(pri, bool) or not 0 <= pri <= 4):
         raise UsageError(f"priority {pri!r}: one of 0 (highest), 1, 2 (the default), 3, 4")
     needle = str(where["search"]).casefold() if where.get("search") else None
+    from workbench.ops.status import ready_tasks  # the one rule of what can be worked on (`wb task next`'s)
+
+    ready = {t.get("id") for t in ready_tasks(board["tasks"], board)} if where.get("ready") else set()
 
     def keep(t: dict[str, Any]) -> bool:
         todo = t.get("status") == "todo"
-        waits = bool(unmet_dependencies(board, t)) if where.get("ready") or where.get("blocked") else False
-        return not ((where.get("ready") and not (todo and not waits))
+        waits = bool(unmet_dependencies(board, t)) if where.get("blocked") else False
+        return not ((where.get("ready") and t.get("id") not in ready)
                     or (where.get("blocked") and not (t.get("status") == "blocked" or (todo and waits)))
                     or (where.get("label") is not None and where["label"] not in (t.get("labels") or []))
                     or (pri is not None and t.get("priority", 2) != pri)

@@ -40,6 +40,10 @@ PERSON_ONLY = [
     "/home/dev/.venv/bin/wb task done T-001 --force",
     "wb --debug -C . resume --approve",
     "pytest -q && wb note done --actor=human",
+    # issue 30: the CI opt-in is a person's too — an agent setting it asks wb to run untrusted commands
+    "WB_TRUST_REPO_COMMANDS=1 wb task done T-001",
+    "export WB_TRUST_REPO_COMMANDS=1; wb task done T-001",
+    "env WB_TRUST_REPO_COMMANDS=1 pytest -q",
 ]
 
 INTERPRETER_WRITES = [

@@ -123,6 +123,12 @@ def test_run_and_resume_drive_a_harness_session(bench, repo: Path) -> None:
         config.write_text(config.read_text().replace(
             "tools: {}", "tools:\n  greet: {argv: [python3, -c, \"print('hi')\"], mode: mutating}").replace(
             "approvals: human", "approvals: any"))  # a pipeline's opt-in: MCP never approves as a person
+        # the person who declared them trusts them (`wb trust`): MCP is an agent's door, where the CI variable
+        # trusts nothing (issue 30)
+        from workbench.store.config import load_config
+        from workbench.store.trust import config_commands, remember
+
+        remember(repo, config_commands(load_config(config)))
         neither = await session.call_tool("run", {"goal": "Ship it"})
         missing = await session.call_tool("run", {"goal": "Ship it", "plan": "missing.yaml"})
         assert neither.is_error and text_of(neither) == "run needs one of plan (a plan file) or steps (an inline plan)"

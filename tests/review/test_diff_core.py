@@ -98,7 +98,8 @@ def test_compare_board_fields_added_removed_changed():
     b = data["board"]
     assert b["added"] == [t3] and b["removed"] == [t2] and b["fields"] == []
     assert b["changed"] == [{"id": "T-001", "title": "A", "changes": [
-        {"field": "status", "old": "todo", "new": "done"}, {"field": "forced_done", "new": True}]}]
+        {"field": "status", "old": "todo", "new": "done"}, {"field": "forced_done", "new": True}],
+        "unproven": "forced"}]  # issue 30: a done whose acceptance never passed says so
 
 
 def test_no_workbench_on_either_side_is_no_change():

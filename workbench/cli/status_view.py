@@ -93,6 +93,10 @@ def render(data: dict[str, Any]) -> None:
     lines.append(("board", f"{counts['todo']} todo · {counts['in_progress']} in progress · {counts['blocked']} "
                            f"blocked · {counts['done']} done ({total} task{'' if total == 1 else 's'})"
                            + (f" · {data['board']['archived']} archived" if data["board"].get("archived") else "")))
+    unproven = data["board"].get("unproven") or []
+    if unproven:  # issue 30: a done whose acceptance never passed is never shown as a proven one
+        lines.append(("not proven", ", ".join(f"{u['id']} done ({u['why']})" for u in unproven[:5])
+                      + (f" and {len(unproven) - 5} more" if len(unproven) > 5 else "")))
     last = data["last_event"]
     if last:
         lines.append(("last event", f"#{last['seq']} {last['type']} by {last['actor']} at {last['ts']}"))

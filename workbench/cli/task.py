@@ -9,6 +9,7 @@ import typer
 from workbench.cli import output, writes
 from workbench.cli.app import start_dir
 from workbench.cli.writes import TASK_LIST_KEYS, actor_of, parse_assignments
+from workbench.model import proof
 
 app = typer.Typer(help="Add, list, show, start, finish, block and edit tasks on the board.", no_args_is_help=True)
 
@@ -117,7 +118,7 @@ def list_(
         unmet = waits[t["id"]]
         return ", ".join(f"{d} ({s})" for d, s in unmet) if unmet else "met"
 
-    rows = [["  " * depth.get(t["id"], 0) + t["id"], t["status"] + (" (forced)" if t.get("forced_done") else "")
+    rows = [["  " * depth.get(t["id"], 0) + t["id"], t["status"] + proof.mark(t)
              + (" (archived)" if t.get("archived") else ""), str(t.get("priority", 2)), t["kind"], t["owner"],
              deps(t), t["title"]] for t in tasks]
     output.table(["ID", "STATUS", "PRI", "KIND", "OWNER", "WAITS ON", "TITLE"], rows)

@@ -34,7 +34,9 @@ HELP = (
     "Ids are allocated as `wb task add` allocates them, in file order. An `id` the file gives is a name for "
     "`depends`/`reviews` further down the file (a task depends only on tasks above it or on the board); any "
     "other id must be on the board. All or nothing: the first bad entry refuses the whole import (exit 5), "
-    "naming its line (Markdown) or index (JSON), and nothing is written. --json prints the ids added."
+    "naming its line (Markdown) or index (JSON), and nothing is written. --json prints the ids added.\n\n"
+    "The file's acceptance commands are the file's, not yours: they wait for a person's `wb trust` before "
+    "`wb task done` runs them (a person proven at the terminal trusts them by importing)."
 )
 
 

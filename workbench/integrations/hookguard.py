@@ -39,6 +39,7 @@ _REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", "(", ")", ";;"})
 _WRAPPERS = frozenset({"sudo", "command", "env", "nohup", "time", "exec", "builtin"})
 _PERSON_MARKS = ("wb", "workbench", "human")
+TRUST_ENV = "WB_TRUST_REPO_COMMANDS"  # store/trust.ENV, spelled here: this module imports nothing of wb's
 # a workbench kept in SQLite: its database file (and SQLite's files beside it), wherever config.yaml puts it, is
 # guarded as .workbench/ is. Set once by the hook (one process, one workbench) before `denial` (`guard_also`).
 _DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
@@ -71,6 +72,8 @@ def denial(hook: dict[str, Any]) -> str | None:
             command = " ".join(_quote(str(c)) for c in command)
         if not isinstance(command, str):
             return None
+        if TRUST_ENV in command:  # the CI opt-in is a person's: an agent setting it is asking wb to skip trust
+            return person_reason("the CI opt-in to run repository commands no one trusted here")
         if any(m in command for m in _PERSON_MARKS):
             person = person_only(command)
             if person:

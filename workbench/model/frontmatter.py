@@ -27,6 +27,9 @@ _NO = object()
 NOT_RAW = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 
 
+MAX_DIGITS = 4000  # Python's own cap on reading an integer is 4,300 digits (sys.int_info.default_max_str_digits)
+
+
 def _scalar(text: str, flow: bool = False) -> Any:
     if not text.startswith(("'", '"')) and " #" in text:
         text = text.split(" #", 1)[0].rstrip()
@@ -35,6 +38,11 @@ def _scalar(text: str, flow: bool = False) -> Any:
     if text in ("true", "false"):
         return text == "true"
     if re.fullmatch(r"-?(0|[1-9][0-9]*)", text):
+        if len(text) > MAX_DIGITS:  # Python refuses to read it (int_max_str_digits): say so in wb's words
+            from workbench.errors import Refused
+
+            raise Refused(f"state.md: a number of {len(text):,} digits, over the {MAX_DIGITS:,} wb reads; fix the "
+                          "file or restore it with git")
         return int(text)
     if text in ("[]", "{}"):
         return [] if text == "[]" else {}

@@ -15,9 +15,11 @@ from typing import Any
 
 from workbench.errors import Refused
 
-FIELDS = ("schema_version", "seq", "id", "ts", "type", "actor", "via", "tty", "proof", "session", "payload", "prev",
-          "more")
+FIELDS = ("schema_version", "seq", "id", "ts", "type", "actor", "via", "tty", "proof", "trust", "session", "payload",
+          "prev", "more")
 MAX_LINE_BYTES = 4 * 1024 * 1024  # one event or call record; wb clips its payloads far below (model/clip.py)
+MAX_RECORD_BYTES = 1024 * 1024  # one event wb writes: a quarter of what it reads, so no input can make a line the
+#                                 reader refuses (issue 30); the schemas cap each free-text field far under it
 
 
 class DuplicateKey(ValueError):

@@ -57,6 +57,9 @@ _B64 = "A-Za-z0-9+/"
 _PEM_BODY = r"[A-Za-z0-9+/=\s\\:,.-]"
 # (literals one of which the text holds, in lower case, before the pattern is tried; pattern; group): the
 # group's text is the secret (0: the whole match). A rule starts with its literal, so the search is fast.
+_ASSIGN_WORDS = ("token", "secret", "passw", "pwd", "passphrase", "key", "credential")
+_ASSIGN = (r"(?i:token|secret|passw(?:or)?d|pwd|passphrase|api[_-]?key|access[_-]?key(?:[_-]?id)?|private[_-]?key|"
+           r"credentials?)(?:\\?[\"'])?[ \t]{0,4}(?::=|=>|:|=)(?![=>])[ \t]{0,4}")
 _RULES: list[tuple[tuple[str, ...], str, int]] = [
     # PEM private key blocks, whole (the body may be indented, CRLF, JSON-escaped), or cut before their END line
     (("-----begin",), r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:" + _PEM_BODY +
@@ -84,11 +87,12 @@ _RULES: list[tuple[tuple[str, ...], str, int]] = [
     (("bearer",), r"(?i:bearer)\s+([A-Za-z0-9._~+/-]{12,}=*)", 1),
     # the password of a URL: scheme://user:PASS@host (up to the last @ before the path)
     (("://",), r"://[^\s/?#@:\"'<>\\]{0,200}:([^\s/?#\"'<>\\]{1,200})@", 1),
-    # NAME_TOKEN=value, "api_key": "value", password: value, secret => value (the name ends in the keyword)
-    (("token", "secret", "passw", "pwd", "passphrase", "key", "credential"),
-     r"(?i:token|secret|passw(?:or)?d|pwd|passphrase|api[_-]?key|access[_-]?key(?:[_-]?id)?|private[_-]?key|"
-     r"credentials?)(?:\\?[\"'])?[ \t]{0,4}(?::=|=>|:|=)(?!=)[ \t]{0,4}(?:\\?[\"'])?"
-     r"(?!\[redacted\])([^\s\"'`,;)\]}\\]{3,300})", 1),
+    # NAME_TOKEN=value, "api_key": "value", password: value, secret => value (the name ends in the keyword); the
+    # whole value (issue 30): a quoted one to its closing quote, any other to the end of its line — a space, `;`,
+    # `,` or a quote inside a password is part of it — or to the quote that closes the JSON string it sits in
+    (_ASSIGN_WORDS, _ASSIGN + r"\\?([\"'`])(?!\[redacted\])((?:(?!\\?\1)[^\r\n]){1,1000})", 2),
+    (_ASSIGN_WORDS, _ASSIGN + r"(?![ \t\\\"'`]|\[redacted\])((?:[^\r\n\"\\]|\\(?![nr\"])|\"(?![ \t]*(?:[,}\]:]|$)))"
+     r"{3,1000})", 1),
 ]
 _compiled: dict[str, Any] = {}  # compiled on first use: a hook's process pays only for the rules its text needs
 
@@ -138,8 +142,11 @@ def _pattern_spans(text: str) -> list[tuple[int, int]]:
         if not any(w in lower for w in words):
             continue
         for m in _rx(pattern).finditer(text):
-            if m.start(group) < m.end(group):
-                spans.append((m.start(group), m.end(group)))
+            start, end = m.start(group), m.end(group)
+            while end > start and text[end - 1] in " \t":  # a value taken to the end of its line: not its spaces
+                end -= 1
+            if start < end:
+                spans.append((start, end))
     for m in _rx(_BASE64_RUN).finditer(text) if len(text) >= 40 else ():
         if _high_entropy(m.group()):
             spans.append(m.span())

@@ -148,6 +148,9 @@ def describe(error: Any) -> str:
         return f"{_j(inst)} does not match {val}"
     if v in ("minimum", "exclusiveMinimum"):
         return f"{_j(inst)} is below the {v} {val}"
+    if v == "maxLength" and isinstance(inst, str):  # one cap per free-text field (issue 30): say it in words
+        return (f"{len(inst):,} characters, over the cap of {val:,}; nothing was written: keep long text in a "
+                "file of the repository and give its path")
     if v in ("minLength", "maxLength", "minItems"):
         return f"{_j(inst)} breaks {v} {val}"
     return f"{error.message} ({v})"

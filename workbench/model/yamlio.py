@@ -125,7 +125,7 @@ def load_round_trip(text: str, file: str, line_offset: int = 0) -> Any:
     except YAMLError as err:
         raise _problem(err, file, line_offset) from None
     except (ValueError, TypeError, RecursionError) as err:  # hostile input (deep nesting) breaks ruamel itself
-        raise Refused(f"{file}: unreadable YAML: {type(err).__name__}: {str(err)[:200]}") from None
+        raise _hostile(err, file) from None
 
 
 def dump_round_trip(data: Any) -> str:
@@ -141,7 +141,7 @@ def load_safe(text: str, file: str) -> Any:
     except YAMLError as err:
         raise _problem(err, file, 0) from None
     except (ValueError, TypeError, RecursionError) as err:  # ruamel raises these on some hostile input
-        raise Refused(f"{file}: unreadable YAML: {err}") from None
+        raise _hostile(err, file) from None
 
 
 MAX_DEPTH = 64  # no wb document nests deeper; a self-referencing alias (`&a [*a]`) is caught here too
@@ -262,3 +262,13 @@ def fresh(value: Any) -> Any:
 def new_map(data: dict[str, Any]) -> CommentedMap:
     result: CommentedMap = fresh(data)
     return result
+
+
+def _hostile(err: Exception, file: str) -> Refused:
+    """The one line for input that breaks the YAML reader itself (a number of 100,000 digits, deep nesting)."""
+    from workbench.model.frontmatter import MAX_DIGITS
+
+    if isinstance(err, ValueError) and "integer string conversion" in str(err):
+        return Refused(f"{file}: a number of more than {MAX_DIGITS:,} digits, which wb does not read; fix the file "
+                       "or restore it with git")
+    return Refused(f"{file}: unreadable YAML: {type(err).__name__}: {str(err)[:200]}")

@@ -16,6 +16,7 @@ from typing import Any
 
 from workbench.model.claims import holder
 from workbench.model.ids import utc_now
+from workbench.model.proof import unproven
 from workbench.ops.status import STATUSES, ready_tasks, waiting_on
 from workbench.store import caches
 from workbench.store.workbench import Workbench
@@ -45,6 +46,7 @@ def card(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any
         "scope": {k: scope[k] for k in ("allowed", "forbidden", "approvals_required", "outside") if k in scope}
         or None,
         "forced": bool(task.get("forced_done") or proof.get("forced")),
+        "unproven": unproven(task),  # issue 30: forced, or done with no proof at all (a hand edit, a merge)
         "override": proof.get("override"),
         "blocked_reason": task.get("blocked_reason"),
     }
@@ -66,8 +68,8 @@ def marks(card: dict[str, Any]) -> list[str]:
         out.append(f"blocked: {card['blocked_reason']}")
     if card["claim"]:
         out.append(f"claimed by {card['claim']['agent']}")
-    if card["forced"]:
-        out.append("forced")
+    if card.get("unproven"):
+        out.append(str(card["unproven"]))
     if card["override"]:
         out.append("overridden")
     if card["scope"]:

@@ -134,17 +134,12 @@ def ready_tasks(board: dict[str, Any], agent: str, at: str,
     """Todo tasks whose dependencies are done and that no other agent holds: what `wb task next --claim` tries,
     by priority (0 first; absent: 2), then in board order (issue 22). `seen`: when this clone first saw each
     lease (`seen_leases`)."""
-    from workbench.model.archive import archived_done
+    from workbench.ops import status
 
-    done = {t.get("id") for t in board["tasks"] if t.get("status") == "done"}
-    out = []
-    for task in board["tasks"]:
-        held = holder(task, at, (seen or {}).get(task.get("id")))
-        if task.get("status") == "todo" and all(d in done or archived_done(board, d)
-                                                for d in task.get("depends_on", [])) and (
-                held is None or held.get("agent") == agent):
-            out.append(task)
-    return sorted(out, key=lambda t: t.get("priority", 2))  # stable: board order among equals
+    # the one rule of what can be worked on (ops/status.ready_tasks: no epic with open children, no review
+    # before its task is done), then the claims: no task another agent holds
+    return [t for t in status.ready_tasks(board["tasks"], board)
+            if (held := holder(t, at, (seen or {}).get(str(t.get("id"))))) is None or held.get("agent") == agent]
 
 
 def claim_next(wb: Workbench, *, agent: str | None = None, lease_s: int = DEFAULT_LEASE_S,

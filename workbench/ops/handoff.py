@@ -25,6 +25,7 @@ from typing import Any
 
 from workbench.git import changes
 from workbench.model import scope as scopes
+from workbench.model.proof import unproven_tasks
 from workbench.model.reducer import Docs
 from workbench.ops.status import next_action_set
 from workbench.store.eventlog import EventLog
@@ -268,6 +269,7 @@ def packet(root: Path, config: dict[str, Any], docs: Docs, events: list[dict[str
                   "open": [{"id": t["id"], "status": t["status"], "title": t.get("title", "")}
                            for t in docs.board["tasks"] if t.get("status") in ("todo", "in_progress", "blocked")]},
         "proof": proofs,
+        "unproven": unproven_tasks(docs.board["tasks"]),
         "person_only": _person_only(window),
     }
 
@@ -314,6 +316,8 @@ def render_markdown(p: dict[str, Any]) -> bytes:
                                     or ["- none"]) + [""]
     out += ["## Proof", ""] + ([f"- {x['task']}: task.done event #{x['seq']} at `{str(x['head'] or '-')[:12]}`"
                                 + (" — **FORCED**" if x["forced"] else "") for x in p["proof"]] or ["- none"])
+    if p.get("unproven"):  # issue 30: never shown as proven
+        out += ["", "**Done without proof:** " + ", ".join(f"{u['id']} ({u['why']})" for u in p["unproven"])]
     people = p.get("person_only") or []  # issue 19: who did what only a person may, and how they were proven
     out += ["", "## Person-only actions", ""] + ([f"- #{a['seq']} {a['what']} — by {a['who']}" for a in people]
                                                  or ["- none"])

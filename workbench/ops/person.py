@@ -46,10 +46,14 @@ def command_line(drop: tuple[str, str] | None = None) -> str:
 
 def terminal_who() -> Who:
     """Who a CLI command is by default: a person at a terminal (claimed, not proven) when stdin is a terminal
-    outside an agent's environment and CI; otherwise an agent's script."""
+    outside an agent's environment, an agent's process tree and CI; otherwise an agent's script."""
     if provenance.agent_marker() is not None:
         return Who("agent", "script", _stdin_tty())
     if _stdin_tty() and not os.environ.get("CI"):
+        # a terminal under an agent (`env -u CLAUDECODE script -qc 'wb note …'` in its shell) is the agent's:
+        # the ancestry check applies to every event's actor, not only to person-only actions (issue 30)
+        if provenance.ancestor_agent():
+            return Who("agent", "script", True)
         return Who("human", "terminal", True)
     return Who("agent", "script", _stdin_tty())
 

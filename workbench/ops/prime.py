@@ -205,6 +205,11 @@ def render(data: dict[str, Any]) -> str:
     lines.append("Board: " + " · ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)
                  + (f" · {data['board']['archived']} archived" if data["board"].get("archived") else "")
                  if data["board"]["total"] or data["board"].get("archived") else "Board: no tasks yet.")
+    unproven = data["board"].get("unproven") or []
+    if unproven:  # issue 30: a done whose acceptance never passed is never shown as a proven one
+        lines.append(f"Done without proof ({len(unproven)}): "
+                     + ", ".join(f"{u['id']} ({u['why']})" for u in unproven[:5])
+                     + (" …" if len(unproven) > 5 else "") + ".")
     last = data.get("last_event")
     if isinstance(last, dict):
         lines.append(f"Last event: #{last.get('seq')} {quoted(last.get('type'), 40)[1:-1]} by "

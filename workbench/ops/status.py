@@ -46,13 +46,26 @@ def clip(text: str, width: int = 80) -> str:
 
 
 def ready_tasks(tasks: list[dict[str, Any]], board: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The tasks one can start now, in board order: todo, and every task it depends on done (on the board, or
-    done and archived: `board` holds the archive's references)."""
+    """The tasks one can work on now, the highest priority first (0 first; absent: 2), then in board order — the
+    one rule behind `wb task next`, status's ready line and its derived next action, prime and the board's ready
+    mark: todo, every task it depends on done (on the board, or done and archived: `board` holds the archive's
+    references), no child of it still open (an epic is finished by its children first), and, for a review, the
+    task it reviews done (issue 31)."""
     from workbench.model.archive import archived_done
 
     done = {t.get("id") for t in tasks if t.get("status") == "done"}
-    return [t for t in tasks if t.get("status", "todo") == "todo"
-            and all(d in done or archived_done(board, d) for d in t.get("depends_on") or [])]
+    parents = {t.get("parent") for t in tasks if t.get("parent") and t.get("status") not in ("done", "cancelled")}
+    ready = [t for t in tasks if t.get("status", "todo") == "todo"
+             and all(d in done or archived_done(board, d) for d in t.get("depends_on") or [])
+             and t.get("id") not in parents
+             and (t.get("kind") != "review" or not t.get("reviews") or t["reviews"] in done
+                  or archived_done(board, str(t["reviews"])))]
+    return sorted(ready, key=_priority)  # stable: board order among equals
+
+
+def _priority(task: dict[str, Any]) -> int:
+    p = task.get("priority", 2)
+    return p if isinstance(p, int) else 2
 
 
 def waiting_on(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any] | None = None) -> list[str]:
@@ -119,7 +132,7 @@ def derived_next_action(active: dict[str, Any] | None, tasks: list[dict[str, Any
         return (f"{blocked['id']} is blocked ({blocked.get('blocked_reason') or 'no reason given'}): unblock it, "
                 + (f"or start {ready[0]['id']}: `wb task start {ready[0]['id']}`" if ready else "or add a task"))
     if ready:
-        first = min(ready, key=lambda t: t.get("priority", 2))  # as `wb task next` picks: priority, then board order
+        first = ready[0]  # as `wb task next` picks: priority, then board order
         return f"Start {first['id']} {first.get('title', '')}: `wb task start {first['id']}`"
     if not tasks:
         return INIT_NEXT_ACTION
@@ -137,7 +150,7 @@ def next_task(tasks: list[dict[str, Any]], board: dict[str, Any] | None = None) 
     why there is none when there is none (`wb task next`)."""
     ready = ready_tasks(tasks, board)
     if ready:
-        return min(ready, key=lambda t: t.get("priority", 2)), ""
+        return ready[0], ""
     if not tasks:
         return None, "the board is empty: add a task with `wb task add TITLE`"
     todo = [t for t in tasks if t.get("status", "todo") == "todo"]
@@ -194,7 +207,10 @@ def _board(view: View) -> dict[str, Any]:
     from workbench.model.archive import refs
 
     archived = sum(r["tasks"] for r in refs(view.loaded.docs.board) if isinstance(r.get("tasks"), int))
-    return {"board": {"total": len(view.tasks), "by_status": counts, "archived": archived}}
+    from workbench.model.proof import unproven_tasks
+
+    return {"board": {"total": len(view.tasks), "by_status": counts, "archived": archived,
+                      "unproven": unproven_tasks(view.tasks)}}
 
 
 def _history(view: View) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from workbench.errors import Refused, WorkbenchError
 from workbench.model import jsonl
+from workbench.model.proof import unproven
 from workbench.model.redaction import redact, secret_values
 from workbench.review.logpoints import LogSides, resolve_sides
 from workbench.review.parse import (
@@ -146,6 +147,9 @@ def diff_board(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
                 entry = {"id": tid, "title": task.get("title"), "changes": changes}
                 if before.get("acceptance") != task.get("acceptance"):  # what `wb task done` runs is not the same
                     entry["acceptance_changed"] = True
+                why = unproven(task)
+                if why and before.get("status") != "done":  # issue 30: done, but its acceptance never passed
+                    entry["unproven"] = why
                 out["changed"].append(entry)
     gone = [t for tid, t in old_tasks.items() if tid not in new_tasks]
     # the board's archive (issue 20): a task that left the board for a sealed segment is archived, not removed

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from workbench.model.display import escape
+from workbench.model.proof import mark
 
 MD_ROWS = 200  # a pull-request comment has a size limit: longer tables end with "… and N more"
 
@@ -50,7 +51,7 @@ def session_text(s: dict[str, Any] | None) -> str:
 
 
 def task_line(task: dict[str, Any]) -> str:
-    forced = " (forced)" if task.get("forced_done") else ""  # issue 16: a forced done says so
+    forced = mark(task)  # issue 16: a forced done says so; issue 30: and a done with no proof
     return (f"{task.get('id')} [{task.get('status')}{forced}] {task.get('kind')}/{task.get('owner')}  "
             f"{task.get('title', '')}")
 
@@ -119,6 +120,7 @@ def render_text(d: dict[str, Any]) -> list[Line]:
         out += [("", f"  » {task_line(t)}  → {t['archived']}") for t in b.get("archived", [])]
         for t in b["changed"]:
             mark = f"  [{ACCEPTANCE_CHANGED}]" if t.get("acceptance_changed") else ""
+            mark += f"  [done: {t['unproven']}]" if t.get("unproven") else ""
             out.append(("yellow", f"  ~ {t['id']} {t['title'] or ''}{mark}"))
             for c in t["changes"]:
                 if c["field"] == "acceptance":  # every command in full: a cut one could hide its end
@@ -290,11 +292,13 @@ def render_markdown(d: dict[str, Any]) -> str:
                 + archived_count(b),
                 "", "| task | title | change | before | after |", "|---|---|---|---|---|"]
         rows = [f"| board | | `{c['field']}` | {_md_value(c, 'old')} | {_md_value(c, 'new')} |" for c in b["fields"]]
-        rows += [f"| {t.get('id')} | {cell(t.get('title', ''), False)} | added | | {cell(t.get('status'))} |"
-                 for t in b["added"]]
+        rows += [f"| {t.get('id')} | {cell(t.get('title', ''), False)} | added | | "
+                 f"{cell(str(t.get('status')) + mark(t))} |" for t in b["added"]]
         for t in b["changed"]:
             rows += [f"| {t['id']} | {cell(t['title'] or '', False)} | `{c['field']}` | {_md_value(c, 'old')} | "
-                     f"{_md_value(c, 'new')} |" for c in t["changes"]]
+                     f"{_md_value(c, 'new')}"
+                     + (f" **({t['unproven']})**" if c["field"] == "status" and t.get("unproven") else "") + " |"
+                     for c in t["changes"]]
         rows += [f"| {t.get('id')} | {cell(t.get('title', ''), False)} | removed | {cell(t.get('status'))} | |"
                  for t in b["removed"]]
         rows += [f"| {t.get('id')} | {cell(t.get('title', ''), False)} | archived | {cell(t.get('status'))} | "

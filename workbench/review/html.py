@@ -15,6 +15,7 @@ import html
 from typing import Any
 
 from workbench.model.display import escape
+from workbench.model.proof import mark
 from workbench.review.diffview import (
     ACCEPTANCE_CHANGED,
     acceptance_change,
@@ -115,11 +116,13 @@ def _tasks(d: dict[str, Any]) -> list[str]:
                 f"<td>{after}</td></tr>")
 
     for t in b["added"]:
-        forced = " (forced)" if t.get("forced_done") else ""
+        forced = mark(t)
         rows.append(row("added", t, "added", "", code(str(t.get("status")) + forced)))
     for t in b["changed"]:
         rows += [row("changed", t, code(c["field"]), _val(c, "old", c["field"] == "acceptance"),
-                     _val(c, "new", c["field"] == "acceptance")) for c in t["changes"]]
+                     _val(c, "new", c["field"] == "acceptance")
+                     + (f' <span class="warn">({h(t["unproven"])})</span>'
+                        if c["field"] == "status" and t.get("unproven") else "")) for c in t["changes"]]
     rows += [row("removed", t, "removed", code(t.get("status")), "") for t in b["removed"]]
     rows += [row("archived", t, "archived", code(t.get("status")), code(t["archived"])) for t in archived]
     out = ['<section id="tasks">', f"<h2>{h(head)}</h2>",

@@ -9,6 +9,7 @@ carry `more` (how many follow), so a batch cut short by a crash is recognised an
 from __future__ import annotations
 
 import errno
+import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 from workbench import faults
 from workbench.errors import Refused
-from workbench.model.jsonl import MAX_LINE_BYTES, encode, line_hash, read_line, split_lines
+from workbench.model.jsonl import MAX_LINE_BYTES, MAX_RECORD_BYTES, encode, line_hash, read_line, split_lines
 from workbench.model.segments import (
     LOG_DIR,
     Header,
@@ -429,5 +430,22 @@ def chain(events: list[dict[str, Any]], tail: Tail, *, batch: bool = True) -> li
             event["more"] = remaining
         else:
             event.pop("more", None)
-        prev = line_hash(encode(event))
+        line = encode(event)
+        if len(line) > MAX_RECORD_BYTES:
+            raise too_big(event, len(line))
+        prev = line_hash(line)
     return events
+
+
+def too_big(event: dict[str, Any], size: int) -> Refused:
+    """The one refusal of an event over what a record may hold, naming its largest field."""
+    where, node = "payload", event.get("payload")
+    while isinstance(node, dict | list) and node:  # down to the largest part: `task.acceptance`, `text`
+        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        key, node = max(items, key=lambda kv: len(json.dumps(kv[1], ensure_ascii=False)))
+        if isinstance(key, int):
+            break
+        where = key if where == "payload" else f"{where}.{key}"
+    return Refused(f"refused: this {event.get('type')} is {size:,} bytes, over the {MAX_RECORD_BYTES:,} one record "
+                   f"may hold (`{where}` is the largest part); nothing was written: keep long text in a file "
+                   "of the repository and give its path")

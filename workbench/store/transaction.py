@@ -26,7 +26,7 @@ from workbench.model.boardfile import check_board
 from workbench.model.layout import check_writable
 from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
-from workbench.store import archive, caches, configedit, humanedit, sealedfiles, spool
+from workbench.store import archive, caches, configedit, humanedit, sealedfiles, spool, trust
 from workbench.store import commit as commit_policy
 from workbench.store.atomic import FileChanged, append_lines, atomic_write, read_or_none, write_workbench_file
 from workbench.store.config import parse_config
@@ -240,6 +240,8 @@ class Transaction:
             "session": session if session is not None else self.session,
             "payload": payload,
         }
+        if trust.skipped():  # what ran on WB_TRUST_REPO_COMMANDS's word alone is on the record (issue 30)
+            event["trust"] = "env"
         self.events.append(event)
         if reducer.apply(self.docs, event):
             self.board_changed = True

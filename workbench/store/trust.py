@@ -189,7 +189,31 @@ def plan_command(root: Path, path: Path) -> Command | None:
 
 
 def env_trusts() -> bool:
-    return os.environ.get(ENV) == "1"
+    """WB_TRUST_REPO_COMMANDS=1, honoured only where wb would take a person's word: never in an agent's
+    environment or under a process whose environment holds an agent's marker (`env -u CLAUDECODE` included).
+    The CI opt-in is a person's (or CI's), not one more door an agent can open with a variable (issue 30)."""
+    if os.environ.get(ENV) != "1":
+        return False
+    from workbench.model import provenance
+
+    if provenance.current().via in ("mcp", "hook"):  # an agent's doors, whatever their environment says
+        return False
+    return not (provenance.agent_marker() or provenance.ancestor_agent())
+
+
+_SKIPPED: list[str] = []  # the commands WB_TRUST_REPO_COMMANDS let run untrusted in this process (labels)
+
+
+def skipped() -> bool:
+    """Whether WB_TRUST_REPO_COMMANDS let an untrusted command run in this process: every event written after
+    it says so (`trust: "env"`), so a reviewer can tell what ran on the variable's word alone."""
+    return bool(_SKIPPED)
+
+
+def forget_skipped() -> None:
+    """A command ended: what the next one lets run on the variable's word is its own (one process, many
+    commands: the tests' in-process runner, the MCP server)."""
+    _SKIPPED.clear()
 
 
 class TrustStore:
@@ -277,12 +301,15 @@ class TrustStore:
 def require(root: Path, cmds: Iterable[Command]) -> None:
     """Refuse (Untrusted, exit 5) before anything runs when one of `cmds` is not trusted on this clone."""
     cmds = list(cmds)
-    if not cmds or env_trusts():
+    if not cmds:
         return
     store = TrustStore.for_root(root)
     if store is None:
         return
     missing = store.untrusted(cmds)
+    if missing and env_trusts():
+        _SKIPPED.extend(c.label for c in missing)
+        return
     if missing:
         raise Untrusted(missing[0].label, len(missing), missing[0].kind == "plan" and missing[0].name or None)
 
