@@ -339,6 +339,7 @@ class GitRepo:
         self.worktree = worktree
         self._git_dir: Path | None = None
         self._common_dir: Path | None = None
+        self._keep_dir: Path | None = None
         self._algo = "sha1"
         self._ident_cache: tuple[str, str] | None = None
         # the last commit this process made: (ref, commit sha, root tree entries, .workbench files)
@@ -421,6 +422,21 @@ class GitRepo:
             self._discover()
         assert self._git_dir is not None
         return self._git_dir
+
+    @property
+    def keep_dir(self) -> Path:
+        """Where wb keeps what must outlive this worktree's git directory (the pending journal, a SQLite
+        database): `git_dir`/wb, or for a linked worktree `<common dir>/wb/worktrees/<key>/` (store/kept.py);
+        a journal an older wb left in the old place is moved here on first use."""
+        if self._keep_dir is None:
+            from workbench.store import kept
+
+            keep = kept.keep_dir(self.worktree, self.git_dir)
+            if keep != self.git_dir / "wb":
+                kept.note(keep, self.worktree)
+                kept.adopt_journals(self.worktree, self.git_dir / "wb", keep)
+            self._keep_dir = keep
+        return self._keep_dir
 
     @property
     def common_dir(self) -> Path:
