@@ -1157,9 +1157,13 @@ class GitRepo:
         wb_dir.mkdir(exist_ok=True)
         index = wb_dir / f"hook-index-{os.getpid()}"
         env = {"GIT_INDEX_FILE": str(index), HOOK_MARK: "1"}
+        from workbench.git.userfiles import UserFiles
+
+        users = UserFiles.record(self)  # wb never changes a user's file: what a hook changes is put back
         try:
             run_git(self.worktree, "read-tree", staged, env=env)
             proc = run_git(self.worktree, "hook", "run", "--ignore-missing", "pre-commit", env=env, check=False)
+            self._refuse_users_changed("pre-commit", users)
             rewritten = self._rewritten(files)
             if rewritten:
                 run_git(self.worktree, "read-tree", staged, env=env)  # what the hook staged is not wb's
@@ -1176,6 +1180,7 @@ class GitRepo:
             try:
                 proc = run_git(self.worktree, "hook", "run", "--ignore-missing", "commit-msg", "--", fh.name,
                                env=env, check=False)
+                self._refuse_users_changed("commit-msg", users)
                 if proc.returncode != 0:
                     raise GitError(f"the commit-msg hook refused the state commit (exit {proc.returncode}): "
                                    f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
@@ -1188,6 +1193,19 @@ class GitRepo:
                     os.unlink(leftover)
                 except FileNotFoundError:
                     pass
+
+    @staticmethod
+    def _refuse_users_changed(hook: str, users: Any) -> None:
+        """After a hook: put back every user's file it changed (git/userfiles.py) and refuse the commit, naming
+        the hook and the files. The write stays acknowledged (its events are in the log); the next wb write
+        commits it once the hook leaves other files alone."""
+        changed = users.restore()
+        if not changed:
+            return
+        names = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")
+        raise GitError(f"the {hook} hook changed {names} (yours, not wb's): wb put your bytes back and did not "
+                       f"commit; make that hook touch only the files git passes it (or set git.run_hooks: false in "
+                       f"{WB_DIR}/config.yaml), and the next wb write commits everything")
 
     def _rewritten(self, files: dict[str, tuple[str, str]]) -> list[str]:
         """The files of `files` (path under .workbench/ → (mode, blob sha)) whose bytes on disk are not that
