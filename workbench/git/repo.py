@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # for annotations only: each function that runs git imports s
     import subprocess
     import weakref
 
+    from workbench.git.userfiles import UserFiles
+
 IGNORED_NAMES = {".lock", ".cache", ".migrate.json"}  # .migrate.json: wb migrate's intent, never committed
 
 
@@ -1195,7 +1197,7 @@ class GitRepo:
                     pass
 
     @staticmethod
-    def _refuse_users_changed(hook: str, users: Any) -> None:
+    def _refuse_users_changed(hook: str, users: UserFiles) -> None:
         """After a hook: put back every user's file it changed (git/userfiles.py) and refuse the commit, naming
         the hook and the files. The write stays acknowledged (its events are in the log); the next wb write
         commits it once the hook leaves other files alone."""

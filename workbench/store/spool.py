@@ -246,6 +246,8 @@ class Spool:
             return None
         if not isinstance(cached, dict) or cached.get("config") != [st.st_mtime_ns, st.st_size]:
             return None
+        if cached.get("kept") != 1:  # cached before a linked worktree's database moved out (keep_dir_of)
+            return None
         names, db = cached.get("names"), cached.get("db", False)
         if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
             return None
@@ -260,7 +262,7 @@ class Spool:
             os.makedirs(self.dir, exist_ok=True)
             tmp = os.path.join(self.dir, f".redact-{os.getpid()}.tmp")
             with open(tmp, "w") as f:
-                f.write(cjson.dumps({"config": [st.st_mtime_ns, st.st_size], "names": names, "db": db}))
+                f.write(cjson.dumps({"config": [st.st_mtime_ns, st.st_size], "names": names, "db": db, "kept": 1}))
             os.replace(tmp, os.path.join(self.dir, REDACT_NAMES))
         except OSError:
             pass  # a cache: the next hook reads config.yaml again
