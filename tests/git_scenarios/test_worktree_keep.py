@@ -157,3 +157,18 @@ def test_git_clean_fdx_leaves_the_default_places_alone(repo: Path) -> None:
     run_git(wt, "clean", "-fdxq")
     assert _notes(repo) == ["main"]
     assert _notes(wt) == ["linked"]
+
+
+def test_a_worktree_added_again_at_its_path_keeps_its_name(repo: Path) -> None:
+    """The worktree's name in a sync's task.renumber events (`wb task show OLD` resolves where it was renumbered)
+    is kept with the journal: the same after `git worktree remove` and `add` at the same path."""
+    from workbench.git.repo import GitRepo
+
+    assert run_wb(repo, "init", "--backend", "files").returncode == 0
+    wt = repo.parent / "wt"
+    run_git(repo, "worktree", "add", "-q", "-b", "wt", str(wt))
+    name = GitRepo(wt).worktree_id()
+    run_git(repo, "worktree", "remove", "--force", str(wt))
+    run_git(repo, "worktree", "add", "-q", str(wt), "wt")
+    assert GitRepo(wt).worktree_id() == name
+    assert GitRepo(repo).worktree_id() != name

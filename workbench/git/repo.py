@@ -992,7 +992,7 @@ class GitRepo:
     def worktree_id(self) -> str:
         """A random name for this worktree of this clone, made once (a sync's task.renumber names whose
         unpublished task moved, so `wb task show OLD` resolves OLD there and only there)."""
-        path = self.git_dir / "wb" / "worktree-id"
+        path = self.keep_dir / "worktree-id"  # a linked worktree's outlives `git worktree remove` (store/kept.py)
         try:
             value = path.read_text().strip()
             if value:

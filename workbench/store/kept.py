@@ -16,7 +16,8 @@ from pathlib import Path
 
 from workbench.store.spool import KEPT, KEPT_FOR, keep_dir_of
 
-JOURNALS = ("pending.jsonl", "committed.jsonl")  # store/pending.Pending
+# store/pending.Pending's two, and the worktree's name in the task.renumber events a sync writes (GitRepo.worktree_id)
+JOURNALS = ("pending.jsonl", "committed.jsonl", "worktree-id")
 
 
 def keep_dir(root: Path, git_dir: Path) -> Path:
