@@ -172,3 +172,28 @@ def test_a_worktree_added_again_at_its_path_keeps_its_name(repo: Path) -> None:
     run_git(repo, "worktree", "add", "-q", str(wt), "wt")
     assert GitRepo(wt).worktree_id() == name
     assert GitRepo(repo).worktree_id() != name
+
+
+def test_a_pending_journal_in_the_old_place_moves_on_first_open(repo: Path) -> None:
+    """Files backend: a journal an older wb left in `.git/worktrees/NAME/wb/` (an event acknowledged on a detached
+    HEAD) is moved out on the next command, and a later `git worktree remove` does not take it."""
+    from workbench.store.spool import keep_dir_of
+
+    assert run_wb(repo, "init", "--backend", "files").returncode == 0
+    wt = repo.parent / "wt"
+    run_git(repo, "worktree", "add", "-q", "-b", "wt", str(wt))
+    run_git(wt, "checkout", "-q", "--detach")
+    assert run_wb(wt, "note", "journal only").returncode == 0
+    private = _private_git_dir(wt)
+    kept = Path(keep_dir_of(str(wt), str(private)))
+    for name in ("pending.jsonl", "committed.jsonl"):
+        if (kept / name).exists():
+            os.replace(kept / name, private / "wb" / name)  # where the older wb kept it
+    assert (private / "wb" / "pending.jsonl").exists()
+    out = run_wb(wt, "status")
+    assert out.returncode == 0, out.stderr
+    assert not (private / "wb" / "pending.jsonl").exists() and (kept / "pending.jsonl").exists()
+    run_git(repo, "worktree", "remove", "--force", str(wt))
+    run_git(repo, "worktree", "add", "-q", str(wt), "wt")
+    assert run_wb(wt, "note", "after").returncode == 0
+    assert_sound(wt, acknowledged=["journal only", "after"])
