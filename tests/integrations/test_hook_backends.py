@@ -123,16 +123,19 @@ def test_the_database_is_guarded_where_config_yaml_puts_it(tmp_path: Path) -> No
 
 @sqlite_only
 def test_a_linked_worktrees_database_is_guarded_and_its_hooks_are_its_own(bench, repo: Path, tmp_path: Path) -> None:
-    """The default database is in the git directory's wb/ — for a linked worktree, `.git/worktrees/NAME/wb/`,
-    which no `.git/wb` in its path names: guarded all the same. Its agent's events are its workbench's alone
+    """The default database of a linked worktree is in the common git directory's wb/worktrees/<key>/ (where
+    `git worktree remove` leaves it, tests/git_scenarios/test_worktree_keep.py), not beside its spool in
+    `.git/worktrees/NAME/wb/`: guarded all the same. Its agent's events are its workbench's alone
     (test_hook_spool.py's linked worktree, on files, has its workbench from its branch)."""
     linked = tmp_path / "linked"
     run_git(repo, "worktree", "add", "-q", str(linked), "-b", "side")
     proc = run_wb(linked, "init", "--backend", "sqlite")
     assert proc.returncode == 0, proc.stderr
     git_dir = Path(run_git(linked, "rev-parse", "--path-format=absolute", "--git-dir").strip())
-    db = git_dir / "wb" / "workbench.sqlite3"
-    assert db.is_file() and ".git/wb" not in str(db)
+    from workbench.store.spool import keep_dir_of
+
+    db = Path(keep_dir_of(linked, git_dir)) / "workbench.sqlite3"
+    assert db.is_file() and not (git_dir / "wb" / "workbench.sqlite3").exists()
     why = _denied(hook(linked, _pre(linked, "Write", {"file_path": str(db), "content": ""})))
     assert "the workbench's database" in why
     _denied(hook(linked, _pre(linked, "Bash", {"command": f"truncate -s 0 {db}"})))

@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # for annotations only: each function that runs git imports s
     import subprocess
     import weakref
 
+    from workbench.git.userfiles import UserFiles
+
 # the longest one wb command waits, in all, while git's index.lock is held (a commit, checkout or stash of the
 # user's; or a lock a killed git left behind): then it goes on and says in one line what to do (docs/git.md)
 INDEX_LOCK_WAIT_S = 10.0
@@ -342,6 +344,7 @@ class GitRepo:
         self.worktree = worktree
         self._git_dir: Path | None = None
         self._common_dir: Path | None = None
+        self._keep_dir: Path | None = None
         self._algo = "sha1"
         self._ident_cache: tuple[str, str] | None = None
         # the last commit this process made: (ref, commit sha, root tree entries, .workbench files)
@@ -425,6 +428,21 @@ class GitRepo:
             self._discover()
         assert self._git_dir is not None
         return self._git_dir
+
+    @property
+    def keep_dir(self) -> Path:
+        """Where wb keeps what must outlive this worktree's git directory (the pending journal, a SQLite
+        database): `git_dir`/wb, or for a linked worktree `<common dir>/wb/worktrees/<key>/` (store/kept.py);
+        a journal an older wb left in the old place is moved here on first use."""
+        if self._keep_dir is None:
+            from workbench.store import kept
+
+            keep = kept.keep_dir(self.worktree, self.git_dir)
+            if keep != self.git_dir / "wb":
+                kept.note(keep, self.worktree)
+                kept.adopt_journals(self.worktree, self.git_dir / "wb", keep)
+            self._keep_dir = keep
+        return self._keep_dir
 
     @property
     def common_dir(self) -> Path:
@@ -1006,7 +1024,7 @@ class GitRepo:
     def worktree_id(self) -> str:
         """A random name for this worktree of this clone, made once (a sync's task.renumber names whose
         unpublished task moved, so `wb task show OLD` resolves OLD there and only there)."""
-        path = self.git_dir / "wb" / "worktree-id"
+        path = self.keep_dir / "worktree-id"  # a linked worktree's outlives `git worktree remove` (store/kept.py)
         try:
             value = path.read_text().strip()
             if value:
@@ -1173,9 +1191,13 @@ class GitRepo:
         wb_dir.mkdir(exist_ok=True)
         index = wb_dir / f"hook-index-{os.getpid()}"
         env = {"GIT_INDEX_FILE": str(index), HOOK_MARK: "1"}
+        from workbench.git.userfiles import UserFiles
+
+        users = UserFiles.record(self)  # wb never changes a user's file: what a hook changes is put back
         try:
             run_git(self.worktree, "read-tree", staged, env=env)
             proc = run_git(self.worktree, "hook", "run", "--ignore-missing", "pre-commit", env=env, check=False)
+            self._refuse_users_changed("pre-commit", users)
             rewritten = self._rewritten(files)
             if rewritten:
                 run_git(self.worktree, "read-tree", staged, env=env)  # what the hook staged is not wb's
@@ -1192,6 +1214,7 @@ class GitRepo:
             try:
                 proc = run_git(self.worktree, "hook", "run", "--ignore-missing", "commit-msg", "--", fh.name,
                                env=env, check=False)
+                self._refuse_users_changed("commit-msg", users)
                 if proc.returncode != 0:
                     raise GitError(f"the commit-msg hook refused the state commit (exit {proc.returncode}): "
                                    f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
@@ -1204,6 +1227,19 @@ class GitRepo:
                     os.unlink(leftover)
                 except FileNotFoundError:
                     pass
+
+    @staticmethod
+    def _refuse_users_changed(hook: str, users: UserFiles) -> None:
+        """After a hook: put back every user's file it changed (git/userfiles.py) and refuse the commit, naming
+        the hook and the files. The write stays acknowledged (its events are in the log); the next wb write
+        commits it once the hook leaves other files alone."""
+        changed = users.restore()
+        if not changed:
+            return
+        names = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")
+        raise GitError(f"the {hook} hook changed {names} (yours, not wb's): wb put your bytes back and did not "
+                       f"commit; make that hook touch only the files git passes it (or set git.run_hooks: false in "
+                       f"{WB_DIR}/config.yaml), and the next wb write commits everything")
 
     def _rewritten(self, files: dict[str, tuple[str, str]]) -> list[str]:
         """The files of `files` (path under .workbench/ → (mode, blob sha)) whose bytes on disk are not that

@@ -32,7 +32,7 @@ from workbench.errors import NotFound, WorkbenchError
 from workbench.integrations import agenthooks
 from workbench.model import cjson
 from workbench.model.redaction import redact, redact_known, secret_values
-from workbench.store.spool import Spool, find_root, git_dir_of
+from workbench.store.spool import Spool, find_root, git_dir_of, keep_dir_of
 
 TYPE_CHECKING = False  # not typing's, nor pathlib: each would cost a hook a tenth of its time
 if TYPE_CHECKING:
@@ -204,8 +204,10 @@ def _config_facts(spool: Spool, root: str, config: str) -> tuple[list[str], str 
     if backend.kind_of(loaded) == "sqlite":
         named = loaded.get("sqlite_path")
         # store/sqlitedb.db_path: relative to the work tree's top (an absolute one stays itself), else the git
-        # directory's wb/ (`.workbench/.local/wb/` without git: the spool's own directory)
-        db = os.path.normpath(os.path.join(root, str(named))) if named else os.path.join(spool.dir, "workbench.sqlite3")
+        # directory's wb/ (a linked worktree's: the common one's wb/worktrees/<key>/, store/spool.keep_dir_of;
+        # `.workbench/.local/wb/` without git: the spool's own directory)
+        db = (os.path.normpath(os.path.join(root, str(named))) if named else
+              os.path.join(keep_dir_of(root, os.path.dirname(spool.dir)), "workbench.sqlite3"))
     spool.keep_config_facts(config, names, db)
     return names, db
 

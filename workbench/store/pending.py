@@ -3,9 +3,9 @@
 `.workbench/` is in the user's work tree, so the user's own git can take it away at any moment: a `git stash`
 between wb's log append and its commit, a `git checkout -- .workbench`, a `merge --abort` or `reset --hard`
 after a write wb could not commit (mid-merge, no identity). So before a transaction writes the work tree, it
-appends its events and tool-call records to `pending.jsonl` in this worktree's own git directory
-(`.git/wb/pending.jsonl`, or `.git/worktrees/NAME/wb/` for a linked worktree), with fsync — the mutation is
-acknowledged only once it is there. A commit that contains them empties it.
+appends its events and tool-call records to `pending.jsonl` in the git directory (`.git/wb/pending.jsonl`, or
+`.git/wb/worktrees/<key>/` for a linked worktree: its own git directory goes with `git worktree remove`, see
+store/kept.py), with fsync — the mutation is acknowledged only once it is there. A commit that contains them empties it.
 
 While a merge, rebase, cherry-pick, revert or bisect is in progress, or HEAD is detached, wb does not write
 the work tree at all (a write there makes the user's `--abort`, `bisect reset` or `checkout` fail): events
@@ -29,12 +29,14 @@ if TYPE_CHECKING:
 
 
 class Pending:
-    def __init__(self, git_dir: Path) -> None:
-        self.path = git_dir / "wb" / "pending.jsonl"
+    def __init__(self, keep: Path) -> None:
+        # `keep`: GitRepo.keep_dir, the git directory's wb/ (a linked worktree: the common git directory's
+        # wb/worktrees/<key>/, which `git worktree remove` leaves alone; store/kept.py)
+        self.path = keep / "pending.jsonl"
         # the last batch a commit holds, kept until a later write has seen it in the log: a `git stash` or
         # `merge --abort` of the user's that read HEAD before wb's commit can move the branch back over it
         # a moment after (git's reflog then says "reset: moving to HEAD" at the older commit)
-        self.committed = git_dir / "wb" / "committed.jsonl"
+        self.committed = keep / "committed.jsonl"
 
     def __bool__(self) -> bool:
         try:

@@ -80,6 +80,34 @@ def git_dir_of(root: str | os.PathLike[str]) -> str | None:
     return os.path.normpath(target) if os.path.isdir(target) else None
 
 
+KEPT = "worktrees"  # <common git dir>/wb/worktrees/<key>/: what a linked worktree keeps past `git worktree remove`
+KEPT_FOR = "worktree"  # in each: the work tree's path it is kept for (to name it when the key does not match)
+
+
+def keep_dir_of(root: str | os.PathLike[str], git_dir: str | os.PathLike[str]) -> str:
+    """Where wb keeps what must outlive this worktree's git directory: the workbench's SQLite database (by
+    default) and the pending journal. A main worktree (or a submodule, or `.workbench/.local/` without git) keeps
+    them in its git directory's `wb/`; a linked worktree's git directory (`.git/worktrees/NAME/`, the one with
+    a `commondir` file) is deleted by `git worktree remove` and `git worktree prune`, so it keeps them in the
+    common git directory, under `wb/worktrees/<key>/`, the key the work tree's base name and a hash of its real
+    path: a worktree added again at the same path finds them (docs/git.md#what-outlives-git-worktree-remove).
+    Read without a subprocess: a hook asks where the database is."""
+    git_dir = os.fspath(git_dir)
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8", errors="replace") as f:
+            common = f.read().strip()
+    except OSError:
+        return os.path.join(git_dir, "wb")
+    if not common:
+        return os.path.join(git_dir, "wb")
+    import hashlib
+
+    real = os.path.realpath(os.fspath(root))
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in os.path.basename(real))[:40] or "worktree"
+    return os.path.join(os.path.normpath(os.path.join(git_dir, common)), "wb", KEPT, f"{name}-{digest}")
+
+
 class Spool:
     def __init__(self, git_dir: str | os.PathLike[str]) -> None:
         self.dir = os.path.join(os.fspath(git_dir), "wb")
@@ -218,6 +246,8 @@ class Spool:
             return None
         if not isinstance(cached, dict) or cached.get("config") != [st.st_mtime_ns, st.st_size]:
             return None
+        if cached.get("kept") != 1:  # cached before a linked worktree's database moved out (keep_dir_of)
+            return None
         names, db = cached.get("names"), cached.get("db", False)
         if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
             return None
@@ -232,7 +262,7 @@ class Spool:
             os.makedirs(self.dir, exist_ok=True)
             tmp = os.path.join(self.dir, f".redact-{os.getpid()}.tmp")
             with open(tmp, "w") as f:
-                f.write(cjson.dumps({"config": [st.st_mtime_ns, st.st_size], "names": names, "db": db}))
+                f.write(cjson.dumps({"config": [st.st_mtime_ns, st.st_size], "names": names, "db": db, "kept": 1}))
             os.replace(tmp, os.path.join(self.dir, REDACT_NAMES))
         except OSError:
             pass  # a cache: the next hook reads config.yaml again

@@ -1,7 +1,9 @@
 """The SQLite backend (`storage: sqlite` in config.yaml, `wb init --backend sqlite`): the workbench in one
 database file, through the storage interface of store/backend.py.
 
-Where: `sqlite_path` of config.yaml (relative to the work tree's top), else `<git dir>/wb/workbench.sqlite3`;
+Where: `sqlite_path` of config.yaml (relative to the work tree's top), else `<git dir>/wb/workbench.sqlite3`
+(a linked worktree: `<common git dir>/wb/worktrees/<key>/workbench.sqlite3`, which `git worktree remove` leaves
+alone; store/kept.py);
 `wb init --no-git` (no repository: a CI runner, a scratch directory) names `.workbench/workbench.sqlite3`.
 config.yaml stays a file in `.workbench/` (a person edits it); everything else is in the database:
 
@@ -72,8 +74,14 @@ def db_path(root: Path, config: dict[str, Any]) -> Path:
     if named:
         return (root / str(named)) if not os.path.isabs(str(named)) else Path(str(named))
     from workbench.git.repo import GitRepo
+    from workbench.store import kept
 
-    return GitRepo(root).git_dir / "wb" / DB_NAME
+    git_dir = GitRepo(root).git_dir
+    keep = kept.keep_dir(root, git_dir)
+    if keep != git_dir / "wb":  # a linked worktree: kept past `git worktree remove` (store/kept.py)
+        kept.adopt_database(root, git_dir / "wb" / DB_NAME, keep / DB_NAME)
+        kept.note(keep, root)
+    return keep / DB_NAME
 
 
 def _blob(value: Any) -> bytes:
@@ -362,7 +370,14 @@ class SqliteWorkbench(Workbench):
             self.git = NoGit(root)
             self.git.local.mkdir(parents=True, exist_ok=True)
         self._config = opened
-        self.storage = SqliteStorage(db_path(root, opened), self._timeout(), create=create)
+        path = db_path(root, opened)
+        if not create and not path.exists():
+            from workbench.store import kept
+
+            named = opened.get("sqlite_path")
+            raise NotFound(kept.missing(root, path, str(named) if named else None,
+                                        None if isinstance(self.git, NoGit) else self.git.git_dir))
+        self.storage = SqliteStorage(path, self._timeout(), create=create)
         self.log = self.storage.log  # type: ignore[assignment]
         # where the database is was read now; the rest of config.yaml is read when first asked for, as on files
         # (a Bench opened before a person edits config.yaml sees the edit on its next verb)

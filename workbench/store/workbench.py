@@ -252,7 +252,7 @@ class Workbench:
     @property
     def pending(self) -> Pending:
         if self._pending is None:
-            self._pending = Pending(self.git.git_dir)
+            self._pending = Pending(self.git.keep_dir)
         return self._pending
 
     def pending_events(self, tail: Tail) -> list[dict[str, Any]]:
