@@ -404,6 +404,12 @@ def test_trust_follows_what_runs_not_how_config_yaml_is_written(tmp_path: Path) 
         config_yaml(tools={"deploy": {"argv": _mark("PWNED"), "mode": "safe_readonly", "cwd": "sub"}}))
     pending = json.loads(wb_ok(victim, "trust", "--list", "--json").stdout)["pending"]
     assert [(p["name"], p["cwd"]) for p in pending] == [("deploy", "sub")]
+    # issue 30: how often it runs is part of what was trusted — an idempotent tool runs again after a crash
+    (victim / ".workbench" / "config.yaml").write_text(
+        config_yaml(tools={"deploy": {"argv": _mark("PWNED"), "mode": "safe_readonly", "idempotent": True}}))
+    pending = json.loads(wb_ok(victim, "trust", "--list", "--json").stdout)["pending"]
+    assert [(p["name"], p.get("rerun")) for p in pending] == [("deploy", True)]
+    assert "run again after a crash" in pending[0]["how"]
 
 
 def test_the_session_start_sync_says_what_it_brought(tmp_path: Path) -> None:

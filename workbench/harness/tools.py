@@ -234,7 +234,7 @@ class ToolBox:
         from workbench.store import trust  # a tool that came through git runs only once trusted on this clone
 
         trust.require(self.root, [trust.Command("tool", spec.name, trust.CONFIG, list(spec.argv), spec.cwd,
-                                                mode=spec.mode)])
+                                                mode=spec.mode, rerun=spec.idempotent)])
         argv = fill(spec.argv, args)
         cwd = self.root
         if spec.cwd:

@@ -37,16 +37,17 @@ class Command:
     (the task ids of an acceptance command), for people; it is not part of the digest. (A plain class: a
     dataclass would import inspect on the start-up path of `wb status`.)"""
 
-    __slots__ = ("kind", "name", "source", "run", "cwd", "mode", "where")
+    __slots__ = ("kind", "name", "source", "run", "cwd", "mode", "where", "rerun")
 
     def __init__(self, kind: str, name: str, source: str, run: Any, cwd: str | None = None,
-                 where: Iterable[str] = (), mode: str | None = None) -> None:
+                 where: Iterable[str] = (), mode: str | None = None, rerun: bool = False) -> None:
         self.kind = kind  # tool | hook | planner | acceptance | plan | setting
         self.name = name  # the tool's name, the hook's topic, "planner", "" (acceptance: any task), the plan's path
         self.source = source  # the file it comes from, relative to the work tree
         self.run = run
         self.cwd = cwd  # a tool's cwd: where it runs is part of what runs
         self.mode = mode  # a tool's mode: whether it runs without asking is part of what was trusted
+        self.rerun = rerun  # a tool declared idempotent: run again after a crash — how often it runs (issue 30)
         self.where = tuple(where)
 
     def __repr__(self) -> str:
@@ -58,6 +59,8 @@ class Command:
             out["cwd"] = self.cwd
         if self.mode is not None:
             out["mode"] = self.mode
+        if self.rerun:  # only when set: what was trusted before this field existed keeps its digest
+            out["rerun"] = True
         return out
 
     @property
@@ -101,13 +104,14 @@ class Command:
             return f"python: {self.run} (imported from the repository)"
         where = f" (in {self.cwd})" if self.cwd else ""
         mode = f", mode {self.mode}" if self.mode else ""
-        return "argv: " + json.dumps(list(self.run), ensure_ascii=False) + where + mode
+        rerun = ", run again after a crash (idempotent)" if self.rerun else ""
+        return "argv: " + json.dumps(list(self.run), ensure_ascii=False) + where + mode + rerun
 
     def record(self) -> dict[str, Any]:
         return {**self.key(), "digest": self.digest, "where": list(self.where)}
 
 
-KEY_FIELDS = ("kind", "name", "source", "run", "cwd", "mode")  # what Command.key holds, as a record keeps it
+KEY_FIELDS = ("kind", "name", "source", "run", "cwd", "mode", "rerun")  # what Command.key holds, as a record keeps it
 
 
 def canonical(key: dict[str, Any]) -> str:
@@ -130,7 +134,8 @@ def config_commands(config: dict[str, Any]) -> list[Command]:
         if isinstance(tool, dict) and isinstance(tool.get("argv"), list):
             cwd = tool.get("cwd")
             out.append(Command("tool", str(name), CONFIG, [str(a) for a in tool["argv"]],
-                               str(cwd) if cwd is not None else None, mode=str(tool.get("mode", TOOL_MODE))))
+                               str(cwd) if cwd is not None else None, mode=str(tool.get("mode", TOOL_MODE)),
+                               rerun=tool.get("idempotent") is True))
     for topic, entries in (config.get("hooks") or {}).items():
         for entry in entries or []:
             if isinstance(entry, dict) and "run" in entry:
