@@ -133,6 +133,11 @@ def init_sqlite(start: Path, *, no_git: bool = False, db: str | None = None) -> 
         if path is not None and (not path.strip() or "\n" in path):
             raise Refused(f"--db: {path!r} is not a path")
         text = (CONFIG_TEMPLATE + "storage: sqlite\n" + (f"sqlite_path: {json.dumps(path)}\n" if path else "")).encode()
+        from workbench.store import trust
+
+        outside = trust.outside_path(path)
+        if outside is not None and not no_git:  # given on the command line: the person's own choice
+            trust.remember(root, [outside])
     wb = sqlitedb.SqliteWorkbench(root, parse_config(text), create=True)
     with wb.transaction(actor="wb", create=True) as tx:
         tx.create_file("config.yaml", text)

@@ -98,6 +98,8 @@ class Command:
             return f"sh -c: {self.run}"
         if self.kind == "plan":
             return f"sha256: {self.run}"
+        if self.kind == "setting" and self.name == "sqlite_path":
+            return f"{self.run}: wb opens and writes this database, outside the repository and its git directory"
         if self.kind == "setting":
             return f"{self.run}: anyone, an agent over MCP or a script too, approves confirm_once and mutating tools"
         if isinstance(self.run, str):
@@ -144,12 +146,26 @@ def config_commands(config: dict[str, Any]) -> list[Command]:
                 out.append(Command("hook", str(topic), CONFIG, str(entry["python"])))
     if config.get("approvals") == "any":  # who may approve is a person's decision (`approvals: human` by default)
         out.append(Command("setting", "approvals", CONFIG, "approvals: any"))
+    outside = outside_path(config.get("sqlite_path"))
+    if outside is not None:  # a path out of the repository is a person's to allow (issue 30): wb writes there
+        out.append(outside)
     planner = config.get("planner")
     if isinstance(planner, dict) and "run" in planner:
         out.append(Command("planner", "planner", CONFIG, [str(a) for a in planner["run"]]))
     elif isinstance(planner, dict) and "python" in planner:
         out.append(Command("planner", "planner", CONFIG, str(planner["python"])))
     return out
+
+
+def outside_path(named: Any) -> Command | None:
+    """The `setting` a config.yaml `sqlite_path` that leaves the work tree is (absolute, or through `..`), or None
+    for one inside it (or none): wb opens and writes the file it names, so a clone's config must not choose it."""
+    if not isinstance(named, str) or not named:
+        return None
+    parts = named.replace("\\", "/").split("/")
+    if not (os.path.isabs(named) or ".." in parts):
+        return None
+    return Command("setting", "sqlite_path", CONFIG, f"sqlite_path: {named}")
 
 
 def acceptance_command(cmd: str, where: Iterable[str] = ()) -> Command:
