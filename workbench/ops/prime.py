@@ -98,6 +98,7 @@ def prime(wb: Workbench) -> dict[str, Any]:
                         "total": len(in_progress)},
         "active_task_id": active_id,
         "pending": status.get("pending"),
+        "not_yet_written": status.get("not_yet_written"),  # issue 29: acknowledged, on no branch yet
         "resume": status.get("resume"),
         "blocked": {"tasks": [{**_task(t, now), "reason": t.get("blocked_reason") or ""}
                               for t in blocked[:BLOCKED_SHOWN]],
@@ -152,6 +153,9 @@ def render(data: dict[str, Any]) -> str:
     elif data.get("resume"):
         lines.append(f"A harness session is live: {quoted(data['resume'].get('reason', ''))}: "
                      f"`{data['resume'].get('command', 'wb resume')}`")
+    waiting = data.get("not_yet_written")
+    if isinstance(waiting, dict):
+        lines.append(f"Not committed: {waiting['text']}")
     blocked = data["blocked"]
     if blocked["total"]:
         lines.append(f"Blocked ({blocked['total']}):")

@@ -138,6 +138,33 @@ class Pending:
             return [], []  # a log that does not read: the load says what is wrong with it
         return [e for e in events if e.get("id") not in have], calls
 
+    def set_aside(self, events: list[dict[str, Any]]) -> Path:
+        """Pending events that no longer apply to the branch (review/landing.py) moved out of the journal into
+        `refused.jsonl` beside it (fsynced first: they were acknowledged, and a person may want them), so the
+        rest lands and these are not tried again. Returns where they are kept."""
+        aside = self.path.parent / "refused.jsonl"
+        ids = {e.get("id") for e in events}
+        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, b"".join(b'{"kind":"event","record":' + encode(e) + b"}\n" for e in events))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return aside
+        kept = [line + b"\n" for line in split_lines(raw)[0]
+                if not ((r := loads_record(line)) is not None and r.get("kind") == "event"
+                        and isinstance(r.get("record"), dict) and r["record"].get("id") in ids)]
+        tmp = self.path.with_name(".tmp-pending.jsonl")
+        with open(tmp, "wb") as fh:
+            fh.write(b"".join(kept))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+        return aside
+
     def forget(self) -> None:
         try:
             self.committed.unlink()

@@ -97,6 +97,7 @@ class Transaction:
         self._secrets = secret_values(wb.config)
         self._config_seen = False  # config.yaml to be noted as seen once this transaction is durable
         self.refused: list[dict[str, Any]] = []  # an agent's board.json edits refused (humanedit.GUARDED)
+        self._aside: str | None = None  # the line naming pending events that no longer apply (`_set_aside`)
 
     @property
     def docs(self) -> Docs:
@@ -195,6 +196,10 @@ class Transaction:
                     configedit.remember(self.wb)
                 if self.refused and self.outcome is not None:
                     self.outcome.warnings.extend(humanedit.refused_lines(self.refused))
+                if self._aside is not None:
+                    if self.outcome is None:
+                        self.outcome = CommitOutcome()
+                    self.outcome.warnings.append(self._aside)
             elif self.refused and isinstance(exc, Exception):
                 self._keep_refusal()
             if exc_type is not None or not self.events:
@@ -288,6 +293,8 @@ class Transaction:
 
         loaded = self._loaded
         assert loaded is not None
+        if loaded.refused and not self.deferred:
+            self._set_aside(loaded.refused)
         if not self.events:
             self._write_new_files()
             if loaded.replayed or loaded.rebuilt or self._rebuild:
@@ -372,6 +379,25 @@ class Transaction:
             # committed; had the user's git moved the log meanwhile, the next load adopts
             on_branch = not self.wb.config["git"].get("ref") and self.outcome.sha is not None
             self.wb.pending.settle(self.wb.git.symbolic_head() if on_branch else None, self.outcome.sha)
+
+    def _set_aside(self, refused: list[dict[str, Any]]) -> None:
+        """Pending events that no longer apply to this branch (review/landing.py): out of the journal, into
+        `refused.jsonl` beside it, and named in this write's warnings — the rest of the journal lands."""
+        from workbench.review.landing import describe
+
+        void = [e for e in refused if e.get("void")]
+        left = [e for e in refused if not e.get("void")]
+        lines = []
+        if left:
+            where = self.wb.pending.set_aside(left)
+            lines.append(f"{len(left)} acknowledged event(s) that waited in the git directory no longer apply to "
+                         f"this branch and were not written: {', '.join(describe(e) for e in left)} (kept in "
+                         f"{where})")
+        if void:
+            lines.append(f"{len(void)} acknowledged event(s) that waited in the git directory name a task this "
+                         f"branch archived: recorded, void, as a rebase keeps them: "
+                         f"{', '.join(describe(e) for e in void)}")
+        self._aside = "; ".join(lines)
 
     def _log_ends_with_ours(self) -> bool:
         """The work tree's log still ends with this transaction's last event (no `git stash` or checkout took

@@ -1,0 +1,207 @@
+"""Acknowledged writes stranded by the user's git (issue 29, items 1-4): a write while HEAD is detached, during a
+rebase stop or a bisect, or cut off by a `git switch` or a `git stash` mid-write, waits in the pending journal.
+It lands on the branch through the same pick rule as `wb sync` and git's merge driver (review/landing.py): the
+branch's log kept byte for byte, the waiting events after it, a task id the branch took meanwhile renumbered
+and recorded as `task.renumber`, so `wb task show OLD` says where it went. While it waits, `wb status` names it
+and the command that lands it; `wb doctor` runs the write's checks dry and says what the next write would do.
+
+Before: the detached write's T-003 landed on main beside main's own T-003 and every later write exited 5
+("board.json: tasks[4].id: duplicate id T-003") while `wb doctor --fix` said "healthy: nothing to repair".
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.conftest import about_git, run_git, run_wb, spawn_wb
+from tests.git_scenarios.helpers import assert_sound, go, paused
+
+pytestmark = about_git  # the pending journal waits for git's operations: SQLite has neither (store/sqlitedb.py)
+
+
+def _ok(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    proc = run_wb(repo, *args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def _board(repo: Path) -> dict[str, str]:
+    board = json.loads((repo / ".workbench" / "board.json").read_text())
+    return {t["id"]: t["title"] for t in board["tasks"]}
+
+
+def _log(repo: Path) -> list[dict]:
+    return [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+
+
+def _status(repo: Path) -> dict:
+    return json.loads(_ok(repo, "status", "--json").stdout)
+
+
+def _four_tasks(repo: Path) -> None:
+    _ok(repo, "init")
+    for i in range(1, 5):
+        _ok(repo, "task", "add", f"t{i}")
+
+
+def _lands_renumbered(repo: Path, title: str, old: str, new: str) -> None:
+    """The waiting task is on the branch under `new`, a task.renumber records it, and `wb task show OLD` says
+    where it went."""
+    board = _board(repo)
+    assert board.get(new) == title, board
+    assert len(board) == len(set(board)), board
+    renumbers = [e["payload"] for e in _log(repo) if e["type"] == "task.renumber"]
+    assert [(r["from"], r["to"]) for r in renumbers] == [(old, new)], renumbers
+    show = run_wb(repo, "task", "show", old, "--json")
+    assert show.returncode == 0, show.stderr
+    assert new in show.stdout, show.stdout
+
+
+def test_a_task_added_on_a_detached_head_lands_on_main_under_a_new_id(repo: Path) -> None:
+    _four_tasks(repo)
+    run_git(repo, "checkout", "-q", "HEAD~2")
+    added = run_wb(repo, "task", "add", "while-detached")
+    assert added.returncode == 0 and "HEAD is detached" in added.stderr, added.stderr  # gets T-003 here
+    waiting = _status(repo)["not_yet_written"]
+    assert waiting["events"] == 1, waiting
+    assert "git switch main" in waiting["command"], waiting  # the one command that lands it
+    human = _ok(repo, "status").stdout
+    assert "git switch main" in human and "wait" in human, human
+    run_git(repo, "checkout", "-q", "main")
+
+    doctor = run_wb(repo, "doctor", "--json")  # the dry run of the write: what lands, and how
+    findings = {f["code"]: f for f in json.loads(doctor.stdout)["findings"]}
+    assert "pending" in findings and findings["pending"]["fixable"], doctor.stdout
+    assert "T-003" in findings["pending"]["message"], findings["pending"]
+
+    back = run_wb(repo, "task", "add", "back")
+    assert back.returncode == 0, back.stderr  # before: exit 5, duplicate id T-003, and every write after it
+    _lands_renumbered(repo, "while-detached", "T-003", "T-005")
+    assert _board(repo)["T-006"] == "back"
+    assert _board(repo)["T-003"] == "t3"  # main's own task keeps its id: the branch's log is kept as it is
+    assert _status(repo)["not_yet_written"] is None
+    assert_sound(repo)
+
+
+def test_doctor_fix_lands_what_waits_and_validate_agrees(repo: Path) -> None:
+    _four_tasks(repo)
+    run_git(repo, "checkout", "-q", "HEAD~2")
+    _ok(repo, "task", "add", "while-detached")
+    run_git(repo, "checkout", "-q", "main")
+    fix = _ok(repo, "doctor", "--fix")
+    assert "pending" in fix.stdout or "land" in fix.stdout, fix.stdout
+    _lands_renumbered(repo, "while-detached", "T-003", "T-005")
+    assert not (repo / ".git" / "wb" / "pending.jsonl").read_bytes()
+    assert "healthy" in _ok(repo, "doctor").stdout
+    assert_sound(repo)
+
+
+def test_a_start_of_a_task_the_branch_lacks_is_reported_and_the_rest_lands(repo: Path) -> None:
+    _ok(repo, "init")
+    _ok(repo, "task", "add", "t1")
+    run_git(repo, "checkout", "-q", "-b", "feature")
+    _ok(repo, "task", "add", "f2")  # T-002 on feature only
+    run_git(repo, "checkout", "-q", "--detach", "feature")
+    _ok(repo, "task", "start", "T-002")
+    _ok(repo, "task", "add", "while-detached")  # T-003
+    run_git(repo, "checkout", "-q", "main")  # main has no T-002: the start no longer applies
+    back = run_wb(repo, "note", "back")
+    assert back.returncode == 0, back.stderr  # reported, and the rest lands
+    assert "task.start T-002" in back.stderr and "no longer apply" in back.stderr, back.stderr
+    assert "refused.jsonl" in back.stderr
+    assert _board(repo) == {"T-001": "t1", "T-003": "while-detached"}  # T-003 free on main: no renumber
+    assert _status(repo)["not_yet_written"] is None
+    assert_sound(repo)
+
+
+def test_a_start_of_a_task_the_branch_archived_lands_void_and_is_named(repo: Path) -> None:
+    _four_tasks(repo)
+    _ok(repo, "task", "set", "T-002", "status=cancelled")
+    _ok(repo, "task", "delete", "T-002")  # main took T-002 off the board, into its archive
+    run_git(repo, "checkout", "-q", "main~4")  # T-001, T-002 here
+    assert set(_board(repo)) == {"T-001", "T-002"}
+    _ok(repo, "task", "start", "T-002")
+    _ok(repo, "task", "add", "while-detached")
+    run_git(repo, "checkout", "-q", "main")
+    back = run_wb(repo, "note", "back")
+    assert back.returncode == 0, back.stderr
+    assert "task.start T-002" in back.stderr and "void" in back.stderr, back.stderr
+    assert _board(repo)["T-005"] == "while-detached"
+    assert "T-002" not in _board(repo)
+    assert_sound(repo)
+
+
+def test_a_switch_to_another_branch_mid_write_lands_there_renumbered(repo: Path, tmp_path: Path) -> None:
+    _ok(repo, "init")
+    _ok(repo, "task", "add", "t1")
+    run_git(repo, "checkout", "-q", "-b", "other")
+    for title in ("o2", "o3"):
+        _ok(repo, "task", "add", title)  # T-002, T-003 on other
+    run_git(repo, "checkout", "-q", "main")
+    _ok(repo, "task", "add", "t2")  # T-002 on main
+    proc, marker = paused(repo, tmp_path, "after_pending_append", "task", "add", "mid-switch")  # T-003 on main
+    run_git(repo, "switch", "-q", "other")
+    done = go(proc, marker)
+    assert done.returncode == 0, done.stderr  # acknowledged: in the pending journal
+    assert _status(repo)["not_yet_written"]["events"] == 1
+    _ok(repo, "task", "add", "next")
+    _lands_renumbered(repo, "mid-switch", "T-003", "T-004")
+    assert _board(repo)["T-005"] == "next"
+    assert_sound(repo)
+
+
+def test_a_write_during_a_rebase_stop_waits_is_named_and_lands(repo: Path) -> None:
+    _ok(repo, "init")
+    run_git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "app.py").write_text("print('feature')\n")
+    run_git(repo, "commit", "-q", "-am", "feature change")
+    run_git(repo, "checkout", "-q", "main")
+    (repo / "app.py").write_text("print('main')\n")
+    run_git(repo, "commit", "-q", "-am", "main change")
+    _ok(repo, "task", "add", "m1")
+    run_git(repo, "checkout", "-q", "feature")
+    stopped = subprocess.run(["git", "rebase", "main"], cwd=repo, capture_output=True, text=True)
+    assert stopped.returncode != 0  # stopped on app.py's conflict
+    added = run_wb(repo, "task", "add", "during-rebase")
+    assert added.returncode == 0 and "rebase" in added.stderr, added.stderr
+    waiting = _status(repo)["not_yet_written"]
+    assert waiting["events"] == 1 and "git rebase" in waiting["command"], waiting
+    run_git(repo, "rebase", "--abort")  # feature has no task: T-002 stays free
+    _ok(repo, "task", "add", "after")
+    assert _board(repo) == {"T-002": "during-rebase", "T-001": "after"} or "during-rebase" in _board(repo).values()
+    assert _status(repo)["not_yet_written"] is None
+    assert_sound(repo)
+
+
+def test_a_write_during_bisect_lands_after_bisect_reset(repo: Path) -> None:
+    _four_tasks(repo)
+    run_git(repo, "bisect", "start")
+    run_git(repo, "bisect", "bad")
+    run_git(repo, "bisect", "good", "HEAD~3")  # checks out a commit between: T-001, T-002 there
+    added = run_wb(repo, "task", "add", "during-bisect")
+    assert added.returncode == 0 and "bisect" in added.stderr, added.stderr
+    old = added.stdout.split()[0]  # the next free id on the commit bisect checked out: main has it already
+    waiting = _status(repo)["not_yet_written"]
+    assert "git bisect reset" in waiting["command"], waiting
+    run_git(repo, "bisect", "reset")
+    _ok(repo, "task", "add", "after")
+    _lands_renumbered(repo, "during-bisect", old, "T-005")
+    assert_sound(repo)
+
+
+def test_a_stash_between_the_append_and_the_commit_validates_before_the_next_write(repo: Path,
+                                                                                      tmp_path: Path) -> None:
+    _ok(repo, "init")
+    _ok(repo, "note", "before")
+    proc, marker = paused(repo, tmp_path, "after_event_append", "note", "in flight")
+    run_git(repo, "stash", "push", "-q")
+    done = go(proc, marker)
+    assert done.returncode == 0, done.stderr
+    for args in (["validate"], ["replay", "--verify"]):  # before: validate exit 5, "last_event 2 is beyond..."
+        proc2 = spawn_wb(repo, *args)
+        assert proc2.returncode == 0, proc2.stdout + proc2.stderr
+    doctor = spawn_wb(repo, "doctor", "--fix")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert_sound(repo, acknowledged=["before", "in flight"])

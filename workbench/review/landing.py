@@ -1,0 +1,126 @@
+"""The one way acknowledged events land after a branch's log (issue 29): `wb sync`, the pending journal's events
+(a write while HEAD was detached, mid-rebase or mid-bisect, or one the user's git took from the work tree) and
+git's merge driver during a rebase all use the pick rule of review/merge.py (`merge_events(pick=True)`):
+
+- ours, the log as it is, is kept byte for byte (its lines are committed, perhaps published);
+- theirs, the acknowledged events ours lacks (by id), are appended after it, seq and hash chain given again;
+- a task a landing event adds under an id ours already uses is renumbered to the next free one, and every later
+  landing event that names it follows; a `task.renumber` event records each such move, so `wb task show OLD`
+  says where the task went (ops/sync.py `resolve_renumbered`).
+
+`land` is what `wb sync` merges with (ops/sync.py `_combine`); `land_pending` is what every load of a workbench
+whose pending journal holds events the log lacks folds in (store/workbench.py), and what the next write writes.
+A landing event that no longer applies to the branch (a start of a task the branch took off its board) is left
+out and returned, never silently dropped: the write that lands the rest names it and keeps it aside
+(store/pending.py `set_aside`).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.model.reducer import Docs
+    from workbench.store.eventlog import Tail
+
+
+def land(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
+         ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """`ours` kept exactly, the events of `theirs` it lacks appended, each whole (no `more`) and chained after
+    ours; a task id ours took renumbered ({old: new}, the references that follow renumbered too)."""
+    from workbench.review.merge import merge_events
+
+    if not theirs or {e["id"] for e in theirs} <= {e["id"] for e in ours}:
+        return ours, {}
+    events, renames = merge_events([], ours, theirs, pick=True)
+    return rechain(events, len(ours)), renames["theirs"]
+
+
+def rechain(events: list[dict[str, Any]], keep: int) -> list[dict[str, Any]]:
+    """The events after the first `keep` numbered and hash-chained again, each one whole (no `more`): merge.py's
+    pick chains them as one batch and then drops `more`, which leaves each `prev` hashing a line that is not
+    written (reported to the lead; chained here so the log written verifies)."""
+    from workbench.model.jsonl import encode, line_hash
+
+    prev = line_hash(encode(events[keep - 1])) if keep else None
+    seq = events[keep - 1]["seq"] if keep else 0
+    for event in events[keep:]:
+        event.pop("more", None)
+        seq += 1
+        event["seq"], event["prev"] = seq, prev
+        prev = line_hash(encode(event))
+    return events
+
+
+def renumber_events(events: list[dict[str, Any]], renames: dict[str, str], agent: str, worktree: str
+                    ) -> list[dict[str, Any]]:
+    """The `task.renumber` events that record `renames` ({old: new}), those `events` do not record already."""
+    from workbench.model import ids
+
+    recorded = {(e["payload"].get("from"), e["payload"].get("to")) for e in events if e["type"] == "task.renumber"}
+    return [{"schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": "task.renumber", "actor": "wb",
+             "session": None, "payload": {"from": old, "to": to, "agent": agent, "worktree": worktree}}
+            for old, to in sorted(renames.items()) if (old, to) not in recorded]
+
+
+def with_renumbers(events: list[dict[str, Any]], renames: dict[str, str], agent: str, worktree: str
+                   ) -> list[dict[str, Any]]:
+    """`events` with the `task.renumber` events of `renames` appended and chained after them."""
+    new = renumber_events(events, renames, agent, worktree)
+    if not new:
+        return events
+    return rechain([*events, *new], len(events))
+
+
+def land_pending(log: list[dict[str, Any]], pending: list[dict[str, Any]], tail: Tail, docs: Docs,
+                 agent: str, worktree: str, *, folded: int = 0
+                 ) -> tuple[list[dict[str, Any]], dict[str, str], list[dict[str, Any]]]:
+    """(events to write after `tail`, renames, refused): the pending journal's events `log` (the branch's whole
+    log) lacks, landed by `land`, with the `task.renumber` events of the ids it moved; `docs`, the documents the
+    log folds to, say which of them still apply — one that does not is refused (returned, left out), and
+    the rest land; one that names a task the branch archived is void there, as a rebase keeps it: landed
+    all the same, and returned too, marked `void`; those at or below seq `folded` are in `docs` already
+    (snapshots written before a `git stash` took the log's lines) and are kept as they are. Nothing is
+    written here."""
+    from workbench.model import reducer
+    from workbench.store.eventlog import chain
+
+    landed, renames = land(log, pending)
+    added = [dict(e) for e in landed[len(log):]]
+    trial = copy.deepcopy(docs)
+    kept: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
+    for event in added:
+        event["seq"] = tail.seq + len(kept) + 1
+        if event["seq"] <= folded:
+            kept.append(event)
+            continue
+        probe = copy.deepcopy(trial)
+        try:
+            if reducer.names_sealed(probe, event):  # void on the branch, as a rebase keeps it: named, kept
+                refused.append({**event, "void": True})
+            reducer.apply(probe, event)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError):
+            refused.append(event)
+            continue
+        trial = probe
+        kept.append(event)
+    kept += renumber_events(log, {old: new for old, new in renames.items()
+                                  if any(_adds(e, new) for e in kept)}, agent, worktree)
+    for event in kept:
+        for key in ("more", "seq", "prev"):
+            event.pop(key, None)
+    return chain(kept, tail, batch=False), renames, refused
+
+
+def _adds(event: dict[str, Any], task_id: str) -> bool:
+    task = event.get("payload", {}).get("task") if event.get("type") == "task.add" else None
+    return isinstance(task, dict) and task.get("id") == task_id
+
+
+def describe(event: dict[str, Any]) -> str:
+    """An event named in one line: `task.start T-002`."""
+    payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+    task = payload.get("id") or (payload.get("task") or {}).get("id") if isinstance(payload, dict) else None
+    return f"{event.get('type')}{f' {task}' if task else ''}"
