@@ -70,8 +70,11 @@ class Transaction:
     """
 
     def __init__(self, wb: Workbench, actor: str, session: str | None, *, commit: bool = True,
-                 create: bool = False, who: Who | None = None) -> None:
+                 create: bool = False, who: Who | None = None, dry: bool = False) -> None:
         self.wb = wb
+        # `dry` (`wb doctor`): load with the pending journal folded in, adopt it, run every check the write runs
+        # (the sealed-file gate, `_validate`, `check_writable`) and stop before the first byte is written
+        self.dry = dry
         self.who = who or provenance.current()
         self.create = create
         self.new_files: dict[str, bytes] = {}  # `create_file`: written at commit when still absent
@@ -145,7 +148,7 @@ class Transaction:
         # board.json as it was before the load read it: a save after this moment is seen again before the
         # write (state.md's bytes the load keeps itself)
         self._board_seen = read_or_none(self.wb.paths.board)
-        if not self.create:
+        if not self.create and not self.dry:
             self.revived = self.wb.pending.revive(self.wb.log, self.wb.git)  # the user's git took it back
         self._loaded = self.wb.load(create=self.create, thorough=True)
         self.events = []
@@ -176,7 +179,8 @@ class Transaction:
                     edit = kept
                 spool.emit_agent_edit(self, edit, turn)
                 continue
-            humanedit.note_edit(self.wb.paths, edit["file"])
+            if not self.dry:
+                humanedit.note_edit(self.wb.paths, edit["file"])
             self.emit("human.edit", edit, actor="human", via="edit")
         if config_edit is not None:
             if turn is not None:
@@ -188,6 +192,13 @@ class Transaction:
         self._begun = len(self.events)  # the caller's own events follow
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self.dry:
+            try:
+                if exc_type is None:
+                    self.commit()
+            finally:
+                self._lock.release()
+            return
         try:
             if exc_type is None:
                 self.commit()
@@ -293,8 +304,11 @@ class Transaction:
 
         loaded = self._loaded
         assert loaded is not None
-        if loaded.refused and not self.deferred:
+        if loaded.refused and not self.deferred and not self.dry:
             self._set_aside(loaded.refused)
+        if self.dry:
+            self._dry_run(too_deep)
+            return
         if not self.events:
             self._write_new_files()
             if loaded.replayed or loaded.rebuilt or self._rebuild:
@@ -379,6 +393,15 @@ class Transaction:
             # committed; had the user's git moved the log meanwhile, the next load adopts
             on_branch = not self.wb.config["git"].get("ref") and self.outcome.sha is not None
             self.wb.pending.settle(self.wb.git.symbolic_head() if on_branch else None, self.outcome.sha)
+
+    def _dry_run(self, too_deep: Any) -> None:
+        """Every check the write would run, in its order, and nothing written (`wb doctor`): raises what the
+        next write would refuse."""
+        if commit_policy.commits(self.wb.config["git"]) and self.events:
+            sealedfiles.check(self.wb)
+        self.board_changed = self.board_changed or bool(self.events)
+        self._validate(too_deep)
+        check_writable(self.wb.paths)
 
     def _set_aside(self, refused: list[dict[str, Any]]) -> None:
         """Pending events that no longer apply to this branch (review/landing.py): out of the journal, into

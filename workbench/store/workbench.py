@@ -349,14 +349,14 @@ class Workbench:
 
     # -- writing ------------------------------------------------------------------------------
     def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True,
-                    create: bool = False, who: Who | None = None) -> Transaction:
+                    create: bool = False, who: Who | None = None, dry: bool = False) -> Transaction:
         """One mutation. `commit=False` writes the files but leaves the git commit to a later `checkpoint`
         (a harness step commits once, at its end or at the yield that interrupts it). `create` (`wb init`):
         `.workbench/` may not exist yet, and a missing snapshot is rebuilt from the log (see `load`). `who`: how
         the actor was established (default: the process's, `model/provenance.current`)."""
         from workbench.store.transaction import Transaction
 
-        return Transaction(self, actor, session, commit=commit, create=create, who=who)
+        return Transaction(self, actor, session, commit=commit, create=create, who=who, dry=dry)
 
     def checkpoint(self, summary: str, session: str | None = None) -> CommitOutcome:
         """Commit whatever the workbench holds now (the end of a harness step, `wb init`, `wb doctor --fix`),
