@@ -256,7 +256,7 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
         add(finding)
 
     # 8c. acknowledged writes in the git directory alone (issue 29), and the write's own checks run dry
-    if chain_ok:
+    if chain_ok and all(f.fixed or f.fixable for f in report.findings):  # else: what refuses is named above
         write_findings(wb, fix, add)
 
     add_agent_wiring_finding(wb, add)

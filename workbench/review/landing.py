@@ -17,7 +17,6 @@ out and returned, never silently dropped: the write that lands the rest names it
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -77,8 +76,9 @@ def land_pending(log: list[dict[str, Any]], pending: list[dict[str, Any]], tail:
                  agent: str, worktree: str, *, folded: int = 0
                  ) -> tuple[list[dict[str, Any]], dict[str, str], list[dict[str, Any]]]:
     """(events to write after `tail`, renames, refused): the pending journal's events `log` (the branch's whole
-    log) lacks, landed by `land`, with the `task.renumber` events of the ids it moved; `docs`, the documents the
-    log folds to, say which of them still apply — one that does not is refused (returned, left out), and
+    log) lacks, landed by `land`, with the `task.renumber` events of the ids it moved; `docs`, a copy of the
+    documents the log folds to (the pending events are folded into it as they are tried), say which of them
+    still apply — one that does not is refused (returned, left out), and
     the rest land; one that names a task the branch archived is void there, as a rebase keeps it: landed
     all the same, and returned too, marked `void`; those at or below seq `folded` are in `docs` already
     (snapshots written before a `git stash` took the log's lines) and are kept as they are. Nothing is
@@ -88,23 +88,20 @@ def land_pending(log: list[dict[str, Any]], pending: list[dict[str, Any]], tail:
 
     landed, renames = land(log, pending)
     added = [dict(e) for e in landed[len(log):]]
-    trial = copy.deepcopy(docs)
     kept: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
-    for event in added:
+    for event in added:  # `docs` is the caller's copy: the pending events are tried on it one by one
         event["seq"] = tail.seq + len(kept) + 1
         if event["seq"] <= folded:
             kept.append(event)
             continue
-        probe = copy.deepcopy(trial)
         try:
-            if reducer.names_sealed(probe, event):  # void on the branch, as a rebase keeps it: named, kept
+            if reducer.names_sealed(docs, event):  # void on the branch, as a rebase keeps it: named, kept
                 refused.append({**event, "void": True})
-            reducer.apply(probe, event)
+            reducer.apply(docs, event)
         except (KeyError, TypeError, AttributeError, ValueError, IndexError):
-            refused.append(event)
+            refused.append(event)  # the reducers look the task up before they change anything
             continue
-        trial = probe
         kept.append(event)
     kept += renumber_events(log, {old: new for old, new in renames.items()
                                   if any(_adds(e, new) for e in kept)}, agent, worktree)
