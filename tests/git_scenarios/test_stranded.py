@@ -69,6 +69,9 @@ def test_a_task_added_on_a_detached_head_lands_on_main_under_a_new_id(repo: Path
     assert "git switch main" in waiting["command"], waiting  # the one command that lands it
     human = _ok(repo, "status").stdout
     assert "git switch main" in human and "wait" in human, human
+    assert "Not committed: 1 acknowledged change(s) wait" in _ok(repo, "prime").stdout
+    packet = json.loads(_ok(repo, "handoff", "--json").stdout)
+    assert any(r["kind"] == "not_committed" and "git switch main" in r["detail"] for r in packet["risks"]), packet
     run_git(repo, "checkout", "-q", "main")
 
     doctor = run_wb(repo, "doctor", "--json")  # the dry run of the write: what lands, and how
