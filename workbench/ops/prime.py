@@ -89,7 +89,8 @@ def prime(wb: Workbench) -> dict[str, Any]:
     shown_blocked = {t["id"] for t in blocked}  # a blocked task's blocker is said with the task already
     risks = [{"kind": "blocker", "detail": str(b)} for b in status.get("blockers") or []
              if str(b).split(":", 1)[0] not in shown_blocked]
-    risks += [r for r in _handoff_risks(wb) if r["kind"] not in ("blocker", "stale_memory", "not_committed")]  # said above, and below
+    said = ("blocker", "stale_memory", "not_committed")  # said above, and below
+    risks += [r for r in _handoff_risks(wb) if r["kind"] not in said]
     memory = status.get("memory") or {}
     stale = list(memory.get("stale") or [])
     return {
