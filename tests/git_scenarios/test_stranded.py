@@ -15,6 +15,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import about_git, run_git, run_wb, spawn_wb
 from tests.git_scenarios.helpers import assert_sound, go, paused
 
@@ -73,6 +75,9 @@ def test_a_task_added_on_a_detached_head_lands_on_main_under_a_new_id(repo: Path
     packet = json.loads(_ok(repo, "handoff", "--json").stdout)
     assert any(r["kind"] == "not_committed" and "git switch main" in r["detail"] for r in packet["risks"]), packet
     run_git(repo, "checkout", "-q", "main")
+    validate = _ok(repo, "validate")  # valid with the waiting write folded in, and says that it waits
+    assert "not committed: 2 acknowledged change(s) wait" in validate.stdout, validate.stdout  # the task, the handoff
+    assert "T-003 lands as T-005" in validate.stdout, validate.stdout
 
     doctor = run_wb(repo, "doctor", "--json")  # the dry run of the write: what lands, and how
     findings = {f["code"]: f for f in json.loads(doctor.stdout)["findings"]}
@@ -195,11 +200,12 @@ def test_a_write_during_bisect_lands_after_bisect_reset(repo: Path) -> None:
     assert_sound(repo)
 
 
-def test_a_stash_between_the_append_and_the_commit_validates_before_the_next_write(repo: Path,
-                                                                                      tmp_path: Path) -> None:
+@pytest.mark.parametrize("point", ["after_event_append", "after_state_write"])
+def test_a_stash_between_the_append_and_the_commit_validates_before_the_next_write(repo: Path, tmp_path: Path,
+                                                                                      point: str) -> None:
     _ok(repo, "init")
     _ok(repo, "note", "before")
-    proc, marker = paused(repo, tmp_path, "after_event_append", "note", "in flight")
+    proc, marker = paused(repo, tmp_path, point, "note", "in flight")
     run_git(repo, "stash", "push", "-q")
     done = go(proc, marker)
     assert done.returncode == 0, done.stderr
