@@ -503,7 +503,7 @@ def resolve_renumbered(wb: Workbench, board: dict[str, Any], task_id: str, task:
     (task, new id or None)."""
     on_branch = state_ref(wb) is None  # a pending event landed on the user's branch (review/landing.py): the
     # branch's own OLD kept its id, so OLD is the board's task when it has one
-    if on_branch and (getattr(wb, "storage", None) is not None or not wb.paths.events.exists()):
+    if on_branch and (getattr(wb, "storage", None) is not None or not _records_renumbers(wb)):
         return task, None
     records = [e["payload"] for _line, e in wb.log.iter_all()
                if e.get("type") == "task.renumber" and e["payload"].get("from") == task_id]
@@ -518,6 +518,20 @@ def resolve_renumbered(wb: Workbench, board: dict[str, Any], task_id: str, task:
     if task is not None:
         return {**task, "renumbered": f"{task_id} of {last.get('agent')} is now {last.get('to')}"}, None
     return task, None
+
+
+def _records_renumbers(wb: Workbench) -> bool:
+    """Whether the log holds a task.renumber at all: a search of its bytes, so `wb task show` on a long log
+    parses it only when one does."""
+    needle = b'"type":"task.renumber"'
+    paths = [wb.paths.events, *(sorted(wb.log.log_dir.iterdir()) if wb.log.log_dir.is_dir() else [])]
+    for path in paths:
+        try:
+            if needle in path.read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 # -- joining, and state on the user's branch ---------------------------------------------------------------
