@@ -215,3 +215,21 @@ def test_a_stash_between_the_append_and_the_commit_validates_before_the_next_wri
     doctor = spawn_wb(repo, "doctor", "--fix")
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert_sound(repo, acknowledged=["before", "in flight"])
+
+
+def test_the_files_a_waiting_write_names_land_with_it(repo: Path) -> None:
+    """A write's files (the handoff packet, an acceptance output) are kept with its events in the git directory
+    while git is mid-operation, and written by the write that lands them. Before: the handoff.write event landed
+    and handoff.json was never written."""
+    _four_tasks(repo)
+    run_git(repo, "checkout", "-q", "HEAD~1")
+    handoff = run_wb(repo, "handoff", "--json")
+    assert handoff.returncode == 0, handoff.stderr
+    assert not (repo / ".workbench" / "handoff.json").exists()  # the work tree is git's while detached
+    run_git(repo, "checkout", "-q", "main")
+    _ok(repo, "note", "back")
+    raw = (repo / ".workbench" / "handoff.json").read_bytes()
+    written = [e["payload"] for e in _log(repo) if e["type"] == "handoff.write"]
+    assert len(written) == 1 and written[0]["sha256"] == __import__("hashlib").sha256(raw).hexdigest()
+    assert (repo / ".workbench" / "handoff.md").exists()
+    assert_sound(repo)

@@ -16,6 +16,7 @@ any pending event the work tree lost to the user's git.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -51,15 +52,20 @@ class Pending:
             return [], []
         return _records(raw)
 
-    def append(self, events: list[dict[str, Any]], calls: list[dict[str, Any]], *, durable: bool = True) -> None:
+    def append(self, events: list[dict[str, Any]], calls: list[dict[str, Any]], *, durable: bool = True,
+               files: dict[str, bytes] | None = None) -> None:
         """Durable before it returns (fsync of the file, and of the directory when it is new). `durable=False`
         when the batch is about to reach the fsynced event log and a commit anyway: the journal then only has
         to outlive the process (a kill -9, a checkout mid-write), which the page cache does; `sync()` makes
-        it durable after all when the commit is deferred and the journal stays the only copy."""
-        if not events and not calls:
+        it durable after all when the commit is deferred and the journal stays the only copy. `files`: the
+        files of `.workbench/` the events name (the handoff packet, an acceptance output), kept with them when
+        the work tree is not written now, and written by the write that lands them (`files()`)."""
+        if not events and not calls and not files:
             return
         lines = [json.dumps({"kind": "call", "record": c}, ensure_ascii=False, separators=(",", ":")).encode()
                  for c in calls]
+        lines += [json.dumps({"kind": "file", "rel": rel, "b64": base64.b64encode(data).decode()}).encode()
+                  for rel, data in (files or {}).items()]
         lines += [b'{"kind":"event","record":' + encode(e) + b"}" for e in events]
         new = not self.path.parent.is_dir()
         self.path.parent.mkdir(exist_ok=True)
@@ -76,6 +82,22 @@ class Pending:
                 os.fsync(dfd)
             finally:
                 os.close(dfd)
+
+    def files(self) -> dict[str, bytes]:
+        """{path in .workbench/: bytes} of the files kept with the journal's events (the last one of each)."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        out: dict[str, bytes] = {}
+        for line in split_lines(raw)[0]:
+            record = loads_record(line)
+            if record is not None and record.get("kind") == "file" and isinstance(record.get("rel"), str):
+                try:
+                    out[record["rel"]] = base64.b64decode(str(record.get("b64", "")), validate=True)
+                except ValueError:
+                    continue
+        return out
 
     def sync(self) -> None:
         """fsync what `append(durable=False)` wrote, and the directory that holds it."""
@@ -231,8 +253,8 @@ def _records(raw: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     calls: list[dict[str, Any]] = []
     for line in split_lines(raw)[0]:
         record = loads_record(line)  # a damaged line is skipped
-        if record is not None and isinstance(record.get("record"), dict):  # ("commit": settle's own line)
-            (events if record.get("kind") == "event" else calls).append(record["record"])
+        if record is not None and isinstance(record.get("record"), dict) and record.get("kind") in ("event", "call"):
+            (events if record.get("kind") == "event" else calls).append(record["record"])  # ("commit", "file")
     return events, calls
 
 

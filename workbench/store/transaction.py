@@ -162,6 +162,8 @@ class Transaction:
             self.adopted = len(self._loaded.pending)
             self.events.extend(self._loaded.pending)
             self.board_changed = True
+            for rel, data in self.wb.pending.files().items():  # the files they name: the handoff, an output
+                self.put_files.setdefault(rel, data)
         config_edit, self._config_seen = configedit.find(self.wb)
         turn = None
         if not self.create and (self._loaded.human_edits or config_edit):  # during an agent's turn: its edit
@@ -342,7 +344,8 @@ class Transaction:
 
     def _append(self) -> None:
         if commit_policy.commits(self.wb.config["git"]):  # acknowledged once here, where no checkout can take it
-            self.wb.pending.append(self.events[self.adopted:], self.calls, durable=bool(self.deferred))
+            self.wb.pending.append(self.events[self.adopted:], self.calls, durable=bool(self.deferred),
+                                   files=self.put_files if self.deferred else None)
             faults.point("after_pending_append")  # in the pending journal alone: the next load folds it in
             if not self.deferred and not self.wb.config["git"].get("ref"):
                 # wait out a git command of the user's, then look again: a merge, checkout or stash may have
@@ -350,6 +353,7 @@ class Transaction:
                 self.wb.git.wait_for_users_git()
                 self.deferred = self.wb.deferred()
                 if self.deferred:  # the journal is the only copy until that operation ends
+                    self.wb.pending.append([], [], files=self.put_files, durable=False)
                     self.wb.pending.sync()
         if self.deferred:
             self.outcome = CommitOutcome(skipped=f"recorded, not yet committed: {self.deferred}; wb writes it to "
@@ -368,6 +372,7 @@ class Transaction:
             if not commit_policy.commits(self.wb.config["git"]):
                 raise Refused(f"{err}; nothing was written: run the command again") from None
             # the batch is in the pending journal: the next load folds it in and the next write writes it
+            self.wb.pending.append([], [], files=self.put_files)
             self.outcome = CommitOutcome(skipped=f"recorded, not yet written: {err}; the next wb write writes "
                                                  "and commits it")
             return
