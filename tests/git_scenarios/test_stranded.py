@@ -12,6 +12,7 @@ Before: the detached write's T-003 landed on main beside main's own T-003 and ev
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -166,20 +167,27 @@ def test_a_write_during_a_rebase_stop_waits_is_named_and_lands(repo: Path) -> No
     run_git(repo, "checkout", "-q", "-b", "feature")
     (repo / "app.py").write_text("print('feature')\n")
     run_git(repo, "commit", "-q", "-am", "feature change")
+    _ok(repo, "task", "add", "f1")  # T-001 on feature, picked after the stop
     run_git(repo, "checkout", "-q", "main")
     (repo / "app.py").write_text("print('main')\n")
     run_git(repo, "commit", "-q", "-am", "main change")
-    _ok(repo, "task", "add", "m1")
+    _ok(repo, "task", "add", "m1")  # T-001 on main
     run_git(repo, "checkout", "-q", "feature")
     stopped = subprocess.run(["git", "rebase", "main"], cwd=repo, capture_output=True, text=True)
-    assert stopped.returncode != 0  # stopped on app.py's conflict
+    assert stopped.returncode != 0  # stopped on app.py's conflict, before f1's commit is picked
     added = run_wb(repo, "task", "add", "during-rebase")
     assert added.returncode == 0 and "rebase" in added.stderr, added.stderr
+    assert added.stdout.startswith("T-002 "), added.stdout
     waiting = _status(repo)["not_yet_written"]
-    assert waiting["events"] == 1 and "git rebase" in waiting["command"], waiting
-    run_git(repo, "rebase", "--abort")  # feature has no task: T-002 stays free
-    _ok(repo, "task", "add", "after")
-    assert _board(repo) == {"T-002": "during-rebase", "T-001": "after"} or "during-rebase" in _board(repo).values()
+    assert waiting["events"] == 1 and waiting["command"] == "git rebase --continue", waiting
+    (repo / "app.py").write_text("print('both')\n")
+    run_git(repo, "add", "app.py")
+    done = subprocess.run(["git", "rebase", "--continue"], cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, "GIT_EDITOR": "true"})
+    assert done.returncode == 0, done.stdout + done.stderr  # f1's pick: the merge driver renumbers it T-002
+    assert _board(repo) == {"T-001": "m1", "T-002": "f1"}
+    _ok(repo, "note", "after")
+    _lands_renumbered(repo, "during-rebase", "T-002", "T-003")
     assert _status(repo)["not_yet_written"] is None
     assert_sound(repo)
 
