@@ -806,7 +806,7 @@ class Bench:
 
         with self.wb.transaction(actor=actor) as tx:
             # what waits in the git directory while git is mid-operation (otherwise this write lands it)
-            waiting = waiting_writes(self.wb, tx._loaded) if tx.deferred and tx._loaded is not None else None
+            waiting = waiting_writes(self.wb, tx.loaded) if tx.deferred else None
             data, raw, md = build(self.wb, tx.docs, recent(self.wb.log, tx.events), waiting)
             if not unchanged(self.wb, raw, md):
                 tx.put_file("handoff.json", raw)

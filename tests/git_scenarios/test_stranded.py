@@ -1,6 +1,6 @@
 """Acknowledged writes stranded by the user's git (issue 29, items 1-4): a write while HEAD is detached, during a
 rebase stop or a bisect, or cut off by a `git switch` or a `git stash` mid-write, waits in the pending journal.
-It lands on the branch through the same pick rule as `wb sync` and git's merge driver (review/landing.py): the
+It lands on the branch through the same pick rule as `wb sync` and git's merge driver (store/landing.py): the
 branch's log kept byte for byte, the waiting events after it, a task id the branch took meanwhile renumbered
 and recorded as `task.renumber`, so `wb task show OLD` says where it went. While it waits, `wb status` names it
 and the command that lands it; `wb doctor` runs the write's checks dry and says what the next write would do.

@@ -299,8 +299,7 @@ def write_findings(wb: Workbench, fix: bool, add: Any) -> None:
 
     try:
         with wb.transaction(actor="wb", dry=True) as tx:
-            assert tx._loaded is not None
-            waiting = waiting_writes(wb, tx._loaded)
+            waiting = waiting_writes(wb, tx.loaded)
     except WorkbenchError as err:
         add(Finding("write_refused", f"the next wb write would be refused: {err}", False))
         return

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import faults
 from workbench.errors import Busy, GitError, NotFound, UsageError
+from workbench.store.landing import agent_name  # moved to the store with the landing rule (issue 29)
 
 if TYPE_CHECKING:
     from workbench.store.workbench import Workbench
@@ -81,22 +82,6 @@ def default_remote(wb: Workbench, branch: str) -> str | None:
 
 def tracking_ref(remote: str, branch: str) -> str:
     return f"refs/remotes/{remote}/{branch}"
-
-
-def agent_name(given: str | None = None) -> str:
-    """Who claims: --agent, then WB_AGENT, then user@host."""
-    if given:
-        return given
-    if os.environ.get("WB_AGENT"):
-        return os.environ["WB_AGENT"]
-    import getpass
-    import socket
-
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = "agent"
-    return f"{user}@{socket.gethostname()}"
 
 
 # -- the sync -------------------------------------------------------------------------------------------
@@ -303,15 +288,15 @@ def _files_at(wb: Workbench, sha: str) -> dict[str, tuple[str, bytes]]:
 def _combine(first: list[dict[str, Any]], second: list[dict[str, Any]]
              ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """`first` kept exactly, the events of `second` it lacks appended (a task id `first` took renumbered): the
-    one landing rule (review/landing.py), which the pending journal's events land by too."""
-    from workbench.review.landing import land
+    one landing rule (store/landing.py), which the pending journal's events land by too."""
+    from workbench.store.landing import land
 
     return land(first, second)
 
 
 def _with_renumbers(events: list[dict[str, Any]], renames: dict[str, str], worktree: str
                     ) -> list[dict[str, Any]]:
-    from workbench.review.landing import with_renumbers
+    from workbench.store.landing import with_renumbers
 
     return with_renumbers(events, renames, agent_name(), worktree)
 
@@ -501,7 +486,7 @@ def resolve_renumbered(wb: Workbench, board: dict[str, Any], task_id: str, task:
     this worktree's (the task.renumber event names the worktree whose unpublished task moved), with
     `renumbered_from`; else the board's OLD with a `renumbered` line naming where the other agent's OLD went.
     (task, new id or None)."""
-    on_branch = state_ref(wb) is None  # a pending event landed on the user's branch (review/landing.py): the
+    on_branch = state_ref(wb) is None  # a pending event landed on the user's branch (store/landing.py): the
     # branch's own OLD kept its id, so OLD is the board's task when it has one
     if on_branch and (getattr(wb, "storage", None) is not None or not _records_renumbers(wb)):
         return task, None

@@ -161,7 +161,7 @@ class Pending:
         return [e for e in events if e.get("id") not in have], calls
 
     def set_aside(self, events: list[dict[str, Any]]) -> Path:
-        """Pending events that no longer apply to the branch (review/landing.py) moved out of the journal into
+        """Pending events that no longer apply to the branch (store/landing.py) moved out of the journal into
         `refused.jsonl` beside it (fsynced first: they were acknowledged, and a person may want them), so the
         rest lands and these are not tried again. Returns where they are kept."""
         aside = self.path.parent / "refused.jsonl"

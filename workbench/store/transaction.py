@@ -108,6 +108,12 @@ class Transaction:
         return self._loaded.docs
 
     @property
+    def loaded(self) -> Loaded:
+        """What this transaction's load read (the pending journal's landed events and refusals with it)."""
+        assert self._loaded is not None, "transaction not entered"
+        return self._loaded
+
+    @property
     def _tail(self) -> Tail:
         """Where this transaction's events chain: the log's tail, or after the pending events it defers."""
         assert self._loaded is not None
@@ -409,9 +415,9 @@ class Transaction:
         check_writable(self.wb.paths)
 
     def _set_aside(self, refused: list[dict[str, Any]]) -> None:
-        """Pending events that no longer apply to this branch (review/landing.py): out of the journal, into
+        """Pending events that no longer apply to this branch (store/landing.py): out of the journal, into
         `refused.jsonl` beside it, and named in this write's warnings — the rest of the journal lands."""
-        from workbench.review.landing import describe
+        from workbench.store.landing import describe
 
         void = [e for e in refused if e.get("void")]
         left = [e for e in refused if not e.get("void")]

@@ -53,7 +53,7 @@ class Loaded:
         # acknowledged events the work tree's log lacks (workbench.store.pending), chained after `tail` and
         # folded into `docs`: deferred while git is mid-operation, or taken from the work tree by the user's git
         self.pending = pending if pending is not None else []
-        # pending events that no longer apply to this branch (review/landing.py): left out of `pending`, named
+        # pending events that no longer apply to this branch (store/landing.py): left out of `pending`, named
         # by the write that lands the rest, which keeps them aside (store/pending.py `set_aside`)
         self.refused = refused if refused is not None else []
 
@@ -276,7 +276,7 @@ class Workbench:
     def land_pending(self, tail: Tail, docs: Docs, after: list[dict[str, Any]], last: int, board_from: int
                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """(events, refused): the pending journal's events the log lacks, landed after `tail` by the one landing
-        rule (review/landing.py: a task id the branch took meanwhile renumbered, with its `task.renumber`),
+        rule (store/landing.py: a task id the branch took meanwhile renumbered, with its `task.renumber`),
         and those that no longer apply to what the log folds to. One stat when there are none."""
         if not self.pending:
             return [], []
@@ -290,8 +290,7 @@ class Workbench:
         missing = missing_from_log(events, {e["id"] for e in log})
         if not missing:
             return [], []
-        from workbench.ops.sync import agent_name
-        from workbench.review.landing import land_pending
+        from workbench.store.landing import agent_name, land_pending
 
         trial = copy.deepcopy(docs)
         try:

@@ -1,6 +1,7 @@
 """The one way acknowledged events land after a branch's log (issue 29): `wb sync`, the pending journal's events
 (a write while HEAD was detached, mid-rebase or mid-bisect, or one the user's git took from the work tree) and
-git's merge driver during a rebase all use the pick rule of review/merge.py (`merge_events(pick=True)`):
+git's merge driver during a rebase all use one pick rule (`pick`, here since issue 29; review/merge.py's
+`merge_events(pick=True)` calls it):
 
 - ours, the log as it is, is kept byte for byte (its lines are committed, perhaps published);
 - theirs, the acknowledged events ours lacks (by id), are appended after it, seq and hash chain given again;
@@ -17,22 +18,128 @@ out and returned, never silently dropped: the write that lands the rest names it
 
 from __future__ import annotations
 
+import copy
+import os
 from typing import TYPE_CHECKING, Any
+
+from workbench.model.ids import task_number
 
 if TYPE_CHECKING:
     from workbench.model.reducer import Docs
     from workbench.store.eventlog import Tail
 
 
+# -- the pick rule (moved from review/merge.py) ------------------------------------------------------------
+def rename_task(task: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
+    task = dict(task)
+    if task.get("id") in m:
+        task["id"] = m[task["id"]]
+    if isinstance(task.get("depends_on"), list):
+        task["depends_on"] = [m.get(d, d) for d in task["depends_on"]]
+    if task.get("reviews") in m:
+        task["reviews"] = m[task["reviews"]]
+    return task
+
+
+def rename_event(event: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
+    if not m:
+        return event
+    event = copy.deepcopy(event)
+    p = event["payload"]
+    if event["type"].startswith("task.") and p.get("id") in m:
+        p["id"] = m[p["id"]]
+    if isinstance(p.get("task"), dict):
+        p["task"] = rename_task(p["task"], m)
+    changes = p.get("changes")
+    if isinstance(changes, dict):
+        if isinstance(changes.get("depends_on"), list):
+            changes["depends_on"] = [m.get(d, d) for d in changes["depends_on"]]
+        for key in ("reviews", "active_task_id"):
+            if changes.get(key) in m:
+                changes[key] = m[changes[key]]
+    if event["type"] == "human.edit" and p.get("file") == "board.json":
+        p["upsert"] = [rename_task(t, m) for t in p.get("upsert", [])]
+        p["remove"] = [m.get(t, t) for t in p.get("remove", [])]
+        if "order" in p:
+            p["order"] = [m.get(t, t) for t in p["order"]]
+    return event
+
+
+def pick(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], start: Tail | None = None,
+         *, base: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
+    """A rebase or cherry-pick applies one commit of another line onto ours: `base` is that commit's parent, not
+    an ancestor of ours, so ours is kept exactly (its events are already recorded, and perhaps published) and
+    the picked commit's own events — theirs' that neither ours nor base has — are appended after it: the events
+    of the commits before it on its line were not picked, and a cherry-pick never brings them. Task ids follow
+    what earlier picks chose: a task an earlier pick renumbered keeps its new id in the later events that name
+    it, and a task this pick adds under an id ours already uses is renumbered to the next free one."""
+    from workbench.store.eventlog import Tail, chain
+
+    ours_by_id = {e["id"]: e for e in ours}
+    renames: dict[str, str] = {}
+    for event in theirs:  # the same task.add event, renumbered on ours by an earlier pick
+        mine = ours_by_id.get(event["id"])
+        if mine is not None and event["type"] == "task.add":
+            old, new = added_id(event), added_id(mine)
+            if old and new and old != new:
+                renames[old] = new
+    base_ids = {e["id"] for e in base or []}
+    theirs_new = [e for e in theirs if e["id"] not in ours_by_id and e["id"] not in base_ids]
+    taken = {tid for e in ours for tid in [added_id(e)] if tid}
+    highest = max([task_number(tid) for tid in taken]
+                  + [task_number(tid) for e in theirs for tid in [added_id(e)] if tid] + [0])
+    for event in theirs_new:
+        tid = added_id(event)
+        if tid and renames.get(tid, tid) in taken and tid not in renames:
+            highest += 1
+            renames[tid] = f"T-{highest:03d}"
+        if tid:
+            taken.add(renames.get(tid, tid))
+    from workbench.model.jsonl import encode, line_hash
+
+    # ours byte for byte (its lines are committed: the log is append-only), theirs chained after it
+    added = []
+    for e in theirs_new:
+        fresh = dict(rename_event(e, renames))
+        for key in ("more", "seq", "prev"):
+            fresh.pop(key, None)
+        added.append(fresh)
+    tail = Tail(ours[-1]["seq"], line_hash(encode(ours[-1])), 0, 0) if ours else (start or Tail(0, None, 0, 0))
+    chain(added, tail, batch=False)  # each one complete: no batch to recognise after a merge
+    return [dict(e) for e in ours] + added, {"ours": {}, "theirs": renames}
+
+
+def added_id(event: dict[str, Any]) -> str | None:
+    if event.get("type") == "task.add" and isinstance(event.get("payload", {}).get("task"), dict):
+        tid = event["payload"]["task"].get("id")
+        return tid if isinstance(tid, str) else None
+    return None
+
+
+def agent_name(given: str | None = None) -> str:
+    """Who claims: --agent, then WB_AGENT, then user@host."""
+    if given:
+        return given
+    if os.environ.get("WB_AGENT"):
+        return os.environ["WB_AGENT"]
+    import getpass
+    import socket
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "agent"
+    return f"{user}@{socket.gethostname()}"
+
+
+# -- landing ----------------------------------------------------------------------------------------------
 def land(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
          ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """`ours` kept exactly, the events of `theirs` it lacks appended, each whole (no `more`) and chained after
     ours; a task id ours took renumbered ({old: new}, the references that follow renumbered too)."""
-    from workbench.review.merge import merge_events
-
     if not theirs or {e["id"] for e in theirs} <= {e["id"] for e in ours}:
         return ours, {}
-    events, renames = merge_events([], ours, theirs, pick=True)
+    events, renames = pick(ours, theirs, base=[])
     return rechain(events, len(ours)), renames["theirs"]
 
 
