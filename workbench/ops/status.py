@@ -232,6 +232,7 @@ def waiting_writes(wb: Workbench, loaded: Loaded) -> dict[str, Any] | None:
         return None
     why = wb.deferred()
     moved = {e["payload"]["from"]: e["payload"]["to"] for e in loaded.pending if e.get("type") == "task.renumber"}
+    moved = dict(sorted(moved.items(), key=lambda kv: (len(kv[0]), kv[0])))  # T-991 before T-1000
     if why is None:
         command = "wb doctor --fix"
         text = (f"{len(own)} acknowledged change(s) wait in the git directory: the next wb write lands them on "
@@ -241,7 +242,11 @@ def waiting_writes(wb: Workbench, loaded: Loaded) -> dict[str, Any] | None:
         text = (f"{len(own)} acknowledged change(s) wait in the git directory ({why}): they land at the next wb "
                 f"write after `{command}`" + (f" (or `{other}`)" if other else ""))
     if moved:
-        text += "; " + ", ".join(f"{old} lands as {new} (the branch has its own {old})" for old, new in moved.items())
+        shown = list(moved.items())[:3]
+        text += "; " + ", ".join(f"{old} lands as {new}" for old, new in shown) + (
+            f" and {len(moved) - len(shown)} more" if len(moved) > len(shown) else "") + (
+            " (the branch has its own task under that id)" if len(moved) == 1 else
+            " (the branch has its own tasks under those ids)")
     if refused:
         text += f"; {len(refused)} no longer apply to this branch (the next write names them and keeps them aside)"
     return {"events": len(own), "why": why, "command": command, "text": text, "renumbered": moved,
