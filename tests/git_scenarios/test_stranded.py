@@ -75,6 +75,9 @@ def test_a_task_added_on_a_detached_head_lands_on_main_under_a_new_id(repo: Path
     assert "Not committed: 1 acknowledged change(s) wait" in _ok(repo, "prime").stdout
     packet = json.loads(_ok(repo, "handoff", "--json").stdout)
     assert any(r["kind"] == "not_committed" and "git switch main" in r["detail"] for r in packet["risks"]), packet
+    detached = json.loads(run_wb(repo, "doctor", "--json").stdout)["findings"]
+    assert [(f["code"], f["fixable"]) for f in detached] == [("pending", False)], detached  # the person's to end
+    assert "git switch main" in detached[0]["message"]
     run_git(repo, "checkout", "-q", "main")
     validate = _ok(repo, "validate")  # valid with the waiting write folded in, and says that it waits
     assert "not committed: 2 acknowledged change(s) wait" in validate.stdout, validate.stdout  # the task, the handoff
@@ -121,6 +124,11 @@ def test_a_start_of_a_task_the_branch_lacks_is_reported_and_the_rest_lands(repo:
     assert back.returncode == 0, back.stderr  # reported, and the rest lands
     assert "task.start T-002" in back.stderr and "no longer apply" in back.stderr, back.stderr
     assert "refused.jsonl" in back.stderr
+    waiting = _status(repo)["not_yet_written"]  # still named, until a person has read and removed it
+    assert waiting["set_aside"] == 1 and "refused.jsonl" in waiting["text"], waiting
+    findings = json.loads(run_wb(repo, "doctor", "--json").stdout)["findings"]
+    assert [(f["code"], f["fixable"]) for f in findings] == [("set_aside", False)], findings
+    (repo / ".git" / "wb" / "refused.jsonl").unlink()
     assert _board(repo) == {"T-001": "t1", "T-003": "while-detached"}  # T-003 free on main: no renumber
     assert _status(repo)["not_yet_written"] is None
     assert_sound(repo)

@@ -305,6 +305,9 @@ def write_findings(wb: Workbench, fix: bool, add: Any) -> None:
         return
     if waiting is None:
         return
+    if not waiting["events"] and not waiting["refused"]:  # only what an earlier landing set aside: a person's
+        add(Finding("set_aside", waiting["text"], False))
+        return
     finding = Finding("pending", waiting["text"], waiting["why"] is None)
     if fix and waiting["why"] is None:
         with wb.transaction(actor="wb") as tx:

@@ -228,8 +228,15 @@ def waiting_writes(wb: Workbench, loaded: Loaded) -> dict[str, Any] | None:
     lands them, `wb doctor --fix` now)."""
     own = [e for e in loaded.pending if e.get("type") != "task.renumber"]
     refused = [e for e in loaded.refused if not e.get("void")]
+    journal = getattr(wb, "pending", None)  # the files backend's (SQLite has none)
+    aside = journal.set_aside_count() if journal is not None else 0
+    kept = journal.aside if journal is not None else None
     if not own and not refused:
-        return None
+        if not aside:
+            return None
+        return {"events": 0, "why": None, "command": None, "renumbered": {}, "refused": 0, "set_aside": aside,
+                "text": f"{aside} acknowledged event(s) that no longer applied to this branch are kept in "
+                        f"{kept} (read them, then remove the file)"}
     why = wb.deferred()
     moved = {e["payload"]["from"]: e["payload"]["to"] for e in loaded.pending if e.get("type") == "task.renumber"}
     moved = dict(sorted(moved.items(), key=lambda kv: (len(kv[0]), kv[0])))  # T-991 before T-1000
@@ -249,8 +256,10 @@ def waiting_writes(wb: Workbench, loaded: Loaded) -> dict[str, Any] | None:
             " (the branch has its own tasks under those ids)")
     if refused:
         text += f"; {len(refused)} no longer apply to this branch (the next write names them and keeps them aside)"
+    if aside:
+        text += f"; {aside} that no longer applied earlier are kept in {kept}"
     return {"events": len(own), "why": why, "command": command, "text": text, "renumbered": moved,
-            "refused": len(refused)}
+            "refused": len(refused), "set_aside": aside}
 
 
 def _ending(wb: Workbench, why: str) -> tuple[str, str | None]:

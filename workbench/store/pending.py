@@ -36,6 +36,8 @@ class Pending:
         # `merge --abort` of the user's that read HEAD before wb's commit can move the branch back over it
         # a moment after (git's reflog then says "reset: moving to HEAD" at the older commit)
         self.committed = git_dir / "wb" / "committed.jsonl"
+        # pending events that no longer applied to the branch they landed on (`set_aside`), for a person to read
+        self.aside = git_dir / "wb" / "refused.jsonl"
 
     def __bool__(self) -> bool:
         try:
@@ -164,7 +166,7 @@ class Pending:
         """Pending events that no longer apply to the branch (store/landing.py) moved out of the journal into
         `refused.jsonl` beside it (fsynced first: they were acknowledged, and a person may want them), so the
         rest lands and these are not tried again. Returns where they are kept."""
-        aside = self.path.parent / "refused.jsonl"
+        aside = self.aside
         ids = {e.get("id") for e in events}
         fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
@@ -186,6 +188,15 @@ class Pending:
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
         return aside
+
+    def set_aside_count(self) -> int:
+        """How many events `set_aside` keeps (one stat when none)."""
+        try:
+            if not self.aside.stat().st_size:
+                return 0
+            return len(_records(self.aside.read_bytes())[0])
+        except OSError:
+            return 0
 
     def forget(self) -> None:
         try:
