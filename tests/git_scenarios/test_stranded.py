@@ -228,6 +228,9 @@ def test_a_stash_between_the_append_and_the_commit_validates_before_the_next_wri
     for args in (["validate"], ["replay", "--verify"]):  # before: validate exit 5, "last_event 2 is beyond..."
         proc2 = spawn_wb(repo, *args)
         assert proc2.returncode == 0, proc2.stdout + proc2.stderr
+    findings = json.loads(spawn_wb(repo, "doctor", "--json").stdout)["findings"]
+    assert "snapshots_behind" not in {f["code"] for f in findings}, findings  # before: "miss the last -1 event(s)"
+    assert "pending" in {f["code"] for f in findings}, findings
     doctor = spawn_wb(repo, "doctor", "--fix")
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert_sound(repo, acknowledged=["before", "in flight"])

@@ -198,8 +198,9 @@ class Workbench:
         board_from = _int(docs.board.get("last_event"))  # the board the edits were found against
         tail, after = self.log.scan_after(last)
         pending, refused = self.land_pending(tail, docs, after, last, board_from)
-        if pending:  # folded like the log's own events after the snapshots: those they do not hold yet
-            after = after + [e for e in pending if e["seq"] > last]
+        folded = [e for e in pending if e["seq"] > last]  # those the snapshots do not hold yet (a stash can take
+        # the log's line of a write whose snapshots it left): folded like the log's own events after them
+        after = after + folded
         if human and after:  # a crash after the log append kept a recorded hand edit from the snapshots
             recorded = [e["payload"] for e in after if e["type"] == "human.edit"]
             human = [edit for edit in human
@@ -231,7 +232,7 @@ class Workbench:
                               "text; run `wb doctor`")
             schemas.check("state", docs.state, "state.md (with the events after it)")
             schemas.check("board", docs.board, "board.json (with the events after it)")
-        return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after) - len(pending),
+        return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after) - len(folded),
                       rebuilt=tuple(rebuilt), pending=pending, refused=refused)
 
     def _read_snapshots(self, rebuilt: dict[str, bytes],
