@@ -252,3 +252,20 @@ def test_the_files_a_waiting_write_names_land_with_it(repo: Path) -> None:
     assert len(written) == 1 and written[0]["sha256"] == __import__("hashlib").sha256(raw).hexdigest()
     assert (repo / ".workbench" / "handoff.md").exists()
     assert_sound(repo)
+
+
+def test_a_task_a_person_added_to_board_json_by_hand_keeps_its_id(repo: Path) -> None:
+    """The ids a landing must not reuse are the board's, not only those the log's task.add events name."""
+    _ok(repo, "init")
+    _ok(repo, "task", "add", "t1")
+    run_git(repo, "checkout", "-q", "--detach")
+    _ok(repo, "task", "add", "while-detached")  # T-002 here
+    run_git(repo, "checkout", "-q", "main")
+    path = repo / ".workbench" / "board.json"
+    board = json.loads(path.read_text())
+    board["tasks"].append({**board["tasks"][0], "id": "T-002", "title": "by hand"})  # a person's T-002
+    path.write_text(json.dumps(board, indent=2) + "\n")
+    back = run_wb(repo, "note", "back")
+    assert back.returncode == 0, back.stderr  # before: duplicate id T-002
+    assert _board(repo) == {"T-001": "t1", "T-002": "by hand", "T-003": "while-detached"}
+    assert_sound(repo)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from workbench.model.ids import task_number
@@ -66,13 +67,15 @@ def rename_event(event: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
 
 
 def pick(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], start: Tail | None = None,
-         *, base: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
+         *, base: list[dict[str, Any]] | None = None, also: Iterable[str] = ()
+         ) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
     """A rebase or cherry-pick applies one commit of another line onto ours: `base` is that commit's parent, not
     an ancestor of ours, so ours is kept exactly (its events are already recorded, and perhaps published) and
     the picked commit's own events — theirs' that neither ours nor base has — are appended after it: the events
     of the commits before it on its line were not picked, and a cherry-pick never brings them. Task ids follow
     what earlier picks chose: a task an earlier pick renumbered keeps its new id in the later events that name
-    it, and a task this pick adds under an id ours already uses is renumbered to the next free one."""
+    it, and a task this pick adds under an id ours already uses is renumbered to the next free one. `also`: ids
+    ours' board uses that no task.add of ours names (a task a person added to board.json by hand)."""
     from workbench.store.eventlog import Tail, chain
 
     ours_by_id = {e["id"]: e for e in ours}
@@ -85,7 +88,7 @@ def pick(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], start: Tail |
                 renames[old] = new
     base_ids = {e["id"] for e in base or []}
     theirs_new = [e for e in theirs if e["id"] not in ours_by_id and e["id"] not in base_ids]
-    taken = {tid for e in ours for tid in [added_id(e)] if tid}
+    taken = {tid for e in ours for tid in [added_id(e)] if tid} | set(also)
     highest = max([task_number(tid) for tid in taken]
                   + [task_number(tid) for e in theirs for tid in [added_id(e)] if tid] + [0])
     for event in theirs_new:
@@ -133,13 +136,13 @@ def agent_name(given: str | None = None) -> str:
 
 
 # -- landing ----------------------------------------------------------------------------------------------
-def land(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
+def land(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], also: Iterable[str] = ()
          ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """`ours` kept exactly, the events of `theirs` it lacks appended, each whole (no `more`) and chained after
     ours; a task id ours took renumbered ({old: new}, the references that follow renumbered too)."""
     if not theirs or {e["id"] for e in theirs} <= {e["id"] for e in ours}:
         return ours, {}
-    events, renames = pick(ours, theirs, base=[])
+    events, renames = pick(ours, theirs, base=[], also=also)
     return rechain(events, len(ours)), renames["theirs"]
 
 
@@ -193,7 +196,12 @@ def land_pending(log: list[dict[str, Any]], pending: list[dict[str, Any]], tail:
     from workbench.model import reducer
     from workbench.store.eventlog import chain
 
-    landed, renames = land(log, pending)
+    # the board's ids too: a task a person added to board.json by hand is on it under an id no task.add names
+    # (but not a pending task itself, on a board written before a `git stash` took the log's line of its add)
+    own = {tid: e["payload"]["task"].get("created_at") for e in pending for tid in [added_id(e)] if tid}
+    also = [t["id"] for t in docs.board["tasks"] if isinstance(t.get("id"), str)
+            and not (t["id"] in own and t.get("created_at") == own[t["id"]])]
+    landed, renames = land(log, pending, also=also)
     added = [dict(e) for e in landed[len(log):]]
     kept: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []

@@ -177,6 +177,10 @@ class Transaction:
         self.refused = []
         for edit in self._loaded.human_edits:
             before = edit.pop(humanedit.BEFORE, None)
+            if self.adopted and edit["file"] == "board.json":
+                # the edit is in the snapshot the adopted events were folded after, but it is recorded after
+                # them: its order keeps the board as the load has it (a task it adds is not moved past theirs)
+                edit["order"] = [t["id"] for t in self.docs.board["tasks"]]
             if turn is not None:
                 if edit["file"] == "board.json" and isinstance(before, dict):
                     kept, refused = humanedit.guard_agent_board_edit(self.docs, edit, before)
