@@ -806,9 +806,12 @@ class Bench:
         the packet is the one already written, nothing is written or committed (`self.last.seqs` is empty).
         Returns the packet. Also what the agent hooks' Stop/SessionEnd and the end of `wb run` call."""
         from workbench.ops.handoff import build, recent, unchanged
+        from workbench.ops.status import waiting_writes
 
         with self.wb.transaction(actor=actor) as tx:
-            data, raw, md = build(self.wb, tx.docs, recent(self.wb.log, tx.events))
+            # what waits in the git directory while git is mid-operation (otherwise this write lands it)
+            waiting = waiting_writes(self.wb, tx.loaded) if tx.deferred else None
+            data, raw, md = build(self.wb, tx.docs, recent(self.wb.log, tx.events), waiting)
             if not unchanged(self.wb, raw, md):
                 tx.put_file("handoff.json", raw)
                 tx.put_file("handoff.md", md)

@@ -58,8 +58,10 @@ def test_a_write_during_a_conflicted_merge_leaves_merge_abort_working(repo: Path
     assert note.returncode == 0
     assert "recorded, not yet committed" in note.stderr and "merge" in note.stderr
     status = json.loads(run_wb(repo, "status", "--json").stdout)
-    assert status["not_yet_written"] == {"events": 1, "why": "a merge is in progress"}
-    assert "1 recorded event(s) wait" in run_wb(repo, "status").stdout
+    waiting = status["not_yet_written"]
+    assert (waiting["events"], waiting["why"], waiting["command"]) == (1, "a merge is in progress",
+                                                                       "git merge --continue")
+    assert "1 acknowledged change(s) wait" in run_wb(repo, "status").stdout
     assert run_git(repo, "status", "--porcelain", "--", ".workbench") == ""  # nothing written in the tree
     abort = subprocess.run(["git", "merge", "--abort"], cwd=repo, capture_output=True, text=True)
     assert abort.returncode == 0, abort.stderr

@@ -104,9 +104,7 @@ def render(data: dict[str, Any]) -> None:
         lines.append(("hand edit", f"{file} was edited by hand; the next wb write records it"))
     waiting = data.get("not_yet_written")
     if waiting:
-        why = f"{waiting['why']}; " if waiting["why"] else ""
-        lines.append(("not committed", f"{waiting['events']} recorded event(s) wait in the git directory ({why}the "
-                                       "next wb write after that writes and commits them)"))
+        lines.append(("not committed", waiting["text"]))
     lines += sync_lines(data.get("sync"))
     untrusted = data.get("untrusted")  # issue 19: commands from git that wait for a person's review
     if untrusted:

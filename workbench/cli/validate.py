@@ -37,4 +37,10 @@ def validate_command(
                            "records) are valid")
             else:
                 output.say(f"ok: config.yaml, state.md, board.json{also}, {log} and calls.jsonl are valid")
+                if bench.wb.pending:  # valid with them folded in; said, so nothing waits unnamed (issue 29)
+                    from workbench.ops.status import waiting_writes
+
+                    waiting = waiting_writes(bench.wb, bench.wb.load(detect_human=False, need_body=False))
+                    if waiting:
+                        output.say(f"not committed: {waiting['text']}")
     return 5 if problems else 0

@@ -408,7 +408,7 @@ def apply(docs: Docs, ev: dict[str, Any], *, board_from: int = 0) -> bool:
     is written only when it changes, so its `last_event` may lag state.md's). Returns whether the board
     changed."""
     reducer = REDUCERS.get(ev["type"]) or (_harness if ev["type"] in _HARNESS_TYPES else None)
-    if reducer is not None and reducer is not _task_add and _names_sealed(docs, ev):
+    if reducer is not None and reducer is not _task_add and names_sealed(docs, ev):
         # the task was archived — sealed — before this event, as a rebase puts it when the branch it rebases
         # onto archived a task the rebased commits still change (wb refuses such a change; a rebase cannot ask):
         # void, as a board.archive of tasks changed since is void (model/archive.py); the event stays in the log
@@ -435,7 +435,7 @@ def apply(docs: Docs, ev: dict[str, Any], *, board_from: int = 0) -> bool:
     return changed
 
 
-def _names_sealed(docs: Docs, ev: dict[str, Any]) -> bool:
+def names_sealed(docs: Docs, ev: dict[str, Any]) -> bool:
     """Whether `ev` is a task event naming a task the board's archive holds (and the board does not)."""
     payload = ev.get("payload")
     task_id = payload.get("id") if isinstance(payload, dict) and ev["type"].startswith("task.") else None

@@ -255,6 +255,10 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
                 finding.fixed = tx.revived > 0
         add(finding)
 
+    # 8c. acknowledged writes in the git directory alone (issue 29), and the write's own checks run dry
+    if chain_ok and all(f.fixed or f.fixable for f in report.findings):  # else: what refuses is named above
+        write_findings(wb, fix, add)
+
     add_agent_wiring_finding(wb, add)
 
     # 9. uncommitted workbench changes (last: the repairs above may have written files)
@@ -291,6 +295,35 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
                     finding.message += f" — {outcome.skipped}"
             add(finding)
     return report
+
+
+def write_findings(wb: Workbench, fix: bool, add: Any) -> None:
+    """What the next write does and refuses, found by running it dry (Transaction `dry`: the load with the pending
+    journal folded in, the adoption, the sealed-file gate, `_validate`, `check_writable`; nothing written):
+    acknowledged events only in the pending journal are named with the command that lands them (`fix` lands
+    them, unless git is mid-operation: that is the person's to end); a refusal is named as the write would
+    say it, so `wb doctor` healthy means the next write succeeds."""
+    from workbench.ops.status import waiting_writes
+
+    try:
+        with wb.transaction(actor="wb", dry=True) as tx:
+            waiting = waiting_writes(wb, tx.loaded)
+    except WorkbenchError as err:
+        add(Finding("write_refused", f"the next wb write would be refused: {err}", False))
+        return
+    if waiting is None:
+        return
+    if not waiting["events"] and not waiting["refused"]:  # only what an earlier landing set aside: a person's
+        add(Finding("set_aside", waiting["text"], False))
+        return
+    finding = Finding("pending", waiting["text"], waiting["why"] is None)
+    if fix and waiting["why"] is None:
+        with wb.transaction(actor="wb") as tx:
+            pass  # adopts the journal's events: lands them on this branch, and commits them
+        finding.fixed = True
+        if tx.outcome is not None and tx.outcome.warnings:
+            finding.message += " — " + "; ".join(tx.outcome.warnings)
+    add(finding)
 
 
 _TRUST_STEP = {

@@ -81,6 +81,10 @@ def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
             rebuild_snapshots(wb)
             finding.fixed = not _snapshot_problems(db, [e for _l, e in wb.log.iter_all()])
         add(finding)
+    else:  # the write's own checks, run dry: healthy means the next write succeeds (issue 29)
+        from workbench.ops.doctor import write_findings
+
+        write_findings(wb, fix, add)
     return report
 
 

@@ -344,14 +344,20 @@ def recent(log: EventLog, pending: list[dict[str, Any]] | None = None) -> list[d
 
 
 # -- writing it ----------------------------------------------------------------------------------------------
-def build(wb: Workbench, docs: Docs, events: list[dict[str, Any]]) -> tuple[dict[str, Any], bytes, bytes]:
-    """(the packet, handoff.json's bytes, handoff.md's bytes): redacted, and checked against its schema."""
+def build(wb: Workbench, docs: Docs, events: list[dict[str, Any]], waiting: dict[str, Any] | None = None
+          ) -> tuple[dict[str, Any], bytes, bytes]:
+    """(the packet, handoff.json's bytes, handoff.md's bytes): redacted, and checked against its schema.
+    `waiting` (ops/status.py `waiting_writes`): acknowledged writes on no branch yet, an open risk naming the
+    command that lands them (issue 29)."""
     from workbench.model import schemas
     from workbench.model.redaction import redact, secret_values
     from workbench.store.attempts import Attempts
 
     attempts = Attempts(wb.git.git_dir).read()
-    raw = encode(redact(packet(wb.root, wb.config, docs, events, attempts), secret_values(wb.config)))
+    made = packet(wb.root, wb.config, docs, events, attempts)
+    if waiting:
+        made["risks"].insert(0, {"kind": "not_committed", "detail": f"{waiting['text']}"})
+    raw = encode(redact(made, secret_values(wb.config)))
     data = json.loads(raw)
     schemas.check("handoff", data, "handoff.json")
     return data, raw, render_markdown(data)
@@ -375,7 +381,9 @@ def write_packet(wb: Workbench) -> dict[str, Any]:
 
     with wb.lock():
         loaded = wb.load(detect_human=False)
-        data, raw, md = build(wb, loaded.docs, recent(wb.log))
+        from workbench.ops.status import waiting_writes
+
+        data, raw, md = build(wb, loaded.docs, recent(wb.log), waiting_writes(wb, loaded) if loaded.pending else None)
         if not unchanged(wb, raw, md):
             write_workbench_file(wb.paths.wb, "handoff.json", raw)
             write_workbench_file(wb.paths.wb, "handoff.md", md)

@@ -89,7 +89,8 @@ def prime(wb: Workbench) -> dict[str, Any]:
     shown_blocked = {t["id"] for t in blocked}  # a blocked task's blocker is said with the task already
     risks = [{"kind": "blocker", "detail": str(b)} for b in status.get("blockers") or []
              if str(b).split(":", 1)[0] not in shown_blocked]
-    risks += [r for r in _handoff_risks(wb) if r["kind"] not in ("blocker", "stale_memory")]  # said above, and below
+    said = ("blocker", "stale_memory", "not_committed")  # said above, and below
+    risks += [r for r in _handoff_risks(wb) if r["kind"] not in said]
     memory = status.get("memory") or {}
     stale = list(memory.get("stale") or [])
     return {
@@ -98,6 +99,7 @@ def prime(wb: Workbench) -> dict[str, Any]:
                         "total": len(in_progress)},
         "active_task_id": active_id,
         "pending": status.get("pending"),
+        "not_yet_written": status.get("not_yet_written"),  # issue 29: acknowledged, on no branch yet
         "resume": status.get("resume"),
         "blocked": {"tasks": [{**_task(t, now), "reason": t.get("blocked_reason") or ""}
                               for t in blocked[:BLOCKED_SHOWN]],
@@ -152,6 +154,9 @@ def render(data: dict[str, Any]) -> str:
     elif data.get("resume"):
         lines.append(f"A harness session is live: {quoted(data['resume'].get('reason', ''))}: "
                      f"`{data['resume'].get('command', 'wb resume')}`")
+    waiting = data.get("not_yet_written")
+    if isinstance(waiting, dict):
+        lines.append(f"Not committed: {waiting['text']}")
     blocked = data["blocked"]
     if blocked["total"]:
         lines.append(f"Blocked ({blocked['total']}):")

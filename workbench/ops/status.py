@@ -226,8 +226,77 @@ def _history(view: View) -> dict[str, Any]:
         "unrecorded_human_edits": [e["file"] for e in loaded.human_edits],
         # acknowledged events not yet in .workbench/ (git is mid-operation) or taken from it by the user's git:
         # held in the git directory, written and committed by the next wb write (workbench.store.pending)
-        "not_yet_written": {"events": len(loaded.pending), "why": wb.deferred()} if loaded.pending else None,
+        "not_yet_written": waiting_writes(wb, loaded),
     }
+
+
+# what ends the operation that defers wb's writes (Workbench.deferred's words): (command, the other way out)
+_ENDS = {"a merge": ("git merge --continue", "git merge --abort"),
+         "a rebase": ("git rebase --continue", "git rebase --abort"),
+         "a cherry-pick": ("git cherry-pick --continue", "git cherry-pick --abort"),
+         "a revert": ("git revert --continue", "git revert --abort"), "a bisect": ("git bisect reset", None)}
+
+
+def waiting_writes(wb: Workbench, loaded: Loaded) -> dict[str, Any] | None:
+    """Acknowledged events that are on no branch yet, only in the pending journal under the git directory
+    (store/pending.py), with the one command that lands them (issue 29): {events, why, command, text,
+    renumbered, refused}; None when there are none. `why`: the operation git is in (None: the next wb write
+    lands them, `wb doctor --fix` now)."""
+    own = [e for e in loaded.pending if e.get("type") != "task.renumber"]
+    refused = [e for e in loaded.refused if not e.get("void")]
+    journal = getattr(wb, "pending", None)  # the files backend's (SQLite has none)
+    aside = journal.set_aside_count() if journal is not None else 0
+    kept = journal.aside if journal is not None else None
+    if not own and not refused:
+        if not aside:
+            return None
+        return {"events": 0, "why": None, "command": None, "renumbered": {}, "refused": 0, "set_aside": aside,
+                "text": f"{aside} acknowledged event(s) that no longer applied to this branch are kept in "
+                        f"{kept} (read them, then remove the file)"}
+    why = wb.deferred()
+    moved = {e["payload"]["from"]: e["payload"]["to"] for e in loaded.pending if e.get("type") == "task.renumber"}
+    moved = dict(sorted(moved.items(), key=lambda kv: (len(kv[0]), kv[0])))  # T-991 before T-1000
+    if why is None:
+        command = "wb doctor --fix"
+        text = (f"{len(own)} acknowledged change(s) wait in the git directory: the next wb write lands them on "
+                f"this branch (`{command}` does it now)")
+    else:
+        command, other = _ending(wb, why)
+        text = (f"{len(own)} acknowledged change(s) wait in the git directory ({why}): they land at the next wb "
+                f"write after `{command}`" + (f" (or `{other}`)" if other else ""))
+    if moved:
+        shown = list(moved.items())[:3]
+        text += "; " + ", ".join(f"{old} lands as {new}" for old, new in shown) + (
+            f" and {len(moved) - len(shown)} more" if len(moved) > len(shown) else "") + (
+            " (the branch has its own task under that id)" if len(moved) == 1 else
+            " (the branch has its own tasks under those ids)")
+    if refused:
+        text += f"; {len(refused)} no longer apply to this branch (the next write names them and keeps them aside)"
+    if aside:
+        text += f"; {aside} that no longer applied earlier are kept in {kept}"
+    return {"events": len(own), "why": why, "command": command, "text": text, "renumbered": moved,
+            "refused": len(refused), "set_aside": aside}
+
+
+def _ending(wb: Workbench, why: str) -> tuple[str, str | None]:
+    """The command that ends what defers wb's writes: the operation's own, or, on a detached HEAD, the switch
+    back to the branch the reflog says HEAD left."""
+    for op, ends in _ENDS.items():
+        if why.startswith(op):
+            return ends
+    branch = None
+    try:
+        lines = (wb.git.git_dir / "logs" / "HEAD").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in reversed(lines):
+        message = line.partition("\t")[2]
+        if message.startswith("checkout: moving from "):
+            source = message.removeprefix("checkout: moving from ").rsplit(" to ", 1)[0]
+            if not all(c in "0123456789abcdef" for c in source) or len(source) < 7:
+                branch = source
+                break
+    return f"git switch {branch or 'BRANCH'}", None
 
 
 def _sync(view: View) -> dict[str, Any]:

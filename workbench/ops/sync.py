@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import faults
 from workbench.errors import Busy, GitError, NotFound, UsageError
+from workbench.store.landing import agent_name  # moved to the store with the landing rule (issue 29)
 
 if TYPE_CHECKING:
     from workbench.store.workbench import Workbench
@@ -81,22 +82,6 @@ def default_remote(wb: Workbench, branch: str) -> str | None:
 
 def tracking_ref(remote: str, branch: str) -> str:
     return f"refs/remotes/{remote}/{branch}"
-
-
-def agent_name(given: str | None = None) -> str:
-    """Who claims: --agent, then WB_AGENT, then user@host."""
-    if given:
-        return given
-    if os.environ.get("WB_AGENT"):
-        return os.environ["WB_AGENT"]
-    import getpass
-    import socket
-
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = "agent"
-    return f"{user}@{socket.gethostname()}"
 
 
 # -- the sync -------------------------------------------------------------------------------------------
@@ -302,42 +287,18 @@ def _files_at(wb: Workbench, sha: str) -> dict[str, tuple[str, bytes]]:
 
 def _combine(first: list[dict[str, Any]], second: list[dict[str, Any]]
              ) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """`first` kept exactly, the events of `second` it lacks appended (a task id `first` took renumbered)."""
-    from workbench.review.merge import merge_events
+    """`first` kept exactly, the events of `second` it lacks appended (a task id `first` took renumbered): the
+    one landing rule (store/landing.py), which the pending journal's events land by too."""
+    from workbench.store.landing import land
 
-    if not second or {e["id"] for e in second} <= {e["id"] for e in first}:
-        return first, {}
-    events, renames = merge_events([], first, second, pick=True)
-    return _rechain(events, len(first)), renames["theirs"]
-
-
-def _rechain(events: list[dict[str, Any]], keep: int) -> list[dict[str, Any]]:
-    """The events after the first `keep` numbered and hash-chained again, each one whole (no `more`): merge.py's
-    pick chains them as one batch and then drops `more`, which leaves each `prev` hashing a line that is not
-    written (reported to the lead; chained here so the log a sync writes verifies)."""
-    from workbench.model.jsonl import encode, line_hash
-
-    prev = line_hash(encode(events[keep - 1])) if keep else None
-    seq = events[keep - 1]["seq"] if keep else 0
-    for event in events[keep:]:
-        event.pop("more", None)
-        seq += 1
-        event["seq"], event["prev"] = seq, prev
-        prev = line_hash(encode(event))
-    return events
+    return land(first, second)
 
 
 def _with_renumbers(events: list[dict[str, Any]], renames: dict[str, str], worktree: str
                     ) -> list[dict[str, Any]]:
-    from workbench.model import ids
+    from workbench.store.landing import with_renumbers
 
-    recorded = {(e["payload"].get("from"), e["payload"].get("to")) for e in events if e["type"] == "task.renumber"}
-    new = [{"schema_version": 1, "id": ids.new_id(), "ts": ids.utc_now(), "type": "task.renumber", "actor": "wb",
-            "session": None, "payload": {"from": old, "to": to, "agent": agent_name(), "worktree": worktree}}
-           for old, to in sorted(renames.items()) if (old, to) not in recorded]
-    if not new:
-        return events
-    return _rechain([*events, *new], len(events))
+    return with_renumbers(events, renames, agent_name(), worktree)
 
 
 def _events(files: dict[str, tuple[str, bytes]]) -> list[dict[str, Any]]:
@@ -525,8 +486,10 @@ def resolve_renumbered(wb: Workbench, board: dict[str, Any], task_id: str, task:
     this worktree's (the task.renumber event names the worktree whose unpublished task moved), with
     `renumbered_from`; else the board's OLD with a `renumbered` line naming where the other agent's OLD went.
     (task, new id or None)."""
-    if state_ref(wb) is None:
-        return task, None  # only a sync renumbers, and only with state on its own ref: no log to read
+    on_branch = state_ref(wb) is None  # a pending event landed on the user's branch (store/landing.py): the
+    # branch's own OLD kept its id, so OLD is the board's task when it has one
+    if on_branch and (getattr(wb, "storage", None) is not None or not _records_renumbers(wb)):
+        return task, None
     records = [e["payload"] for _line, e in wb.log.iter_all()
                if e.get("type") == "task.renumber" and e["payload"].get("from") == task_id]
     if not records:
@@ -535,11 +498,25 @@ def resolve_renumbered(wb: Workbench, board: dict[str, Any], task_id: str, task:
 
     last = records[-1]
     moved = reducer.find_task(board, str(last.get("to")))
-    if moved is not None and (task is None or last.get("worktree") == wb.git.worktree_id()):
+    if moved is not None and (task is None or (not on_branch and last.get("worktree") == wb.git.worktree_id())):
         return {**moved, "renumbered_from": task_id}, str(last["to"])
     if task is not None:
         return {**task, "renumbered": f"{task_id} of {last.get('agent')} is now {last.get('to')}"}, None
     return task, None
+
+
+def _records_renumbers(wb: Workbench) -> bool:
+    """Whether the log holds a task.renumber at all: a search of its bytes, so `wb task show` on a long log
+    parses it only when one does."""
+    needle = b'"type":"task.renumber"'
+    paths = [wb.paths.events, *(sorted(wb.log.log_dir.iterdir()) if wb.log.log_dir.is_dir() else [])]
+    for path in paths:
+        try:
+            if needle in path.read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 # -- joining, and state on the user's branch ---------------------------------------------------------------

@@ -19,7 +19,6 @@ board, and readers ignore it. Without the log (`merge_boards` alone) the referen
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import re
@@ -28,6 +27,11 @@ from typing import TYPE_CHECKING, Any
 from workbench.model import reducer
 from workbench.model.archive import highest_archived, holding, refs
 from workbench.model.ids import task_number
+from workbench.store.landing import added_id, pick, rename_event, rename_task
+
+# the pick rule moved to store/landing.py (issue 29: the pending journal lands by it too); the names this
+# module has always used for it
+_append_theirs, _added_id, _rename_task = pick, added_id, rename_task
 
 if TYPE_CHECKING:
     from workbench.store.eventlog import Tail
@@ -67,41 +71,6 @@ def rename_board(board: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
     if not m:
         return board
     return {**board, "tasks": [_rename_task(t, m) for t in board.get("tasks", [])]}
-
-
-def _rename_task(task: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
-    task = dict(task)
-    if task.get("id") in m:
-        task["id"] = m[task["id"]]
-    if isinstance(task.get("depends_on"), list):
-        task["depends_on"] = [m.get(d, d) for d in task["depends_on"]]
-    if task.get("reviews") in m:
-        task["reviews"] = m[task["reviews"]]
-    return task
-
-
-def rename_event(event: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
-    if not m:
-        return event
-    event = copy.deepcopy(event)
-    p = event["payload"]
-    if event["type"].startswith("task.") and p.get("id") in m:
-        p["id"] = m[p["id"]]
-    if isinstance(p.get("task"), dict):
-        p["task"] = _rename_task(p["task"], m)
-    changes = p.get("changes")
-    if isinstance(changes, dict):
-        if isinstance(changes.get("depends_on"), list):
-            changes["depends_on"] = [m.get(d, d) for d in changes["depends_on"]]
-        for key in ("reviews", "active_task_id"):
-            if changes.get(key) in m:
-                changes[key] = m[changes[key]]
-    if event["type"] == "human.edit" and p.get("file") == "board.json":
-        p["upsert"] = [_rename_task(t, m) for t in p.get("upsert", [])]
-        p["remove"] = [m.get(t, t) for t in p.get("remove", [])]
-        if "order" in p:
-            p["order"] = [m.get(t, t) for t in p["order"]]
-    return event
 
 
 def _adds(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -210,58 +179,6 @@ def _waits(event: dict[str, Any], other_later: dict[str, int], other_at: int) ->
 
 def _is_prefix(base: list[dict[str, Any]], ours: list[dict[str, Any]]) -> bool:
     return len(base) <= len(ours) and all(b["id"] == o["id"] for b, o in zip(base, ours, strict=False))
-
-
-def _append_theirs(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], start: Tail | None = None,
-                   *, base: list[dict[str, Any]] | None = None
-                   ) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
-    """A rebase or cherry-pick applies one commit of another line onto ours: `base` is that commit's parent, not
-    an ancestor of ours, so ours is kept exactly (its events are already recorded, and perhaps published) and
-    the picked commit's own events — theirs' that neither ours nor base has — are appended after it: the events
-    of the commits before it on its line were not picked, and a cherry-pick never brings them. Task ids follow
-    what earlier picks chose: a task an earlier pick renumbered keeps its new id in the later events that name
-    it, and a task this pick adds under an id ours already uses is renumbered to the next free one."""
-    from workbench.store.eventlog import Tail, chain
-
-    ours_by_id = {e["id"]: e for e in ours}
-    renames: dict[str, str] = {}
-    for event in theirs:  # the same task.add event, renumbered on ours by an earlier pick
-        mine = ours_by_id.get(event["id"])
-        if mine is not None and event["type"] == "task.add":
-            old, new = _added_id(event), _added_id(mine)
-            if old and new and old != new:
-                renames[old] = new
-    base_ids = {e["id"] for e in base or []}
-    theirs_new = [e for e in theirs if e["id"] not in ours_by_id and e["id"] not in base_ids]
-    taken = {tid for e in ours for tid in [_added_id(e)] if tid}
-    highest = max([task_number(tid) for tid in taken]
-                  + [task_number(tid) for e in theirs for tid in [_added_id(e)] if tid] + [0])
-    for event in theirs_new:
-        tid = _added_id(event)
-        if tid and renames.get(tid, tid) in taken and tid not in renames:
-            highest += 1
-            renames[tid] = f"T-{highest:03d}"
-        if tid:
-            taken.add(renames.get(tid, tid))
-    from workbench.model.jsonl import encode, line_hash
-
-    # ours byte for byte (its lines are committed: the log is append-only), theirs chained after it
-    added = []
-    for e in theirs_new:
-        fresh = dict(rename_event(e, renames))
-        for key in ("more", "seq", "prev"):
-            fresh.pop(key, None)
-        added.append(fresh)
-    tail = Tail(ours[-1]["seq"], line_hash(encode(ours[-1])), 0, 0) if ours else (start or Tail(0, None, 0, 0))
-    chain(added, tail, batch=False)  # each one complete: no batch to recognise after a merge
-    return [dict(e) for e in ours] + added, {"ours": {}, "theirs": renames}
-
-
-def _added_id(event: dict[str, Any]) -> str | None:
-    if event.get("type") == "task.add" and isinstance(event.get("payload", {}).get("task"), dict):
-        tid = event["payload"]["task"].get("id")
-        return tid if isinstance(tid, str) else None
-    return None
 
 
 def replay(events: list[dict[str, Any]]) -> reducer.Docs:

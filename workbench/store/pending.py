@@ -16,6 +16,7 @@ any pending event the work tree lost to the user's git.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -37,6 +38,8 @@ class Pending:
         # `merge --abort` of the user's that read HEAD before wb's commit can move the branch back over it
         # a moment after (git's reflog then says "reset: moving to HEAD" at the older commit)
         self.committed = keep / "committed.jsonl"
+        # pending events that no longer applied to the branch they landed on (`set_aside`), for a person to read
+        self.aside = keep / "refused.jsonl"
 
     def __bool__(self) -> bool:
         try:
@@ -53,15 +56,20 @@ class Pending:
             return [], []
         return _records(raw)
 
-    def append(self, events: list[dict[str, Any]], calls: list[dict[str, Any]], *, durable: bool = True) -> None:
+    def append(self, events: list[dict[str, Any]], calls: list[dict[str, Any]], *, durable: bool = True,
+               files: dict[str, bytes] | None = None) -> None:
         """Durable before it returns (fsync of the file, and of the directory when it is new). `durable=False`
         when the batch is about to reach the fsynced event log and a commit anyway: the journal then only has
         to outlive the process (a kill -9, a checkout mid-write), which the page cache does; `sync()` makes
-        it durable after all when the commit is deferred and the journal stays the only copy."""
-        if not events and not calls:
+        it durable after all when the commit is deferred and the journal stays the only copy. `files`: the
+        files of `.workbench/` the events name (the handoff packet, an acceptance output), kept with them when
+        the work tree is not written now, and written by the write that lands them (`files()`)."""
+        if not events and not calls and not files:
             return
         lines = [json.dumps({"kind": "call", "record": c}, ensure_ascii=False, separators=(",", ":")).encode()
                  for c in calls]
+        lines += [json.dumps({"kind": "file", "rel": rel, "b64": base64.b64encode(data).decode()}).encode()
+                  for rel, data in (files or {}).items()]
         lines += [b'{"kind":"event","record":' + encode(e) + b"}" for e in events]
         new = not self.path.parent.is_dir()
         self.path.parent.mkdir(exist_ok=True)
@@ -78,6 +86,22 @@ class Pending:
                 os.fsync(dfd)
             finally:
                 os.close(dfd)
+
+    def files(self) -> dict[str, bytes]:
+        """{path in .workbench/: bytes} of the files kept with the journal's events (the last one of each)."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        out: dict[str, bytes] = {}
+        for line in split_lines(raw)[0]:
+            record = loads_record(line)
+            if record is not None and record.get("kind") == "file" and isinstance(record.get("rel"), str):
+                try:
+                    out[record["rel"]] = base64.b64decode(str(record.get("b64", "")), validate=True)
+                except ValueError:
+                    continue
+        return out
 
     def sync(self) -> None:
         """fsync what `append(durable=False)` wrote, and the directory that holds it."""
@@ -139,6 +163,42 @@ class Pending:
         except (OSError, ValueError, WorkbenchError):
             return [], []  # a log that does not read: the load says what is wrong with it
         return [e for e in events if e.get("id") not in have], calls
+
+    def set_aside(self, events: list[dict[str, Any]]) -> Path:
+        """Pending events that no longer apply to the branch (store/landing.py) moved out of the journal into
+        `refused.jsonl` beside it (fsynced first: they were acknowledged, and a person may want them), so the
+        rest lands and these are not tried again. Returns where they are kept."""
+        aside = self.aside
+        ids = {e.get("id") for e in events}
+        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, b"".join(b'{"kind":"event","record":' + encode(e) + b"}\n" for e in events))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return aside
+        kept = [line + b"\n" for line in split_lines(raw)[0]
+                if not ((r := loads_record(line)) is not None and r.get("kind") == "event"
+                        and isinstance(r.get("record"), dict) and r["record"].get("id") in ids)]
+        tmp = self.path.with_name(".tmp-pending.jsonl")
+        with open(tmp, "wb") as fh:
+            fh.write(b"".join(kept))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+        return aside
+
+    def set_aside_count(self) -> int:
+        """How many events `set_aside` keeps (one stat when none)."""
+        try:
+            if not self.aside.stat().st_size:
+                return 0
+            return len(_records(self.aside.read_bytes())[0])
+        except OSError:
+            return 0
 
     def forget(self) -> None:
         try:
@@ -206,8 +266,8 @@ def _records(raw: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     calls: list[dict[str, Any]] = []
     for line in split_lines(raw)[0]:
         record = loads_record(line)  # a damaged line is skipped
-        if record is not None and isinstance(record.get("record"), dict):  # ("commit": settle's own line)
-            (events if record.get("kind") == "event" else calls).append(record["record"])
+        if record is not None and isinstance(record.get("record"), dict) and record.get("kind") in ("event", "call"):
+            (events if record.get("kind") == "event" else calls).append(record["record"])  # ("commit", "file")
     return events, calls
 
 

@@ -527,10 +527,10 @@ class SqliteWorkbench(Workbench):
         return Loaded(docs, tail, node, state_raw, copy.deepcopy(state), [], replayed=len(after), rebuilt=rebuilt)
 
     def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True,
-                    create: bool = False, who: Who | None = None) -> Transaction:
+                    create: bool = False, who: Who | None = None, dry: bool = False) -> Transaction:
         from workbench.store.sqlitetx import SqliteTransaction  # a reader (wb status) imports no write path
 
-        return SqliteTransaction(self, actor, session, commit=commit, create=create, who=who)
+        return SqliteTransaction(self, actor, session, commit=commit, create=create, who=who, dry=dry)
 
 
 # -- finding a workbench, and what this backend does not do ---------------------------------------------------

@@ -61,7 +61,8 @@ class SqliteTransaction(Transaction):
         try:
             if exc_type is None:
                 self.commit()
-                self._settle_spool()
+                if not self.dry:  # a dry run (`wb doctor`) commits nothing: the lock's release rolls back
+                    self._settle_spool()
         finally:
             self._lock.release()  # rolls back whatever was not committed
 
@@ -79,7 +80,7 @@ class SqliteTransaction(Transaction):
         assert loaded is not None
         docs = self.docs
         lock: Any = self._lock  # store/sqlitedb.SqliteLock: COMMIT is where the write is acknowledged
-        if not self.events:
+        if not self.events and not self.dry:
             self._write_new_files()
             if loaded.rebuilt:
                 self.wb.storage.put_snapshots(loaded.state_raw, docs.encode_board())
@@ -105,6 +106,8 @@ class SqliteTransaction(Transaction):
             check_board(docs)
         for record in self.calls:
             schemas.check("call", record, "calls.jsonl")
+        if self.dry:  # `wb doctor`: every check the write runs, and nothing written
+            return
         faults.point("before_event_append")
         self._write_new_files()
         state_raw = statefile.render_fast(loaded.state_raw, loaded.file_state, docs.state, docs.body) \

@@ -70,8 +70,11 @@ class Transaction:
     """
 
     def __init__(self, wb: Workbench, actor: str, session: str | None, *, commit: bool = True,
-                 create: bool = False, who: Who | None = None) -> None:
+                 create: bool = False, who: Who | None = None, dry: bool = False) -> None:
         self.wb = wb
+        # `dry` (`wb doctor`): load with the pending journal folded in, adopt it, run every check the write runs
+        # (the sealed-file gate, `_validate`, `check_writable`) and stop before the first byte is written
+        self.dry = dry
         self.who = who or provenance.current()
         self.create = create
         self.new_files: dict[str, bytes] = {}  # `create_file`: written at commit when still absent
@@ -97,11 +100,18 @@ class Transaction:
         self._secrets = secret_values(wb.config)
         self._config_seen = False  # config.yaml to be noted as seen once this transaction is durable
         self.refused: list[dict[str, Any]] = []  # an agent's board.json edits refused (humanedit.GUARDED)
+        self._aside: str | None = None  # the line naming pending events that no longer apply (`_set_aside`)
 
     @property
     def docs(self) -> Docs:
         assert self._loaded is not None, "transaction not entered"
         return self._loaded.docs
+
+    @property
+    def loaded(self) -> Loaded:
+        """What this transaction's load read (the pending journal's landed events and refusals with it)."""
+        assert self._loaded is not None, "transaction not entered"
+        return self._loaded
 
     @property
     def _tail(self) -> Tail:
@@ -144,7 +154,7 @@ class Transaction:
         # board.json as it was before the load read it: a save after this moment is seen again before the
         # write (state.md's bytes the load keeps itself)
         self._board_seen = read_or_none(self.wb.paths.board)
-        if not self.create:
+        if not self.create and not self.dry:
             self.revived = self.wb.pending.revive(self.wb.log, self.wb.git)  # the user's git took it back
         self._loaded = self.wb.load(create=self.create, thorough=True)
         self.events = []
@@ -158,6 +168,8 @@ class Transaction:
             self.adopted = len(self._loaded.pending)
             self.events.extend(self._loaded.pending)
             self.board_changed = True
+            for rel, data in self.wb.pending.files().items():  # the files they name: the handoff, an output
+                self.put_files.setdefault(rel, data)
         config_edit, self._config_seen = configedit.find(self.wb)
         turn = None
         if not self.create and (self._loaded.human_edits or config_edit):  # during an agent's turn: its edit
@@ -165,6 +177,10 @@ class Transaction:
         self.refused = []
         for edit in self._loaded.human_edits:
             before = edit.pop(humanedit.BEFORE, None)
+            if self.adopted and edit["file"] == "board.json":
+                # the edit is in the snapshot the adopted events were folded after, but it is recorded after
+                # them: its order keeps the board as the load has it (a task it adds is not moved past theirs)
+                edit["order"] = [t["id"] for t in self.docs.board["tasks"]]
             if turn is not None:
                 if edit["file"] == "board.json" and isinstance(before, dict):
                     kept, refused = humanedit.guard_agent_board_edit(self.docs, edit, before)
@@ -175,7 +191,8 @@ class Transaction:
                     edit = kept
                 spool.emit_agent_edit(self, edit, turn)
                 continue
-            humanedit.note_edit(self.wb.paths, edit["file"])
+            if not self.dry:
+                humanedit.note_edit(self.wb.paths, edit["file"])
             self.emit("human.edit", edit, actor="human", via="edit")
         if config_edit is not None:
             if turn is not None:
@@ -187,6 +204,13 @@ class Transaction:
         self._begun = len(self.events)  # the caller's own events follow
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self.dry:
+            try:
+                if exc_type is None:
+                    self.commit()
+            finally:
+                self._lock.release()
+            return
         try:
             if exc_type is None:
                 self.commit()
@@ -195,6 +219,10 @@ class Transaction:
                     configedit.remember(self.wb)
                 if self.refused and self.outcome is not None:
                     self.outcome.warnings.extend(humanedit.refused_lines(self.refused))
+                if self._aside is not None:
+                    if self.outcome is None:
+                        self.outcome = CommitOutcome()
+                    self.outcome.warnings.append(self._aside)
             elif self.refused and isinstance(exc, Exception):
                 self._keep_refusal()
             if exc_type is not None or not self.events:
@@ -290,6 +318,11 @@ class Transaction:
 
         loaded = self._loaded
         assert loaded is not None
+        if loaded.refused and not self.deferred and not self.dry:
+            self._set_aside(loaded.refused)
+        if self.dry:
+            self._dry_run(too_deep)
+            return
         if not self.events:
             self._write_new_files()
             if loaded.replayed or loaded.rebuilt or self._rebuild:
@@ -323,7 +356,8 @@ class Transaction:
 
     def _append(self) -> None:
         if commit_policy.commits(self.wb.config["git"]):  # acknowledged once here, where no checkout can take it
-            self.wb.pending.append(self.events[self.adopted:], self.calls, durable=bool(self.deferred))
+            self.wb.pending.append(self.events[self.adopted:], self.calls, durable=bool(self.deferred),
+                                   files=self.put_files if self.deferred else None)
             faults.point("after_pending_append")  # in the pending journal alone: the next load folds it in
             if not self.deferred and not self.wb.config["git"].get("ref"):
                 # wait out a git command of the user's, then look again: a merge, checkout or stash may have
@@ -331,6 +365,7 @@ class Transaction:
                 self.wb.git.wait_for_users_git()
                 self.deferred = self.wb.deferred()
                 if self.deferred:  # the journal is the only copy until that operation ends
+                    self.wb.pending.append([], [], files=self.put_files, durable=False)
                     self.wb.pending.sync()
         if self.deferred:
             self.outcome = CommitOutcome(skipped=f"recorded, not yet committed: {self.deferred}; wb writes it to "
@@ -349,6 +384,7 @@ class Transaction:
             if not commit_policy.commits(self.wb.config["git"]):
                 raise Refused(f"{err}; nothing was written: run the command again") from None
             # the batch is in the pending journal: the next load folds it in and the next write writes it
+            self.wb.pending.append([], [], files=self.put_files)
             self.outcome = CommitOutcome(skipped=f"recorded, not yet written: {err}; the next wb write writes "
                                                  "and commits it")
             return
@@ -374,6 +410,34 @@ class Transaction:
             # committed; had the user's git moved the log meanwhile, the next load adopts
             on_branch = not self.wb.config["git"].get("ref") and self.outcome.sha is not None
             self.wb.pending.settle(self.wb.git.symbolic_head() if on_branch else None, self.outcome.sha)
+
+    def _dry_run(self, too_deep: Any) -> None:
+        """Every check the write would run, in its order, and nothing written (`wb doctor`): raises what the
+        next write would refuse."""
+        if commit_policy.commits(self.wb.config["git"]) and self.events:
+            sealedfiles.check(self.wb)
+        self.board_changed = self.board_changed or bool(self.events)
+        self._validate(too_deep)
+        check_writable(self.wb.paths)
+
+    def _set_aside(self, refused: list[dict[str, Any]]) -> None:
+        """Pending events that no longer apply to this branch (store/landing.py): out of the journal, into
+        `refused.jsonl` beside it, and named in this write's warnings — the rest of the journal lands."""
+        from workbench.store.landing import describe
+
+        void = [e for e in refused if e.get("void")]
+        left = [e for e in refused if not e.get("void")]
+        lines = []
+        if left:
+            where = self.wb.pending.set_aside(left)
+            lines.append(f"{len(left)} acknowledged event(s) that waited in the git directory no longer apply to "
+                         f"this branch and were not written: {', '.join(describe(e) for e in left)} (kept in "
+                         f"{where})")
+        if void:
+            lines.append(f"{len(void)} acknowledged event(s) that waited in the git directory name a task this "
+                         f"branch archived: recorded, void, as a rebase keeps them: "
+                         f"{', '.join(describe(e) for e in void)}")
+        self._aside = "; ".join(lines)
 
     def _log_ends_with_ours(self) -> bool:
         """The work tree's log still ends with this transaction's last event (no `git stash` or checkout took

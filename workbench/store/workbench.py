@@ -36,11 +36,12 @@ class Loaded:
     annotations, and `wb status` makes one."""
 
     __slots__ = ("docs", "tail", "state_node", "state_raw", "file_state", "human_edits", "replayed", "rebuilt",
-                 "pending")
+                 "pending", "refused")
 
     def __init__(self, docs: Docs, tail: Tail, state_node: Any, state_raw: bytes, file_state: dict[str, Any],
                  human_edits: list[dict[str, Any]] | None = None, replayed: int = 0,
-                 rebuilt: tuple[str, ...] = (), pending: list[dict[str, Any]] | None = None) -> None:
+                 rebuilt: tuple[str, ...] = (), pending: list[dict[str, Any]] | None = None,
+                 refused: list[dict[str, Any]] | None = None) -> None:
         self.docs = docs
         self.tail = tail
         self.state_node = state_node  # round-trip node of state.md, None when not parsed
@@ -52,6 +53,9 @@ class Loaded:
         # acknowledged events the work tree's log lacks (workbench.store.pending), chained after `tail` and
         # folded into `docs`: deferred while git is mid-operation, or taken from the work tree by the user's git
         self.pending = pending if pending is not None else []
+        # pending events that no longer apply to this branch (store/landing.py): left out of `pending`, named
+        # by the write that lands the rest, which keeps them aside (store/pending.py `set_aside`)
+        self.refused = refused if refused is not None else []
 
     @property
     def virtual_tail(self) -> Tail:
@@ -193,9 +197,10 @@ class Workbench:
         last = _int(state.get("last_event"))
         board_from = _int(docs.board.get("last_event"))  # the board the edits were found against
         tail, after = self.log.scan_after(last)
-        pending = self.pending_events(tail)
-        if pending:  # folded like the log's own events after the snapshots: those they do not hold yet
-            after = after + [e for e in pending if e["seq"] > last]
+        pending, refused = self.land_pending(tail, docs, after, last, board_from)
+        folded = [e for e in pending if e["seq"] > last]  # those the snapshots do not hold yet (a stash can take
+        # the log's line of a write whose snapshots it left): folded like the log's own events after them
+        after = after + folded
         if human and after:  # a crash after the log append kept a recorded hand edit from the snapshots
             recorded = [e["payload"] for e in after if e["type"] == "human.edit"]
             human = [edit for edit in human
@@ -227,8 +232,8 @@ class Workbench:
                               "text; run `wb doctor`")
             schemas.check("state", docs.state, "state.md (with the events after it)")
             schemas.check("board", docs.board, "board.json (with the events after it)")
-        return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after) - len(pending),
-                      rebuilt=tuple(rebuilt), pending=pending)
+        return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after) - len(folded),
+                      rebuilt=tuple(rebuilt), pending=pending, refused=refused)
 
     def _read_snapshots(self, rebuilt: dict[str, bytes],
                         need_body: bool) -> tuple[bytes, dict[str, Any] | None, bytes]:
@@ -268,6 +273,35 @@ class Workbench:
         if missing:  # rare: confirm against the whole log
             missing = missing_from_log(events, {e["id"] for _line, e in self.log.iter_all()})
         return chain(missing, tail) if missing else []
+
+    def land_pending(self, tail: Tail, docs: Docs, after: list[dict[str, Any]], last: int, board_from: int
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(events, refused): the pending journal's events the log lacks, landed after `tail` by the one landing
+        rule (store/landing.py: a task id the branch took meanwhile renumbered, with its `task.renumber`),
+        and those that no longer apply to what the log folds to. One stat when there are none."""
+        if not self.pending:
+            return [], []
+        events, _calls = self.pending.read()
+        if not events:
+            return [], []
+        recent = {e["id"] for e in self.log.read_after(max(0, tail.seq - len(events) - 64))}
+        if not missing_from_log(events, recent):
+            return [], []
+        log = [e for _line, e in self.log.iter_all()]  # rare: the whole log, for the ids it took
+        missing = missing_from_log(events, {e["id"] for e in log})
+        if not missing:
+            return [], []
+        from workbench.store.landing import agent_name, land_pending
+
+        trial = copy.deepcopy(docs)
+        try:
+            for event in after:
+                reducer.apply(trial, event, board_from=board_from)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError):
+            return chain(missing, tail), []  # the log's own events do not fold: the load says so
+        landed, _renames, refused = land_pending(log, missing, tail, trial, agent_name(), self.git.worktree_id(),
+                                                 folded=last)
+        return landed, refused
 
     def deferred(self) -> str | None:
         """Why a write must not touch the work tree now (git is mid-operation, or HEAD is detached), or None.
@@ -315,14 +349,14 @@ class Workbench:
 
     # -- writing ------------------------------------------------------------------------------
     def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True,
-                    create: bool = False, who: Who | None = None) -> Transaction:
+                    create: bool = False, who: Who | None = None, dry: bool = False) -> Transaction:
         """One mutation. `commit=False` writes the files but leaves the git commit to a later `checkpoint`
         (a harness step commits once, at its end or at the yield that interrupts it). `create` (`wb init`):
         `.workbench/` may not exist yet, and a missing snapshot is rebuilt from the log (see `load`). `who`: how
         the actor was established (default: the process's, `model/provenance.current`)."""
         from workbench.store.transaction import Transaction
 
-        return Transaction(self, actor, session, commit=commit, create=create, who=who)
+        return Transaction(self, actor, session, commit=commit, create=create, who=who, dry=dry)
 
     def checkpoint(self, summary: str, session: str | None = None) -> CommitOutcome:
         """Commit whatever the workbench holds now (the end of a harness step, `wb init`, `wb doctor --fix`),
