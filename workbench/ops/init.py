@@ -77,6 +77,14 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
     p = wb.paths
     complete = all(f.exists() for f in (p.config, p.state, p.board, p.events, p.calls, p.wb / ".gitignore",
                                         p.artifacts / ".gitkeep"))
+    if not complete and not ref:  # wb commits to the branch: with none checked out, it would write nothing
+        busy = wb.git.operation_in_progress()
+        if busy or wb.git.symbolic_head() is None:
+            why = f"a {busy} is in progress" if busy else "HEAD is detached"
+            raise Refused(f"not creating a workbench: {why}, and wb commits its state to the branch you are on: "
+                          + ("finish it first" if busy else "switch to a branch first (`git switch main`, or "
+                             "`git switch -c NAME`)") + ", or keep the state on its own branch: `wb init --ref "
+                          "wb-state`")
     if not p.config.exists() and not p.events.exists():
         left_out = wb.git.workbench_left_out()  # never an empty workbench over the branch's real one
         if left_out:
@@ -90,6 +98,8 @@ def init(start: Path, ref: str | None = None) -> tuple[Workbench, bool, LastWrit
         with wb.lock():
             registered = register_drivers(root, wb.git.common_dir)
     else:
+        if ref and not p.config.exists():  # the state goes to its own branch: the work tree is wb's to write now,
+            wb.config["git"]["ref"] = ref  # on a detached HEAD too (the defaults are read before config.yaml is)
         with wb.transaction(actor="wb", commit=False, create=True) as tx:
             template = CONFIG_TEMPLATE.replace("  ref: null", f"  ref: {ref}", 1) if ref else CONFIG_TEMPLATE
             tx.create_file("config.yaml", template.encode())
