@@ -34,6 +34,8 @@ OUTSIDE_THE_STORE = {
                                               "until saved (a per-machine file, never .workbench/)"),
     "cli/diff.py": ({"write_text"}, "`wb diff -o FILE`: the rendered diff into the file the user names (refused "
                                     "inside .workbench/)"),
+    "git/userfiles.py": ({"os.open:w", "os.write", "os.replace", "unlink"},
+                         "a user's own file a hook wb ran changed, put back as it was (never .workbench/)"),
     "git/packs.py": ({"open:w", "os.open:w", "os.write", "os.replace", "os.unlink", "unlink", "write_text"},
                      "wb's own packs of its objects, in .git/objects/pack, and their journal and record in "
                      "<git dir>/wb (never .workbench/)"),

@@ -432,16 +432,12 @@ class GitRepo:
     @property
     def keep_dir(self) -> Path:
         """Where wb keeps what must outlive this worktree's git directory (the pending journal, a SQLite
-        database): `git_dir`/wb, or for a linked worktree `<common dir>/wb/worktrees/<key>/` (store/kept.py);
-        a journal an older wb left in the old place is moved here on first use."""
+        database): `git_dir`/wb, or for a linked worktree `<common dir>/wb/worktrees/<key>/` (git/keep.py); the
+        store moves what an older wb left in the old place (store/kept.prepare)."""
         if self._keep_dir is None:
-            from workbench.store import kept
+            from workbench.git.keep import keep_dir_of
 
-            keep = kept.keep_dir(self.worktree, self.git_dir)
-            if keep != self.git_dir / "wb":
-                kept.note(keep, self.worktree)
-                kept.adopt_journals(self.worktree, self.git_dir / "wb", keep)
-            self._keep_dir = keep
+            self._keep_dir = Path(keep_dir_of(self.worktree, self.git_dir))
         return self._keep_dir
 
     @property
@@ -1025,14 +1021,15 @@ class GitRepo:
         """A random name for this worktree of this clone, made once (a sync's task.renumber names whose
         unpublished task moved, so `wb task show OLD` resolves OLD there and only there)."""
         path = self.keep_dir / "worktree-id"  # a linked worktree's outlives `git worktree remove` (store/kept.py)
-        try:
-            value = path.read_text().strip()
-            if value:
-                return value
-        except OSError:
-            pass
+        for where in (path, self.git_dir / "wb" / "worktree-id"):  # (the old place, until the store moves it)
+            try:
+                value = where.read_text().strip()
+                if value:
+                    return value
+            except OSError:
+                pass
         value = os.urandom(6).hex()
-        path.parent.mkdir(exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w") as fh:
             fh.write(value + "\n")
         return value
@@ -1193,7 +1190,8 @@ class GitRepo:
         env = {"GIT_INDEX_FILE": str(index), HOOK_MARK: "1"}
         from workbench.git.userfiles import UserFiles
 
-        users = UserFiles.record(self)  # wb never changes a user's file: what a hook changes is put back
+        users = UserFiles.record(self, run_git, cat_batch)  # wb never changes a user's file: what a hook changes
+        #                                                       is put back
         try:
             run_git(self.worktree, "read-tree", staged, env=env)
             proc = run_git(self.worktree, "hook", "run", "--ignore-missing", "pre-commit", env=env, check=False)

@@ -15,11 +15,13 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.model.layout import WB_DIR
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from workbench.git.repo import GitRepo
 
 Stat = tuple[int, int, int, int, int] | None  # (mode, size, mtime_ns, ctime_ns, inode); None: no file there
@@ -76,8 +78,9 @@ def _put(path: Path, kept: Kept) -> None:
 
 
 class UserFiles:
-    def __init__(self, repo: GitRepo) -> None:
+    def __init__(self, repo: GitRepo, cat: Callable[..., Any]) -> None:
         self.repo = repo
+        self.cat = cat  # git/repo.cat_batch, passed in: this module imports nothing of repo's (no circle)
         self.index_path = Path(os.environ.get("GIT_INDEX_FILE") or repo.git_dir / "index")
         if not self.index_path.is_absolute():
             self.index_path = repo.worktree / self.index_path
@@ -87,10 +90,9 @@ class UserFiles:
         self.kept: dict[str, Kept] = {}  # what `git status` lists: its bytes now
 
     @classmethod
-    def record(cls, repo: GitRepo) -> UserFiles:
-        from workbench.git.repo import run_git
-
-        self = cls(repo)
+    def record(cls, repo: GitRepo, run_git: Callable[..., Any], cat: Callable[..., Any]) -> UserFiles:
+        """What the user has now; `run_git` and `cat` are git/repo's (passed in by the one caller there)."""
+        self = cls(repo, cat)
         listed = run_git(repo.worktree, "ls-files", "-s", "-z").stdout.split(b"\0")
         for entry in listed:
             head, _, name = entry.partition(b"\t")
@@ -118,12 +120,10 @@ class UserFiles:
 
     def restore(self) -> list[str]:
         """Put back every user's file a hook changed; the paths changed (the index as `the index`)."""
-        from workbench.git.repo import cat_batch
-
         root = self.repo.worktree
         moved = [p for p, before in self.stats.items() if _stat(root / p) != before]
         clean = [p for p in moved if p not in self.kept]
-        bodies = cat_batch(root, [self.blobs[p] for p in clean])
+        bodies = self.cat(root, [self.blobs[p] for p in clean])
         was: dict[str, Kept] = {}
         for path, found in zip(clean, bodies, strict=True):
             before = self.stats[path]

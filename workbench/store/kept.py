@@ -13,8 +13,12 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from workbench.store.spool import KEPT, KEPT_FOR, keep_dir_of
+from workbench.git.keep import KEPT, KEPT_FOR, keep_dir_of
+
+if TYPE_CHECKING:
+    from workbench.git.repo import GitRepo
 
 # store/pending.Pending's two, and the worktree's name in the task.renumber events a sync writes (GitRepo.worktree_id)
 JOURNALS = ("pending.jsonl", "committed.jsonl", "worktree-id")
@@ -22,6 +26,15 @@ JOURNALS = ("pending.jsonl", "committed.jsonl", "worktree-id")
 
 def keep_dir(root: Path, git_dir: Path) -> Path:
     return Path(keep_dir_of(root, git_dir))
+
+
+def prepare(git: GitRepo) -> Path:
+    """The worktree's keep dir, made and named, with the journals an older wb left in the old place moved in."""
+    keep = git.keep_dir
+    if keep != git.git_dir / "wb":
+        note(keep, git.worktree)
+        adopt_journals(git.worktree, git.git_dir / "wb", keep)
+    return keep
 
 
 def note(keep: Path, root: Path) -> None:

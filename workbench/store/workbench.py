@@ -257,7 +257,9 @@ class Workbench:
     @property
     def pending(self) -> Pending:
         if self._pending is None:
-            self._pending = Pending(self.git.keep_dir)
+            from workbench.store import kept
+
+            self._pending = Pending(kept.prepare(self.git))
         return self._pending
 
     def pending_events(self, tail: Tail) -> list[dict[str, Any]]:
