@@ -159,6 +159,7 @@ class GitFuzz(RuleBasedStateMachine):
     # -- the model's bookkeeping -------------------------------------------------------------------------
     def acked(self, key: tuple[str, str]) -> None:
         anchor = self.head() if TEST_BACKEND == "files" and self.branch() and not self.busy() else None
+        self.land()  # a write on a branch lands what waited before it
         self.muts.append(Mutation(key, anchor, self.n))
 
     def write(self, key: tuple[str, str] | None, *args: str, ok: tuple[int, ...] = (0,)) -> int:
@@ -186,11 +187,23 @@ class GitFuzz(RuleBasedStateMachine):
             for m in self.muts:
                 if m.anchor in gone and not m.undone:
                     m.undone = f"reset away {m.anchor[:8]}"
+            self.undo_landed(before, after, "reset away")
         elif kind == "carry":  # rebase, amend, reset --soft, cherry-pick: what HEAD held is kept, rewritten
             for m in self.muts:
                 if m.anchor and not m.undone and self.is_ancestor(m.anchor, before):
                     m.anchor = None
         self.user_snapshot()
+
+    def undo_landed(self, before: str, after: str, why: str) -> None:
+        """A write that waited (on a detached HEAD, mid-rebase) lands in the commit of a later write: what the
+        user's operation took out of HEAD's committed log (before -> after) is undone by them, anchor or not."""
+        if TEST_BACKEND != "files":
+            return
+        had = self.visible(self.quiet_git("show", f"{before}:.workbench/events.jsonl"))
+        has = self.visible(self.quiet_git("show", f"{after}:.workbench/events.jsonl"))
+        for m in self.muts:
+            if not m.undone and m.key in had - has:
+                m.undone = f"{why} {before[:8]}"
 
     def after_init(self, rev: str) -> bool:
         """`rev` exists and holds wb's init commit (the user's rewrites never remove the workbench itself)."""
@@ -375,6 +388,7 @@ class GitFuzz(RuleBasedStateMachine):
             for m in self.muts:
                 if m.anchor == before and not m.undone:
                     m.undone = f"revert of {before[:8]}"
+            self.undo_landed(before, "HEAD", "revert of")
         elif self.busy():
             self.git("revert", "--abort")
         self.user_snapshot()
@@ -475,11 +489,17 @@ class GitFuzz(RuleBasedStateMachine):
         assert len(missing) <= waiting, (
             f"acknowledged and gone (status names {waiting} waiting): "
             + "; ".join(f"{m.key} (step {m.step}, commit {m.anchor})" for m in missing))
-        if TEST_BACKEND == "files" and self.branch():  # what landed is now held by HEAD's commit
-            committed = self.visible(self.quiet_git("show", "HEAD:.workbench/events.jsonl"))
-            for m in self.muts:
-                if m.anchor is None and not m.undone and m.key in committed:
-                    m.anchor = self.head()
+        self.land()
+
+    def land(self) -> None:
+        """What waited and has landed (a later write commits it, on the branch checked out then) is held by
+        HEAD's commit from now on: the user's later checkouts move it out of sight as they do any commit."""
+        if TEST_BACKEND != "files" or not self.branch() or not any(m.anchor is None for m in self.muts):
+            return
+        committed = self.visible(self.quiet_git("show", "HEAD:.workbench/events.jsonl"))
+        for m in self.muts:
+            if m.anchor is None and not m.undone and m.key in committed:
+                m.anchor = self.head()
 
     def visible(self, raw: str | None = None) -> set[tuple[str, str]]:
         """What the workbench's log holds (or the log text `raw`), as the model's keys."""

@@ -44,7 +44,7 @@ def fuzz(seed: int, examples: int) -> None:
     except BaseException as err:
         steps = "\n  ".join(traces[-1]) if traces else "(none)"
         raise AssertionError(f"gitfuzz seed {seed} failed: {err}\nthe steps (git and wb, with exit codes):\n  "
-                             f"{steps}\nreplay: WB_FUZZ_SEED={seed} pytest -n 0 "
+                             f"{steps}\nreplay: WB_FUZZ_SEED={seed} WB_FUZZ_EXAMPLES={examples} pytest -n 0 "
                              "tests/reliability/test_gitfuzz.py::test_gitfuzz_replay") from err
     finally:
         hypothesis.core.global_force_seed = saved
@@ -57,7 +57,7 @@ def test_gitfuzz_seed(seed: int) -> None:
 
 @pytest.mark.skipif("WB_FUZZ_SEED" not in os.environ, reason="replays WB_FUZZ_SEED (a seed a failure printed)")
 def test_gitfuzz_replay() -> None:
-    fuzz(int(os.environ["WB_FUZZ_SEED"]), examples=int(os.environ.get("WB_FUZZ_EXAMPLES", "1")))
+    fuzz(int(os.environ["WB_FUZZ_SEED"]), examples=int(os.environ.get("WB_FUZZ_EXAMPLES", "2")))
 
 
 @pytest.mark.slow
@@ -66,4 +66,4 @@ def test_gitfuzz_long() -> None:
     deadline = time.monotonic() + 60 * float(os.environ.get("WB_FUZZ_MINUTES", "10"))
     rng = random.Random()
     while time.monotonic() < deadline:
-        fuzz(rng.randrange(1, 10**9), examples=1)
+        fuzz(rng.randrange(1, 10**9), examples=int(os.environ.get("WB_FUZZ_EXAMPLES", "4")))
