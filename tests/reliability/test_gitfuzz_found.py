@@ -1,0 +1,207 @@
+"""What the fuzzer of the user's git (tests/reliability/test_gitfuzz.py) and the gitrace flake found, each as the
+fewest git and wb steps that show it. A defect others fix in parallel (issue 29) is xfail(strict): the lead
+removes the mark when the fix merges, and the test then holds it; gitfuzz.KNOWN_DEFECTS is emptied with it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TEST_BACKEND, about_files, about_git
+
+from .wbhelpers import WB, base_env
+
+
+def _env(**extra: str) -> dict[str, str]:
+    backend = {"WB_DEFAULT_BACKEND": TEST_BACKEND} if TEST_BACKEND != "files" else {}
+    return base_env(CI="1", **backend, **extra)
+
+
+def git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=repo, env=_env(), capture_output=True, text=True)
+    assert proc.returncode == 0, f"git {' '.join(args)}: {proc.stderr}"
+    return proc.stdout
+
+
+def wb(repo: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([WB, *args], cwd=repo, env=_env(**extra), capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+def new_repo(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / "app.py").write_text("print('v0')\n")
+    git(path, "add", "app.py")
+    git(path, "commit", "-q", "-m", "user: app.py")
+    assert wb(path, "init").returncode == 0
+    return path
+
+
+@about_git  # on SQLite no write commits, and HEAD never detaches from wb's state
+@pytest.mark.xfail(strict=True, reason="issue 29: (a) a task.add queued on a detached HEAD collides on the branch")
+def test_task_added_on_a_detached_head_lands_on_the_branch(tmp_path: Path) -> None:
+    """Known defect (a), the one gitfuzz.KNOWN_DEFECTS["detached_write"] keeps the default seeds from (every
+    seed with a `detach` or `bisect` step and a `task_add` there reaches it)."""
+    repo = new_repo(tmp_path / "repo")
+    for i in range(4):
+        assert wb(repo, "task", "add", f"t{i}").returncode == 0
+    git(repo, "checkout", "-q", "--detach", "HEAD~2")
+    assert wb(repo, "task", "add", "while detached").returncode == 0
+    git(repo, "checkout", "-q", "main")
+    back = wb(repo, "task", "add", "back on main")
+    assert back.returncode == 0, back.stderr
+    tasks = json.loads(wb(repo, "task", "list", "--json").stdout)
+    ids = [t["id"] for t in tasks]
+    assert len(ids) == len(set(ids)) == 6, ids
+    assert {"while detached", "back on main"} <= {t["title"] for t in tasks}
+
+
+@about_git  # git stash takes .workbench/'s files; on SQLite it takes none of wb's state
+@pytest.mark.xfail(strict=True, reason="issue 29: (b) git stash between a write's append and its commit")
+def test_stash_between_append_and_commit_leaves_a_valid_workbench(tmp_path: Path) -> None:
+    """Known defect (b): the write is acknowledged (exit 0), and `wb validate` exits 5 until the next write.
+    gitfuzz's `stash` step stashes between whole writes; this pauses one inside (WB_PAUSE, faults.py)."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "note", "first").returncode == 0
+    (repo / "app.py").write_text("print('wip')\n")
+    pause = tmp_path / "pause"
+    held = subprocess.Popen([WB, "note", "held"], cwd=repo, env=_env(WB_PAUSE="after_event_append",
+                                                                      WB_PAUSE_FILE=str(pause)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not Path(f"{pause}.here").exists():
+        assert held.poll() is None and time.monotonic() < deadline, "wb never reached after_event_append"
+        time.sleep(0.02)
+    git(repo, "stash", "push", "-q")
+    Path(f"{pause}.go").write_text("")
+    _out, err = held.communicate(timeout=60)
+    assert held.returncode == 0, err
+    validate = wb(repo, "validate")
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+
+
+@pytest.mark.skipif(TEST_BACKEND == "files", reason="the linked worktree's database: the SQLite backend's")
+@pytest.mark.xfail(strict=True, reason="issue 29: (c) git worktree remove deletes a linked worktree's SQLite db")
+def test_worktree_remove_keeps_what_the_linked_worktree_acknowledged(tmp_path: Path) -> None:
+    """Known defect (c), the one gitfuzz.KNOWN_DEFECTS["worktree_remove_sqlite"] keeps the seeds from."""
+    repo = new_repo(tmp_path / "repo")
+    linked = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "wt", str(linked))
+    assert wb(linked, "init").returncode == 0  # on SQLite .workbench/ is untracked: each worktree inits its own
+    assert wb(linked, "note", "acknowledged in the linked worktree").returncode == 0
+    git(repo, "worktree", "remove", "--force", str(linked))
+    git(repo, "worktree", "add", "-q", str(linked), "wt")
+    wb(linked, "init")  # the untracked .workbench/ went with the worktree: init again, as `wb status` says
+    log = wb(linked, "log", "--all")
+    assert log.returncode == 0, log.stderr
+    assert "acknowledged in the linked worktree" in log.stdout
+
+
+@about_files
+@pytest.mark.xfail(strict=True, reason="issue 29: doctor --fix commits a log whose committed line changed (new)")
+def test_doctor_fix_never_commits_a_changed_committed_line(tmp_path: Path) -> None:
+    """New (found by the gitrace flake, seed 1 under CPU load, run 8 of 12: a stash pop left events.jsonl with
+    committed lines in another order). `wb doctor --fix` says "a committed line was changed … [needs you]" and,
+    in the same run, commits that very file as "uncommitted … [fixed]": HEAD then holds the changed line, the
+    advice it printed (`git checkout -- .workbench/events.jsonl`) restores nothing, and the acknowledged text is
+    left only in an older commit. What --fix must not do: commit a log that does not start with HEAD's."""
+    repo = new_repo(tmp_path / "repo")
+    for text in ("a", "b"):
+        assert wb(repo, "note", text).returncode == 0
+    committed = git(repo, "show", "HEAD:.workbench/events.jsonl")
+    log = repo / ".workbench" / "events.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    event = json.loads(lines[-1])
+    event["payload"]["text"] = "b, changed"
+    lines[-1] = (json.dumps(event, separators=(",", ":")) + "\n").encode()
+    log.write_bytes(b"".join(lines))
+    assert wb(repo, "validate").returncode == 5
+    doctor = wb(repo, "doctor", "--fix")
+    assert doctor.returncode == 1 and "needs you" in doctor.stdout, doctor.stdout
+    assert git(repo, "show", "HEAD:.workbench/events.jsonl") == committed, \
+        f"doctor --fix committed the changed log:\n{doctor.stdout}"
+
+
+@about_git  # on SQLite (sqlite_before_commit, sqlite_after_commit) validate, doctor and the next write agree
+@pytest.mark.parametrize("point", ["after_event_append", "after_state_write", "after_git_objects", "before_git_ref"])
+@pytest.mark.xfail(strict=True, reason="issue 29: doctor unhealthy where validate and the next write succeed (new)")
+def test_doctor_healthy_after_a_killed_write_when_validate_and_the_next_write_are(tmp_path: Path, point: str
+                                                                                 ) -> None:
+    """New, found by gitfuzz seeds 4 and 15 (`WB_FAULT=after_state_write wb note` and then the invariants): a
+    write killed at `point` leaves a workbench `wb validate` passes (exit 0) and the next write succeeds on,
+    while `wb doctor` exits 1 ("uncommitted" / "snapshots behind", fixable). validate, doctor and the write path
+    must agree (issue 29 item 2). gitfuzz.KNOWN_DEFECTS["doctor_uncommitted"] keeps the seeds from it."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "note", "acknowledged").returncode == 0
+    killed = wb(repo, "note", "killed", WB_FAULT=point)
+    assert killed.returncode == -9
+    validate, doctor = wb(repo, "validate"), wb(repo, "doctor")
+    assert validate.returncode == 0, validate.stderr
+    assert doctor.returncode == 0, f"validate passes, doctor says:\n{doctor.stdout}"
+    assert wb(repo, "note", "the next write").returncode == 0
+
+
+@about_git  # a detached HEAD is the files backend's: on SQLite no write commits
+@pytest.mark.xfail(strict=True, reason="issue 29: doctor unhealthy after a resume on a detached HEAD (new)")
+def test_doctor_agrees_after_a_resume_on_a_detached_head(tmp_path: Path) -> None:
+    """New, found by gitfuzz seed 4: `wb resume` of a paused session on a detached HEAD exits 0, `wb validate`
+    exits 0 and the next write succeeds, but `wb doctor` exits 1 ("uncommitted 2 workbench file(s)"), which a
+    `wb note` on the same detached HEAD does not cause. gitfuzz.KNOWN_DEFECTS["detached_session"]."""
+    repo = new_repo(tmp_path / "repo")
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps([{"description": "first step"}, {"description": "second step"}]))
+    assert wb(repo, "note", "a").returncode == 0
+    assert wb(repo, "run", "goal", "--plan", str(plan), "--max-turns", "1").returncode == 4  # paused
+    assert wb(repo, "note", "b").returncode == 0
+    git(repo, "checkout", "-q", "--detach", "HEAD~1")
+    resumed = wb(repo, "resume", "--extend", "turns=50")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    validate, doctor = wb(repo, "validate"), wb(repo, "doctor")
+    assert validate.returncode == 0, validate.stderr
+    assert doctor.returncode == 0, f"validate passes, doctor says:\n{doctor.stdout}"
+    assert wb(repo, "note", "the next write").returncode == 0
+
+
+@about_git  # the bisect's detached HEAD and a files-path fault point
+@pytest.mark.xfail(strict=True, reason="issue 29: doctor --fix calls a killed write's state.md a hand edit (new)")
+def test_doctor_fix_never_calls_a_killed_write_a_hand_edit(tmp_path: Path) -> None:
+    """New, found by gitfuzz seed 15 (these are its steps): a note queued during a bisect, the bisect reset, a
+    note killed after writing state.md, then `wb doctor --fix` reports "hand_edit: state.md edited by hand …
+    [fixed]": it records wb's own half-done write as a person's edit (the wrong actor in the audit log), and
+    the agent's next write is refused (exit 6) for human_guard_seconds. gitfuzz.KNOWN_DEFECTS["killed_hand_edit"]."""
+    repo = new_repo(tmp_path / "repo")
+    for text in ("n1", "p2"):
+        assert wb(repo, "note", text).returncode == 0
+    git(repo, "reset", "-q", "--hard", "HEAD~2")
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD").split()[0]
+    git(repo, "bisect", "start")
+    git(repo, "bisect", "bad", "HEAD")
+    git(repo, "bisect", "good", root)
+    assert wb(repo, "note", "queued during the bisect").returncode == 0
+    git(repo, "bisect", "reset")
+    assert wb(repo, "note", "killed", WB_FAULT="after_state_write").returncode == -9
+    doctor = wb(repo, "doctor", "--fix")
+    assert "edited by hand" not in doctor.stdout, doctor.stdout
+    after = wb(repo, "note", "the agent's next write")
+    assert after.returncode == 0, after.stderr
+
+
+@about_git  # on SQLite `git reset` moves no workbench file
+@pytest.mark.xfail(strict=True, reason="issue 29: doctor unhealthy after the user's reset --soft (new)")
+def test_doctor_agrees_after_the_users_reset_soft(tmp_path: Path) -> None:
+    """New, found by gitfuzz seed 11: the user's `git reset --soft HEAD~1` over wb's last commit leaves its
+    changes staged; `wb validate` exits 0 and the next write succeeds (and commits them), but `wb doctor` exits
+    1 ("uncommitted … workbench file(s)"). gitfuzz.KNOWN_DEFECTS["doctor_uncommitted"]."""
+    repo = new_repo(tmp_path / "repo")
+    for text in ("a", "b"):
+        assert wb(repo, "note", text).returncode == 0
+    git(repo, "reset", "-q", "--soft", "HEAD~1")
+    validate, doctor = wb(repo, "validate"), wb(repo, "doctor")
+    assert validate.returncode == 0, validate.stderr
+    assert doctor.returncode == 0, f"validate passes, doctor says:\n{doctor.stdout}"
+    assert wb(repo, "note", "the next write").returncode == 0
