@@ -38,22 +38,11 @@ from .wbhelpers import WB, base_env
 
 # issue 29's defects others are fixing right now; each switch skips only the step that reaches the defect.
 KNOWN_DEFECTS = {
-    "detached_write",  # (a) a task.add queued on a detached HEAD collides on the branch: no `task add` detached
-    "worktree_remove_sqlite",  # (c) `git worktree remove` deletes a linked worktree's SQLite db: no writes there
-    # found by this fuzzer (seeds 4, 11, 15), ops/doctor.py's (issue 29 item 2): after a write killed mid-way,
-    # or the user's `git reset --soft`, `wb validate` exits 0 and the next write succeeds (and commits), but
-    # `wb doctor` exits 1 ("uncommitted N workbench file(s)", fixable). With the switch on, the agent's next
-    # write follows such a step at once.
-    "doctor_uncommitted",
     # found by this fuzzer (seed 15), new: a write killed after writing state.md while an earlier write still
     # waits in the pending journal (queued during a bisect) leaves state.md that wb itself then calls a hand
     # edit: the next agent write is refused (exit 6, human_guard_seconds) and `wb doctor --fix` records it as
     # a person's edit. With the switch on, a queued write is landed (a plain note) before a kill.
     "killed_hand_edit",
-    # found by this fuzzer (seed 4), new: `wb resume` of a paused session on a detached HEAD exits 0, then
-    # `wb validate` exits 0 and the next write succeeds, but `wb doctor` exits 1 ("uncommitted 2 workbench
-    # file(s)"). With the switch on, no `wb run`/`wb resume` while HEAD is detached.
-    "detached_session",
 }
 
 # where a real `wb note` is killed (workbench/faults.py); the SQLite backend's own points on that backend

@@ -43,7 +43,6 @@ def new_repo(path: Path) -> Path:
 
 
 @about_git  # on SQLite no write commits, and HEAD never detaches from wb's state
-@pytest.mark.xfail(strict=True, reason="issue 29: (a) a task.add queued on a detached HEAD collides on the branch")
 def test_task_added_on_a_detached_head_lands_on_the_branch(tmp_path: Path) -> None:
     """Known defect (a), the one gitfuzz.KNOWN_DEFECTS["detached_write"] keeps the default seeds from (every
     seed with a `detach` or `bisect` step and a `task_add` there reaches it)."""
@@ -62,7 +61,6 @@ def test_task_added_on_a_detached_head_lands_on_the_branch(tmp_path: Path) -> No
 
 
 @about_git  # git stash takes .workbench/'s files; on SQLite it takes none of wb's state
-@pytest.mark.xfail(strict=True, reason="issue 29: (b) git stash between a write's append and its commit")
 def test_stash_between_append_and_commit_leaves_a_valid_workbench(tmp_path: Path) -> None:
     """Known defect (b): the write is acknowledged (exit 0), and `wb validate` exits 5 until the next write.
     gitfuzz's `stash` step stashes between whole writes; this pauses one inside (WB_PAUSE, faults.py)."""
@@ -86,7 +84,6 @@ def test_stash_between_append_and_commit_leaves_a_valid_workbench(tmp_path: Path
 
 
 @pytest.mark.skipif(TEST_BACKEND == "files", reason="the linked worktree's database: the SQLite backend's")
-@pytest.mark.xfail(strict=True, reason="issue 29: (c) git worktree remove deletes a linked worktree's SQLite db")
 def test_worktree_remove_keeps_what_the_linked_worktree_acknowledged(tmp_path: Path) -> None:
     """Known defect (c), the one gitfuzz.KNOWN_DEFECTS["worktree_remove_sqlite"] keeps the seeds from."""
     repo = new_repo(tmp_path / "repo")
@@ -103,7 +100,6 @@ def test_worktree_remove_keeps_what_the_linked_worktree_acknowledged(tmp_path: P
 
 
 @about_files
-@pytest.mark.xfail(strict=True, reason="issue 29: doctor --fix commits a log whose committed line changed (new)")
 def test_doctor_fix_never_commits_a_changed_committed_line(tmp_path: Path) -> None:
     """New (found by the gitrace flake, seed 1 under CPU load, run 8 of 12: a stash pop left events.jsonl with
     committed lines in another order). `wb doctor --fix` says "a committed line was changed … [needs you]" and,
@@ -129,7 +125,6 @@ def test_doctor_fix_never_commits_a_changed_committed_line(tmp_path: Path) -> No
 
 @about_git  # on SQLite (sqlite_before_commit, sqlite_after_commit) validate, doctor and the next write agree
 @pytest.mark.parametrize("point", ["after_event_append", "after_state_write", "after_git_objects", "before_git_ref"])
-@pytest.mark.xfail(strict=True, reason="issue 29: doctor unhealthy where validate and the next write succeed (new)")
 def test_doctor_healthy_after_a_killed_write_when_validate_and_the_next_write_are(tmp_path: Path, point: str
                                                                                  ) -> None:
     """New, found by gitfuzz seeds 4 and 15 (`WB_FAULT=after_state_write wb note` and then the invariants): a
@@ -147,7 +142,6 @@ def test_doctor_healthy_after_a_killed_write_when_validate_and_the_next_write_ar
 
 
 @about_git  # a detached HEAD is the files backend's: on SQLite no write commits
-@pytest.mark.xfail(strict=True, reason="issue 29: doctor unhealthy after a resume on a detached HEAD (new)")
 def test_doctor_agrees_after_a_resume_on_a_detached_head(tmp_path: Path) -> None:
     """New, found by gitfuzz seed 4: `wb resume` of a paused session on a detached HEAD exits 0, `wb validate`
     exits 0 and the next write succeeds, but `wb doctor` exits 1 ("uncommitted 2 workbench file(s)"), which a
@@ -192,7 +186,6 @@ def test_doctor_fix_never_calls_a_killed_write_a_hand_edit(tmp_path: Path) -> No
 
 
 @about_git  # on SQLite `git reset` moves no workbench file
-@pytest.mark.xfail(strict=True, reason="issue 29: doctor unhealthy after the user's reset --soft (new)")
 def test_doctor_agrees_after_the_users_reset_soft(tmp_path: Path) -> None:
     """New, found by gitfuzz seed 11: the user's `git reset --soft HEAD~1` over wb's last commit leaves its
     changes staged; `wb validate` exits 0 and the next write succeeds (and commits them), but `wb doctor` exits

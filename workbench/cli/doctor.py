@@ -16,7 +16,9 @@ def doctor_command(
 ) -> int:
     """Check the workbench: torn log tail, snapshots behind the log, hash chain, schemas, uncommitted
     changes, leftover temp files, stale lock; on SQLite, the database's integrity, the chain, the snapshots
-    against the fold of the log (--fix folds them again). Exit 0 when healthy (or repaired), 1 otherwise."""
+    against the fold of the log (--fix folds them again). Exit 0 when healthy — the next write succeeds; what it
+    will do by itself (snapshots behind, files not yet committed, writes waiting for a branch) is listed, and
+    --fix does it now — or repaired; 1 otherwise."""
     from workbench.api import Bench
 
     bench = Bench.open(start_dir())
@@ -26,8 +28,12 @@ def doctor_command(
         output.emit_json({"healthy": report.healthy, "findings": [f.as_dict() for f in report.findings]})
     else:
         for f in report.findings:
-            mark = "fixed" if f.fixed else ("fixable: wb doctor --fix" if f.fixable else "needs you")
+            mark = "fixed" if f.fixed else ("the next write does it; now: wb doctor --fix" if f.waits and f.fixable
+                                            else "waits" if f.waits
+                                            else "fixable: wb doctor --fix" if f.fixable else "needs you")
             output.say(output.shown(f"{f.code:<22} {f.message}  [{mark}]"))
         if not report.findings:
             output.say("healthy: nothing to repair")
+        elif report.healthy and not all(f.fixed for f in report.findings):
+            output.say("healthy: the next wb write succeeds and does what waits above")
     return 0 if report.healthy else 1

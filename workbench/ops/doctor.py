@@ -30,9 +30,14 @@ class Finding:
     message: str
     fixable: bool
     fixed: bool = False
+    # work the next wb write does by itself (snapshots behind the log, files not yet committed, writes waiting in
+    # the git directory): reported, and `--fix` does it now, but no health problem — `wb doctor` healthy means
+    # the next write succeeds (the dry write says when it would not), as `wb validate` says (issue 29)
+    waits: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "fixable": self.fixable, "fixed": self.fixed}
+        return {"code": self.code, "message": self.message, "fixable": self.fixable, "fixed": self.fixed,
+                "waits": self.waits}
 
 
 @dataclass
@@ -41,7 +46,7 @@ class Report:
 
     @property
     def healthy(self) -> bool:
-        return all(f.fixed for f in self.findings)
+        return all(f.fixed or f.waits for f in self.findings)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -158,7 +163,7 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
                 add(finding)
         if loaded is not None and loaded.replayed:
             finding = Finding("snapshots_behind", f"state.md/board.json miss the last {loaded.replayed} event(s) "
-                                                  "of the log (a crash after the append)", True)
+                                                  "of the log (a crash after the append)", True, waits=True)
             if fix:
                 with wb.transaction(actor="wb"):
                     pass  # an empty transaction writes the caught-up snapshots
@@ -276,10 +281,13 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
             dirty = "" if lagging else dirty
         if dirty:
             count = len(dirty.splitlines())
+            # never committed beside a problem a person must solve (a committed log line changed, a file that
+            # does not validate): the commit would record the damage as history
+            safe = chain_ok and all(f.fixed or f.waits or f.fixable for f in report.findings)
             finding = Finding("uncommitted", f"{count} workbench file(s) changed since the last commit"
-                              + ("" if chain_ok else " (not committed while the log is damaged: restore it "
-                                                     "first)"), chain_ok)
-            if fix and chain_ok:
+                              + ("" if safe else " (not committed while the problems above stand: solve them "
+                                                 "first)"), safe, waits=safe)
+            if fix and safe:
                 # a load first: a hand edit among the changes (config.yaml's too) is recorded, in this commit
                 try:
                     with wb.transaction(actor="wb", commit=False):
@@ -316,7 +324,7 @@ def write_findings(wb: Workbench, fix: bool, add: Any) -> None:
     if not waiting["events"] and not waiting["refused"]:  # only what an earlier landing set aside: a person's
         add(Finding("set_aside", waiting["text"], False))
         return
-    finding = Finding("pending", waiting["text"], waiting["why"] is None)
+    finding = Finding("pending", waiting["text"], waiting["why"] is None, waits=True)
     if fix and waiting["why"] is None:
         with wb.transaction(actor="wb") as tx:
             pass  # adopts the journal's events: lands them on this branch, and commits them
