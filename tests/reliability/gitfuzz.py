@@ -37,13 +37,7 @@ from tests.conftest import TEST_BACKEND
 from .wbhelpers import WB, base_env
 
 # issue 29's defects others are fixing right now; each switch skips only the step that reaches the defect.
-KNOWN_DEFECTS = {
-    # found by this fuzzer (seed 15), new: a write killed after writing state.md while an earlier write still
-    # waits in the pending journal (queued during a bisect) leaves state.md that wb itself then calls a hand
-    # edit: the next agent write is refused (exit 6, human_guard_seconds) and `wb doctor --fix` records it as
-    # a person's edit. With the switch on, a queued write is landed (a plain note) before a kill.
-    "killed_hand_edit",
-}
+KNOWN_DEFECTS: set[str] = set()  # every defect it found is fixed; a new one gets a named switch here
 
 # where a real `wb note` is killed (workbench/faults.py); the SQLite backend's own points on that backend
 FAULTS_FILES = ("before_event_append", "after_event_append", "after_pending_append", "after_state_write",

@@ -162,7 +162,6 @@ def test_doctor_agrees_after_a_resume_on_a_detached_head(tmp_path: Path) -> None
 
 
 @about_git  # the bisect's detached HEAD and a files-path fault point
-@pytest.mark.xfail(strict=True, reason="issue 29: doctor --fix calls a killed write's state.md a hand edit (new)")
 def test_doctor_fix_never_calls_a_killed_write_a_hand_edit(tmp_path: Path) -> None:
     """New, found by gitfuzz seed 15 (these are its steps): a note queued during a bisect, the bisect reset, a
     note killed after writing state.md, then `wb doctor --fix` reports "hand_edit: state.md edited by hand …

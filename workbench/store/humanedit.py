@@ -59,7 +59,13 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
         state_cached, fold_state = None, True
     if state_cached and not state_cached["fresh"]:
         before = state_cached["state"]
-        if docs.state.get("last_event") == before.get("last_event"):
+        if docs.state.get("last_event") == before.get("last_event") and \
+                docs.state.get("updated_at") != before.get("updated_at"):
+            # the same seq, written at another time: after the user's git rewrote history (a reset, then writes
+            # that landed since), seqs repeat, and the cache may be of a state.md no longer on this line — the log
+            # decides whose this one is (a killed write of wb's own must never be taken for a person's edit)
+            fold_state = True
+        elif docs.state.get("last_event") == before.get("last_event"):
             edit = state_edit(before, state_cached["body"], docs.state, docs.body)
             assert edit is not None
             edits.append(_with_base(edit, state_cached["body"]))
