@@ -55,6 +55,8 @@ class Mutation:
     anchor: str | None  # the commit that holds it; None: must be visible (or named by status) now
     step: int
     undone: str = ""  # the user's operation that removed it, when one did
+    carried: bool = False  # its commit was taken off the branch by the user's `reset --soft`: it is the user's
+    #                        staged change now, until a wb write commits it again
 
 
 def _env() -> dict[str, str]:
@@ -175,6 +177,7 @@ class GitFuzz(RuleBasedStateMachine):
             for m in self.muts:
                 if m.anchor and not m.undone and self.is_ancestor(m.anchor, before):
                     m.anchor = None
+                    m.carried = kind == "carry" and not self.is_ancestor(before, after)
         self.user_snapshot()
 
     def undo_landed(self, before: str, after: str, why: str) -> None:
@@ -344,7 +347,13 @@ class GitFuzz(RuleBasedStateMachine):
     def stash(self, pop: bool) -> None:
         if self.busy():
             return
+        head = self.head()
         proc = self.git("stash", "push", "-q")
+        if proc.returncode == 0 and TEST_BACKEND == "files":  # what a reset --soft left staged is the user's:
+            committed = self.visible(self.quiet_git("show", f"{head}:.workbench/events.jsonl"))
+            for m in self.muts:  # their stash takes it, as it takes any staged change of theirs
+                if m.carried and not m.undone and m.anchor is None and m.key not in committed:
+                    m.undone = "stashed by the user after their reset --soft"
         self.user_snapshot()
         if proc.returncode == 0 and pop:
             self.note()
@@ -483,6 +492,7 @@ class GitFuzz(RuleBasedStateMachine):
         for m in self.muts:
             if m.anchor is None and not m.undone and m.key in committed:
                 m.anchor = self.head()
+                m.carried = False
 
     def visible(self, raw: str | None = None) -> set[tuple[str, str]]:
         """What the workbench's log holds (or the log text `raw`), as the model's keys."""
