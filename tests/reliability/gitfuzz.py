@@ -347,19 +347,27 @@ class GitFuzz(RuleBasedStateMachine):
     def stash(self, pop: bool) -> None:
         if self.busy():
             return
-        head = self.head()
         proc = self.git("stash", "push", "-q")
-        if proc.returncode == 0 and TEST_BACKEND == "files":  # what a reset --soft left staged is the user's:
-            committed = self.visible(self.quiet_git("show", f"{head}:.workbench/events.jsonl"))
-            for m in self.muts:  # their stash takes it, as it takes any staged change of theirs
-                if m.carried and not m.undone and m.anchor is None and m.key not in committed:
-                    m.undone = "stashed by the user after their reset --soft"
+        if proc.returncode == 0:  # their stash takes what a reset --soft left staged, as any staged change
+            self.discard_carried("stashed by the user after their reset --soft")
         self.user_snapshot()
         if proc.returncode == 0 and pop:
             self.note()
             if self.git("stash", "pop", "-q").returncode != 0:
                 self.git("reset", "-q", "--merge")
+                self.discard_carried("the user's reset --merge after their reset --soft")
         self.user_snapshot()
+
+    def discard_carried(self, why: str) -> None:
+        """What a `reset --soft` left staged (a wb commit the user took off the branch) and the user's own next
+        operation then put away (a stash) or threw out (`reset --merge`) is undone by them: it is their staged
+        change, which wb never claims back."""
+        if TEST_BACKEND != "files":
+            return
+        committed = self.visible(self.quiet_git("show", "HEAD:.workbench/events.jsonl"))
+        for m in self.muts:
+            if m.carried and not m.undone and m.anchor is None and m.key not in committed:
+                m.undone = why
 
     @rule(hard=st.booleans(), back=st.integers(1, 2))
     def reset(self, hard: bool, back: int) -> None:
@@ -403,6 +411,7 @@ class GitFuzz(RuleBasedStateMachine):
             for abort in (["merge", "--abort"], ["cherry-pick", "--abort"], ["reset", "-q", "--merge"]):
                 if self.busy() or abort[0] == "reset":
                     self.git(*abort)
+            self.discard_carried(f"the user's abort of a {how} after their reset --soft")
         self.user_op("carry", before)
 
     @rule()
