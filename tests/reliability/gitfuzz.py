@@ -174,10 +174,11 @@ class GitFuzz(RuleBasedStateMachine):
                     m.undone = f"reset away {m.anchor[:8]}"
             self.undo_landed(before, after, "reset away")
         elif kind == "carry":  # rebase, amend, reset --soft, cherry-pick: what HEAD held is kept, rewritten
-            for m in self.muts:
-                if m.anchor and not m.undone and self.is_ancestor(m.anchor, before):
+            for m in self.muts:  # only the commits the operation rewrote: their ancestors stay in history
+                if m.anchor and not m.undone and self.is_ancestor(m.anchor, before) \
+                        and not self.is_ancestor(m.anchor, after):
                     m.anchor = None
-                    m.carried = kind == "carry" and not self.is_ancestor(before, after)
+                    m.carried = True
         self.user_snapshot()
 
     def undo_landed(self, before: str, after: str, why: str) -> None:
