@@ -283,10 +283,13 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
             count = len(dirty.splitlines())
             # never committed beside a problem a person must solve (a committed log line changed, a file that
             # does not validate): the commit would record the damage as history
-            safe = chain_ok and all(f.fixed or f.waits or f.fixable for f in report.findings)
+            standing = [f for f in report.findings if not (f.fixed or f.waits or f.fixable)]
+            safe = chain_ok and not standing
             finding = Finding("uncommitted", f"{count} workbench file(s) changed since the last commit"
-                              + ("" if safe else " (not committed while the problems above stand: solve them "
-                                                 "first)"), safe, waits=safe)
+                              + ("" if safe else " (not committed while the log is damaged: restore it first)"
+                                 if not chain_ok else " (not committed while this stands: "
+                                 + "; ".join(" ".join(f.message.split())[:120] for f in standing) + ")"),
+                              safe, waits=safe)
             if fix and safe:
                 # a load first: a hand edit among the changes (config.yaml's too) is recorded, in this commit
                 try:

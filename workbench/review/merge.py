@@ -19,7 +19,6 @@ board, and readers ignore it. Without the log (`merge_boards` alone) the referen
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -135,14 +134,16 @@ def interleave(ours: list[dict[str, Any]], theirs: list[dict[str, Any]],
     """Both sides' new events in one order, by cause and never by clock (a wrong clock cannot lose a change):
 
     - each side's own order is kept (it is the order its writes happened in);
-    - between the sides, one side's events come first, the side whose event ids hash lower — the same whichever
-      branch is merged into which, and independent of every timestamp;
+    - between the sides, ours (the branch checked out) first, then theirs — independent of every timestamp, and
+      ours' committed lines keep their seqs: git merges board.json trivially when only ours changed it, and the
+      board must then still agree with the merged log (a `merge --squash` of a branch that only added notes);
     - except that an event setting a task `done` waits until the other side's status changes of that task are
       placed, so a concurrent start, block or reopen on the other branch never undoes a `done` (one on the
       same branch after its `done` still does: that is its own later change).
     When both sides' next events are such dones (each branch changed the task the other finished, after its own
     done), no order keeps both: the first side's goes first, and `conflicts` names the task for a person."""
-    first, second = sorted((ours, theirs), key=_side_key)
+    first, second = ours, theirs  # ours' committed lines keep their places: a file git merges trivially (the
+    #                               board when theirs never changed it) stays true to the merged log
     later = [_nondone_last(first), _nondone_last(second)]  # task id -> index of its last non-done change
     sides, at, out = (first, second), [0, 0], []
     while at[0] < len(first) or at[1] < len(second):
@@ -157,10 +158,6 @@ def interleave(ours: list[dict[str, Any]], theirs: list[dict[str, Any]],
         out.append(sides[k][at[k]])
         at[k] += 1
     return out
-
-
-def _side_key(events: list[dict[str, Any]]) -> str:
-    return hashlib.sha256("\n".join(str(e.get("id")) for e in events).encode()).hexdigest()
 
 
 def _nondone_last(events: list[dict[str, Any]]) -> dict[str, int]:
