@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.git.keep import KEPT, KEPT_FOR, keep_dir_of
+from workbench.store.atomic import fsync_dir
 
 if TYPE_CHECKING:
     from workbench.git.repo import GitRepo
@@ -48,14 +49,6 @@ def note(keep: Path, root: Path) -> None:
     os.replace(tmp, record)
 
 
-def _sync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def adopt_journals(root: Path, old_dir: Path, keep: Path) -> None:
     """Move the pending journal an older wb kept in the worktree's own git directory (a rename: atomic, and an
     append already open writes into the moved file)."""
@@ -70,7 +63,7 @@ def adopt_journals(root: Path, old_dir: Path, keep: Path) -> None:
             os.rename(old, keep / name)
         except FileNotFoundError:  # another wb moved it first
             continue
-        _sync_dir(keep)
+        fsync_dir(keep)
 
 
 def adopt_database(root: Path, old: Path, new: Path, timeout: float = 10.0) -> None:
@@ -107,7 +100,7 @@ def adopt_database(root: Path, old: Path, new: Path, timeout: float = 10.0) -> N
             tmp.unlink()
             return
         tmp.unlink()
-        _sync_dir(new.parent)
+        fsync_dir(new.parent)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{old}{suffix}").unlink(missing_ok=True)
     finally:
