@@ -315,7 +315,14 @@ class Soak:
         raw = (wbdir / "events.jsonl").read_bytes()
         if raw and not raw.endswith(b"\n"):
             a.problem("events.jsonl ends with a torn line")
-        lines = raw.splitlines()
+        from workbench.model.jsonl import encode
+        from workbench.model.segments import LOG_DIR, WholeLog, is_segment_name
+
+        # a long soak seals its first events into log/ (docs/files.md): the whole log is the segments, then the tail
+        segments = sorted((f.name, f.read_bytes()) for f in (wbdir / LOG_DIR).glob("*") if is_segment_name(f.name)) \
+            if (wbdir / LOG_DIR).is_dir() else []
+        whole = WholeLog(segments, raw)
+        lines = [encode(e) for e in whole.sealed] + raw.splitlines()[len(raw.splitlines()) - len(whole.unsealed):]
         events = []
         prev = None
         for i, line in enumerate(lines, 1):

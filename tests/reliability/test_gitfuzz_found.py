@@ -218,3 +218,22 @@ def test_a_squash_merge_of_a_branch_that_only_added_notes_validates(tmp_path: Pa
         validate = wb(repo, "validate")
         assert validate.returncode == 0, validate.stdout + validate.stderr
         assert wb(repo, "doctor").returncode == 0
+
+
+@about_git  # a cherry-pick of a commit that holds workbench files
+def test_an_agent_write_after_a_cherry_pick_does_not_wait_on_a_hand_edit(tmp_path: Path) -> None:
+    """New, found by gitfuzz seed 450074612 (long run): after `git cherry-pick` of a wb commit from another
+    branch (git merges state.md file by file, the driver cannot tell which commit is picked), the next agent
+    write exited 6 — "state.md was edited by hand moments ago; agent writes to it wait" — while validate and
+    doctor said healthy. What git committed is recorded as a human.edit all the same, but no one is mid-edit,
+    so human_guard_seconds makes no one wait."""
+    repo = new_repo(tmp_path / "repo")
+    git(repo, "checkout", "-q", "-b", "topic")
+    assert wb(repo, "note", "on the topic").returncode == 0
+    git(repo, "checkout", "-q", "main")
+    assert wb(repo, "task", "add", "on main").returncode == 0
+    assert wb(repo, "note", "also on main").returncode == 0
+    git(repo, "cherry-pick", "topic")
+    assert wb(repo, "validate").returncode == 0
+    after = wb(repo, "note", "the agent's next write")
+    assert after.returncode == 0, after.stderr

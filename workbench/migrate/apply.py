@@ -156,8 +156,10 @@ def make_plan(wb: Workbench, now: str | None = None, progress: Progress | None =
 
     if base.seq == 0:
         add("workbench.init", {"next_action": docs.state.get("next_action", "")}, "wb")
+    from workbench.store.humanedit import PRIVATE
+
     for edit in human:
-        add("human.edit", edit, "human")
+        add("human.edit", {k: v for k, v in edit.items() if k not in PRIVATE}, "human")
     add("migration.apply", payload, "wb")
     chain(events, base)
     order = list(docs.state)

@@ -110,6 +110,9 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
             edit = board_edit(folded[board_at].board, docs.board)
             if edit["upsert"] or edit["remove"] or "order" in edit:
                 edits.append({**edit, BEFORE: folded[board_at].board})
+    for edit in edits:  # what git committed (a cherry-pick's file-by-file merge) is recorded, but no one waits on it
+        if _is_committed(wb, str(edit.get("file")), state_raw if edit.get("file") == "state.md" else board_raw):
+            edit[COMMITTED] = True
     return edits
 
 
@@ -118,6 +121,10 @@ def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
 BEFORE = "_before"
 # the decision log a state.md edit was made from, for `merge_body`: taken out by the load
 BASE_BODY = "_base_body"
+# the edited file is as HEAD has it (git put it there: a cherry-pick, a plain-git commit of an edit): recorded as a
+# human.edit all the same, but human_guard_seconds does not make the agent wait on it (no one is mid-edit)
+COMMITTED = "_committed"
+PRIVATE = (BEFORE, BASE_BODY, COMMITTED)  # the keys an edit carries for the load and the transaction, never recorded
 
 
 def _with_base(edit: dict[str, Any], base_body: str) -> dict[str, Any]:

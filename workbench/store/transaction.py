@@ -177,6 +177,7 @@ class Transaction:
         self.refused = []
         for edit in self._loaded.human_edits:
             before = edit.pop(humanedit.BEFORE, None)
+            committed = edit.pop(humanedit.COMMITTED, False)
             if self.adopted and edit["file"] == "board.json":
                 # the edit is in the snapshot the adopted events were folded after, but it is recorded after
                 # them: its order keeps the board as the load has it (a task it adds is not moved past theirs)
@@ -191,7 +192,7 @@ class Transaction:
                     edit = kept
                 spool.emit_agent_edit(self, edit, turn)
                 continue
-            if not self.dry:
+            if not self.dry and not committed:  # one git committed (a cherry-pick's merge) is no one mid-edit
                 humanedit.note_edit(self.wb.paths, edit["file"])
             self.emit("human.edit", edit, actor="human", via="edit")
         if config_edit is not None:

@@ -204,8 +204,7 @@ class Workbench:
         if human and after:  # a crash after the log append kept a recorded hand edit from the snapshots
             recorded = [e["payload"] for e in after if e["type"] == "human.edit"]
             human = [edit for edit in human
-                     if {k: v for k, v in edit.items() if k not in (humanedit.BEFORE, humanedit.BASE_BODY)}
-                     not in recorded]
+                     if {k: v for k, v in edit.items() if k not in humanedit.PRIVATE} not in recorded]
         if (pending[-1]["seq"] if pending else tail.seq) < last:
             if (p.wb / ".migrate.json").exists():  # the snapshots are written before the migration's event
                 raise Refused("a `wb migrate` was interrupted before it finished: run `wb migrate` to finish it")
