@@ -173,6 +173,7 @@ class GitFuzz(RuleBasedStateMachine):
                 if m.anchor in gone and not m.undone:
                     m.undone = f"reset away {m.anchor[:8]}"
             self.undo_landed(before, after, "reset away")
+            self.discard_carried("the user's reset --hard after their reset --soft")  # their staged change
         elif kind == "carry":  # rebase, amend, reset --soft, cherry-pick: what HEAD held is kept, rewritten
             for m in self.muts:  # only the commits the operation rewrote: their ancestors stay in history
                 if m.anchor and not m.undone and self.is_ancestor(m.anchor, before) \
