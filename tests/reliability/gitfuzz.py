@@ -37,7 +37,14 @@ from tests.conftest import TEST_BACKEND
 from .wbhelpers import WB, base_env
 
 # issue 29's defects others are fixing right now; each switch skips only the step that reaches the defect.
-KNOWN_DEFECTS: set[str] = set()  # every defect it found is fixed; a new one gets a named switch here
+KNOWN_DEFECTS = {
+    # found by the slow tier's seed 862294388 (not yet fixed): `git revert HEAD` of a wb commit, then the user's
+    # `reset --soft HEAD~1` over the revert leaves the reverted log staged under a HEAD that holds the events:
+    # `wb validate` exits 5 (committed lines removed) while the next write succeeds and commits the removal.
+    # test_gitfuzz_found.py::test_a_soft_reset_over_a_revert_of_a_wb_commit (xfail strict). With the switch
+    # on, no `reset --soft` while HEAD is a revert.
+    "soft_reset_over_revert",
+}
 
 # where a real `wb note` is killed (workbench/faults.py); the SQLite backend's own points on that backend
 FAULTS_FILES = ("before_event_append", "after_event_append", "after_pending_append", "after_state_write",
@@ -374,6 +381,9 @@ class GitFuzz(RuleBasedStateMachine):
     @rule(hard=st.booleans(), back=st.integers(1, 2))
     def reset(self, hard: bool, back: int) -> None:
         if self.busy() or not self.after_init(f"HEAD~{back}"):
+            return
+        if not hard and "soft_reset_over_revert" in KNOWN_DEFECTS and \
+                self.quiet_git("log", "-1", "--format=%s").startswith("Revert "):
             return
         before = self.head()
         self.git("reset", "-q", "--hard" if hard else "--soft", f"HEAD~{back}")

@@ -237,3 +237,23 @@ def test_an_agent_write_after_a_cherry_pick_does_not_wait_on_a_hand_edit(tmp_pat
     assert wb(repo, "validate").returncode == 0
     after = wb(repo, "note", "the agent's next write")
     assert after.returncode == 0, after.stderr
+
+
+@about_git  # a revert and a reset of wb's commits
+@pytest.mark.xfail(strict=True, reason="issue 29: a soft reset over a revert of a wb commit (slow tier, not fixed)")
+def test_a_soft_reset_over_a_revert_of_a_wb_commit(tmp_path: Path) -> None:
+    """New, found by the slow tier's seed 862294388: `git revert HEAD` of wb's commit, then `git reset --soft
+    HEAD~1` over the revert: the work tree holds the reverted log, staged, under a HEAD that has the events.
+    `wb validate` exits 5 and `wb doctor` 1 (committed lines removed), but the next write succeeds and commits
+    the removal — validate, doctor and the write disagree. Not fixed this session: wb must decide whether the
+    user's staged revert is their undo (then validate should say so and pass) or damage (then the write must
+    refuse too); gitfuzz.KNOWN_DEFECTS["soft_reset_over_revert"] keeps the seeds off it meanwhile."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "note", "n1").returncode == 0
+    assert wb(repo, "note", "n2").returncode == 0
+    git(repo, "revert", "--no-edit", "HEAD")
+    git(repo, "reset", "-q", "--soft", "HEAD~1")
+    validate = wb(repo, "validate").returncode
+    doctor = wb(repo, "doctor").returncode
+    write = wb(repo, "note", "probe").returncode
+    assert (validate == 0) == (doctor == 0) == (write == 0), (validate, doctor, write)
