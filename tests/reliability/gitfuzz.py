@@ -37,14 +37,7 @@ from tests.conftest import TEST_BACKEND
 from .wbhelpers import WB, base_env
 
 # issue 29's defects others are fixing right now; each switch skips only the step that reaches the defect.
-KNOWN_DEFECTS = {
-    # found by the slow tier's seed 862294388 (not yet fixed): `git revert HEAD` of a wb commit, then the user's
-    # `reset --soft HEAD~1` over the revert leaves the reverted log staged under a HEAD that holds the events:
-    # `wb validate` exits 5 (committed lines removed) while the next write succeeds and commits the removal.
-    # test_gitfuzz_found.py::test_a_soft_reset_over_a_revert_of_a_wb_commit (xfail strict). With the switch
-    # on, no `reset --soft` while HEAD is a revert.
-    "soft_reset_over_revert",
-}
+KNOWN_DEFECTS: set[str] = set()
 
 # where a real `wb note` is killed (workbench/faults.py); the SQLite backend's own points on that backend
 FAULTS_FILES = ("before_event_append", "after_event_append", "after_pending_append", "after_state_write",

@@ -240,14 +240,12 @@ def test_an_agent_write_after_a_cherry_pick_does_not_wait_on_a_hand_edit(tmp_pat
 
 
 @about_git  # a revert and a reset of wb's commits
-@pytest.mark.xfail(strict=True, reason="issue 29: a soft reset over a revert of a wb commit (slow tier, not fixed)")
 def test_a_soft_reset_over_a_revert_of_a_wb_commit(tmp_path: Path) -> None:
-    """New, found by the slow tier's seed 862294388: `git revert HEAD` of wb's commit, then `git reset --soft
-    HEAD~1` over the revert: the work tree holds the reverted log, staged, under a HEAD that has the events.
-    `wb validate` exits 5 and `wb doctor` 1 (committed lines removed), but the next write succeeds and commits
-    the removal — validate, doctor and the write disagree. Not fixed this session: wb must decide whether the
-    user's staged revert is their undo (then validate should say so and pass) or damage (then the write must
-    refuse too); gitfuzz.KNOWN_DEFECTS["soft_reset_over_revert"] keeps the seeds off it meanwhile."""
+    """Found by the slow tier's seed 862294388: `git revert HEAD` of wb's commit, then `git reset --soft HEAD~1`
+    over the revert: the work tree holds the reverted log, staged, under a HEAD that has the events. validate
+    exited 5 and doctor 1 while the next write succeeded and committed the user's staged removal as its own.
+    Now all three say the same (store/logprefix.py): the write refuses and names both ways out; committing the
+    undo (a committed revert is the user's, and wb goes on from it) is one of them."""
     repo = new_repo(tmp_path / "repo")
     assert wb(repo, "note", "n1").returncode == 0
     assert wb(repo, "note", "n2").returncode == 0
@@ -255,5 +253,45 @@ def test_a_soft_reset_over_a_revert_of_a_wb_commit(tmp_path: Path) -> None:
     git(repo, "reset", "-q", "--soft", "HEAD~1")
     validate = wb(repo, "validate").returncode
     doctor = wb(repo, "doctor").returncode
-    write = wb(repo, "note", "probe").returncode
-    assert (validate == 0) == (doctor == 0) == (write == 0), (validate, doctor, write)
+    write = wb(repo, "note", "probe")
+    assert (validate, doctor, write.returncode) == (5, 1, 5), (validate, doctor, write.stderr)
+    assert "1 committed line(s) were removed" in write.stderr and "git commit" in write.stderr, write.stderr
+    assert len(write.stderr.strip().splitlines()) == 1, write.stderr
+    git(repo, "commit", "-q", "-m", "my undo of n2")  # the user's way out: their undo, committed
+    assert wb(repo, "note", "after").returncode == 0
+    assert wb(repo, "validate").returncode == 0
+    events = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    texts = [e["payload"].get("text") for e in events if e["type"] == "note.add"]
+    assert texts == ["n1", "after"], texts
+
+
+@about_git  # a branch's snapshot carried to another by the user's git
+def test_a_snapshot_ahead_of_its_log_is_rebuilt_and_kept_aside(tmp_path: Path) -> None:
+    """Found by the gitrace run (tools/gitrace.py, seed 33 under load): a state.md written on main, left modified
+    by a `git stash` that raced the write, travelled to a topic branch with the user's checkout (git carries a
+    modified file the branches share). There it says it folds events this branch's log has never had: validate,
+    doctor and every write refused, and doctor's only advice was "fix the file by hand". The snapshots are
+    derived: `wb doctor --fix` rebuilds them from the log and keeps the ones it found aside, and the next write
+    succeeds. Here the same state, made directly: main's state.md on a branch that is behind main."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "note", "a").returncode == 0
+    git(repo, "branch", "topic")
+    assert wb(repo, "note", "b").returncode == 0
+    assert wb(repo, "note", "c").returncode == 0
+    git(repo, "checkout", "-q", "topic")
+    ahead = subprocess.run(["git", "show", "main:.workbench/state.md"], cwd=repo, capture_output=True, check=True)
+    (repo / ".workbench" / "state.md").write_bytes(ahead.stdout)
+    assert wb(repo, "validate").returncode == 5
+    assert wb(repo, "note", "refused").returncode == 5
+    doctor = wb(repo, "doctor")
+    assert doctor.returncode == 1 and "snapshot_ahead" in doctor.stdout and "[needs you]" not in doctor.stdout, \
+        doctor.stdout
+    fixed = wb(repo, "doctor", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    kept = list((repo / ".git" / "wb" / "set-aside").glob("*/state.md"))
+    assert [k.read_bytes() for k in kept] == [ahead.stdout]  # never deleted: kept aside, byte for byte
+    assert wb(repo, "note", "d").returncode == 0
+    assert wb(repo, "validate").returncode == 0
+    events = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    assert [e["payload"].get("text") for e in events if e["type"] == "note.add"] == ["a", "d"]
+    assert git(repo, "status", "--porcelain") == ""

@@ -549,6 +549,33 @@ class GitRepo:
         found = self._cat([f"{ref}:{path}"])[0]
         return found[1] if found else None
 
+    def committed_wb_file(self, rel: str, ref: str) -> tuple[str, bytes] | None:
+        """(blob id, bytes) of `.workbench/<rel>` in the commit `ref` names — the tree from this process's memory
+        or the loose objects when it can (as the commit reads its parent), else one `git cat-file`. None when
+        the commit has no such file, or there is no commit."""
+        if ref == "HEAD":
+            ref = self.symbolic_head() or "HEAD"
+        parent, _root, files = self._parent_info(ref)
+        entry = files.get(rel) if parent is not None else None
+        if entry is None:
+            return None
+        body = self._loose(entry[1], "blob")
+        if body is None:
+            found = self._cat([entry[1]])[0]
+            if found is None:
+                return None
+            body = found[1]
+        return entry[1], body
+
+    def known_blob(self, rel: str) -> str | None:
+        """The blob id of `.workbench/<rel>` in the work tree as the blob cache knows it by its stat (None when
+        it does not: read and hash the file to know)."""
+        try:
+            st = os.lstat(self.worktree / WB_DIR / rel)
+        except OSError:
+            return None
+        return self.blob_cache().get(rel, (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns))
+
     def _read_ref_fast(self, ref: str) -> str | None:
         """The loose ref file, when there is one (what git itself reads first); None means 'ask git'."""
         # branches are shared by every worktree; HEAD and refs/bisect, refs/worktree are each worktree's own

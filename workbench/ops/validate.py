@@ -6,12 +6,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from workbench.errors import GitError, NotFound, Refused, WorkbenchError
+from workbench.errors import NotFound, Refused
 from workbench.model import schemas
-from workbench.model.jsonl import split_lines
-from workbench.model.layout import WB_DIR
+from workbench.model.jsonl import encode, split_lines
 from workbench.progress import advance, tick
 from workbench.store.logcheck import SealedCheck
+from workbench.store.logprefix import committed_lines_changed
 from workbench.store.workbench import Workbench
 
 
@@ -95,7 +95,8 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
         last = ahead[-1]["seq"] if ahead else tail.seq
         if state["last_event"] > last:
             problems.append(f"state.md: last_event {state['last_event']} is beyond the log's last seq {last}"
-                            + (" (the pending journal's events included)" if ahead else ""))
+                            + (" (the pending journal's events included)" if ahead else "")
+                            + "; `wb doctor --fix` rebuilds the snapshots from the log, keeping these aside")
     if p.calls.exists():
         lines, torn = split_lines(p.calls.read_bytes())
         # a torn tail is checked like any line: the next append lands after it, in the middle of the journal
@@ -110,7 +111,10 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
             problems.extend(str(e) for e in schemas.iter_errors("call", call, f"calls.jsonl:{number}"))
     problems.extend(handoff_problems(wb))
     if count is not None:
-        edited = committed_lines_changed(wb)
+        # what the pending journal lands back counts, as the next write counts it (store/logprefix.check): a
+        # `git stash` that took a line wb committed from the work tree is the next write's to put back
+        ahead = wb.pending_events(tail) if tail is not None else []
+        edited = committed_lines_changed(wb, b"".join(encode(e) + b"\n" for e in ahead))
         if edited:
             problems.append(edited)
     if not problems:  # every file is valid on its own: the events after the snapshots must also fold into them
@@ -169,66 +173,3 @@ def snapshot_disagreements(wb: Workbench, check: SealedCheck | None = None) -> l
     report = replay(wb) if check is None else replay_sealed_once(wb, check)
     return [f"{m} ({DISAGREE})" for m in report.mismatches
             if "by hand not yet recorded" not in m and "empty log" not in m]
-
-
-def committed_lines_changed(wb: Workbench) -> str | None:
-    """The log is only ever appended to, so the last commit that recorded it anchors its chain: an edit of a
-    committed line — the last one included, which no `prev` of a later line protects yet — is reported. None
-    when the file still starts with every committed line (or there is no commit to compare with)."""
-    try:
-        git_cfg = wb.config["git"]
-    except WorkbenchError:
-        return None  # config.yaml itself is reported as a problem of its own
-    if git_cfg.get("commit") == "off" or wb.git.operation_in_progress():
-        return None  # mid-merge or mid-rebase the file is git's to rewrite until the operation ends
-    ref = git_cfg.get("ref")
-    ref = (ref if ref.startswith("refs/") else "refs/heads/" + ref) if ref else "HEAD"
-    try:
-        committed = wb.git.committed_file(f"{WB_DIR}/events.jsonl", ref)
-        current = wb.paths.events.read_bytes()
-    except (GitError, OSError):
-        return None
-    if committed is None:
-        return None
-    committed = committed[:committed.rfind(b"\n") + 1]  # a torn last line committed by hand was never an event
-    if current.startswith(committed):
-        return None
-    committed = _less_sealed(wb, committed)  # a seal since that commit moved its first lines into log/
-    if current.startswith(committed):
-        return None
-    old_lines, new_lines = committed.split(b"\n"), current.split(b"\n")
-    for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
-        if old != new:
-            return (f"events.jsonl:{number}: a committed line was changed after {ref} recorded it (the log is "
-                    "append-only; restore it with `git checkout -- .workbench/events.jsonl` after saving what you "
-                    "need)")
-    return (f"events.jsonl: {len(old_lines) - len(new_lines)} committed line(s) were removed after {ref} recorded "
-            "them (restore the log with `git checkout -- .workbench/events.jsonl`)")
-
-
-def _less_sealed(wb: Workbench, committed: bytes) -> bytes:
-    """The committed events.jsonl without its leading lines that are sealed in log/ now, byte for byte (the
-    chain makes the last of them enough to compare: its hash is the one the sealed log holds at its seq)."""
-    from workbench.model.jsonl import line_hash
-
-    chain = wb.log.resolution().chain
-    if not chain:
-        return committed
-    last = chain[-1].last
-    lines = committed.split(b"\n")
-    cut = 0
-    for i, line in enumerate(lines):
-        try:
-            seq = json.loads(line).get("seq") if line else None
-        except (ValueError, AttributeError):
-            break
-        if not isinstance(seq, int) or seq > last:
-            break
-        cut = i + 1
-    if not cut:
-        return committed
-    seq = json.loads(lines[cut - 1])["seq"]
-    sealed = [h for h in chain if h.first <= seq <= h.last][0]
-    want = sealed.last_hash if seq == sealed.last else next(
-        (line_hash(raw) for raw, e in wb.log.sealed_events(sealed) if e["seq"] == seq), None)
-    return b"\n".join(lines[cut:]) if line_hash(lines[cut - 1]) == want else committed

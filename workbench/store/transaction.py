@@ -26,7 +26,7 @@ from workbench.model.boardfile import check_board
 from workbench.model.layout import check_writable
 from workbench.model.redaction import redact, secret_values
 from workbench.model.reducer import Docs
-from workbench.store import archive, caches, configedit, humanedit, sealedfiles, spool, trust
+from workbench.store import archive, caches, configedit, humanedit, logprefix, sealedfiles, spool, trust
 from workbench.store import commit as commit_policy
 from workbench.store.atomic import FileChanged, append_lines, atomic_write, read_or_none, write_workbench_file
 from workbench.store.config import parse_config
@@ -346,6 +346,9 @@ class Transaction:
             # a person saved it since the load: nothing is written yet, so load again — their edit is then
             # recorded as human.edit — and apply this write's own events after it
             self._rebase(saved)
+        if commit_policy.commits(self.wb.config["git"]) and not self.deferred:
+            # nor a log the user's git took committed lines out of (what this write lands back is counted)
+            logprefix.check(self.wb, self.events)
         check_writable(self.wb.paths)  # a read-only workbench refuses before the log, not half-way through
         journal_mark = self.wb.pending.size()
         try:
@@ -419,6 +422,8 @@ class Transaction:
             sealedfiles.check(self.wb)
         self.board_changed = self.board_changed or bool(self.events)
         self._validate(too_deep)
+        if commit_policy.commits(self.wb.config["git"]) and self.events and not self.deferred:
+            logprefix.check(self.wb, self.events)
         check_writable(self.wb.paths)
 
     def _set_aside(self, refused: list[dict[str, Any]]) -> None:

@@ -1,0 +1,131 @@
+"""The committed log stays a prefix of the work tree's (issue 29): events.jsonl is only ever appended to, so the
+commit wb would commit on anchors its lines. A work tree whose log no longer starts with them — a line edited,
+lines removed or reordered (a `git revert` staged and not committed, a `git checkout OLD -- .workbench/`, a
+race of the user's `git stash` with a write) — is reported by `wb validate` and `wb doctor`, and refused by the
+write before it writes anything, in the same words: wb never commits the user's change to its log as its own.
+The user either commits it (a committed revert is theirs, and wb goes on from it) or restores the log.
+
+The check is cheap on a write: the blob cache knows the work tree's file by its stat when it is the committed
+one (the usual case), and otherwise the committed blob is read from the loose object wb wrote, no git process.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import GitError, Refused, WorkbenchError
+from workbench.model.layout import WB_DIR
+
+if TYPE_CHECKING:
+    from workbench.store.workbench import Workbench
+
+
+class LogRewritten(Refused):
+    """The work tree's events.jsonl no longer starts with the lines the commit holds (exit 5)."""
+
+
+def check(wb: Workbench, appending: list[dict[str, Any]]) -> None:
+    """Refuse (LogRewritten) a write onto a log whose committed lines changed: nothing is written. `appending`,
+    the write's events, chained: those the pending journal lands back (a `git stash` took a committed line from
+    the work tree just as wb committed it) make the log whole again, and are counted."""
+    from workbench.model.jsonl import encode
+
+    problem = committed_lines_changed(wb, b"".join(encode(e) + b"\n" for e in appending))
+    if problem:
+        raise LogRewritten(f"refused, nothing was written: {problem}")
+
+
+def committed_lines_changed(wb: Workbench, appending: bytes = b"") -> str | None:
+    """The log is only ever appended to, so the last commit that recorded it anchors its chain: an edit of a
+    committed line — the last one included, which no `prev` of a later line protects yet — is reported, and so
+    are removed lines. None when the file still starts with every committed line (or there is no commit to
+    compare with, or git owns the files: mid-merge, mid-rebase)."""
+    try:
+        git_cfg = wb.config["git"]
+    except WorkbenchError:
+        return None  # config.yaml itself is reported as a problem of its own
+    if git_cfg.get("commit") == "off" or wb.git.operation_in_progress():
+        return None  # mid-merge or mid-rebase the file is git's to rewrite until the operation ends
+    ref = git_cfg.get("ref")
+    ref = (ref if ref.startswith("refs/") else "refs/heads/" + ref) if ref else "HEAD"
+    try:
+        found = wb.git.committed_wb_file("events.jsonl", ref)
+        if found is None:
+            return None
+        if wb.git.known_blob("events.jsonl") == found[0]:
+            return None  # the work tree's file is the committed one, as its stat says
+        committed = found[1]
+        working = wb.paths.events.read_bytes()
+    except (GitError, OSError):
+        return None
+    # the write's own append lands after the torn tail's truncation
+    current = working[:working.rfind(b"\n") + 1] + appending if appending else working
+    committed = committed[:committed.rfind(b"\n") + 1]  # a torn last line committed by hand was never an event
+    if current.startswith(committed):
+        return None
+    committed = _less_sealed(wb, committed)  # a seal since that commit moved its first lines into log/
+    if current.startswith(committed) or (appending and _same_events(committed, current)):
+        return None
+    where = "HEAD" if ref == "HEAD" else ref
+    keep = (f"to keep them, restore the log with `git checkout {where} -- {WB_DIR}/` after saving what you "
+            "need")
+    if committed.startswith(working):
+        removed = committed[len(working):].count(b"\n")
+        return (f"events.jsonl: {removed} committed line(s) were removed after {where} recorded them (the log "
+                f"is append-only): if that is your undo, commit it first (`git commit`); {keep}")
+    old_lines, new_lines = committed.split(b"\n"), current.split(b"\n")
+    for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+        if old != new:
+            return (f"events.jsonl:{number}: a committed line was changed after {where} recorded it (the log is "
+                    f"append-only; restore it with `git checkout {where} -- {WB_DIR}/events.jsonl` after saving "
+                    "what you need)")
+    return (f"events.jsonl: committed lines were removed after {where} recorded them (restore the log with "
+            f"`git checkout {where} -- {WB_DIR}/events.jsonl`)")
+
+
+def _same_events(committed: bytes, current: bytes) -> bool:
+    """Whether `current` begins with `committed`'s events, each the same but for how it was batched (`more`) and
+    so chained (`prev`): a committed event the pending journal lands back, in one batch with the write's own."""
+    import json
+
+    def parsed(line: bytes) -> Any:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return None
+        if isinstance(event, dict):
+            event.pop("more", None)
+            event.pop("prev", None)
+        return event
+
+    old, new = committed.splitlines(), current.splitlines()
+    return len(new) >= len(old) and all(parsed(a) == parsed(b) is not None for a, b in zip(old, new, strict=False))
+
+
+def _less_sealed(wb: Workbench, committed: bytes) -> bytes:
+    """The committed events.jsonl without its leading lines that are sealed in log/ now, byte for byte (the
+    chain makes the last of them enough to compare: its hash is the one the sealed log holds at its seq)."""
+    from workbench.model.jsonl import line_hash
+
+    chain = wb.log.resolution().chain
+    if not chain:
+        return committed
+    last = chain[-1].last
+    lines = committed.split(b"\n")
+    cut = 0
+    for i, line in enumerate(lines):
+        try:
+            seq = json.loads(line).get("seq") if line else None
+        except (ValueError, AttributeError):
+            break
+        if not isinstance(seq, int) or seq > last:
+            break
+        cut = i + 1
+    if not cut:
+        return committed
+    seq = json.loads(lines[cut - 1])["seq"]
+    sealed = [h for h in chain if h.first <= seq <= h.last][0]
+    want = sealed.last_hash if seq == sealed.last else next(
+        (line_hash(raw) for raw, e in wb.log.sealed_events(sealed) if e["seq"] == seq), None)
+    return b"\n".join(lines[cut:]) if line_hash(lines[cut - 1]) == want else committed
