@@ -13,8 +13,9 @@ seq and never "fixed": the log is the audit trail, and rewriting it would hide w
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import WorkbenchError
 from workbench.progress import Progress, advance, share, tick
@@ -22,6 +23,9 @@ from workbench.store.atomic import remove_temp_files, torn_line_bytes, truncate_
 from workbench.store.commit import commits
 from workbench.store.lock import holder
 from workbench.store.workbench import Workbench
+
+if TYPE_CHECKING:
+    from workbench.store.workbench import Loaded
 
 
 @dataclass
@@ -87,6 +91,10 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
     p = wb.paths
     add = report.findings.append
 
+    # 0. a line too long for any reader (issue 30): the one command that helps moves it aside
+    if overlong_finding(wb, fix, add) and not fix:
+        return report  # every later check reads the log, and stops at that line
+
     # 1. the event log: chain (sealed segments checked once, then trusted by digest; `full`: all), then a torn tail
     from workbench.store.logcheck import SealedCheck
 
@@ -146,6 +154,8 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
                     finding.fixed = True
                     loaded = wb.load(detect_human=False)
                 add(finding)
+            elif "is beyond the event log's last seq" in str(err) and p.events.exists():
+                loaded = _snapshots_ahead(wb, str(err), fix, add)
             else:
                 add(Finding("unloadable", str(err), False))
         if loaded is not None and not loaded.replayed:
@@ -180,6 +190,8 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
             continue
         if "torn last line" in problem and any(f.code == "torn_tail" for f in report.findings):
             continue
+        if "is beyond the log's last seq" in problem and any(f.code == "snapshot_ahead" for f in report.findings):
+            continue  # reported above, and --fix rebuilds it
         if torn_calls and not fix and problem.startswith("calls.jsonl:") and "damaged line" in problem:
             continue  # the torn line, reported above
         if "hash chain" in problem or ("seq" in problem or problem.startswith("log/")) and not chain_ok:
@@ -261,7 +273,8 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
         add(finding)
 
     # 8c. acknowledged writes in the git directory alone (issue 29), and the write's own checks run dry
-    if chain_ok and all(f.fixed or f.fixable for f in report.findings):  # else: what refuses is named above
+    # else: what refuses is named above (a snapshot ahead of the log too, until --fix rebuilds it)
+    if chain_ok and all(f.fixed or f.fixable and f.code != "snapshot_ahead" for f in report.findings):
         write_findings(wb, fix, add)
 
     add_agent_wiring_finding(wb, add)
@@ -474,3 +487,56 @@ def record_disagreement(wb: Workbench, rebuilt: Any) -> None:
         if not edits:
             tx.rebuild_snapshots(rebuilt)
         tx.summary = "wb: doctor: record the snapshots' hand edit" if edits else None
+
+
+def _snapshots_ahead(wb: Workbench, err: str, fix: bool, add: Callable[[Finding], None]) -> Loaded | None:
+    """state.md says it folds events the log (with the pending journal) does not hold: the user's git gave this
+    branch a snapshot written on another (a modified state.md carried over by a checkout), or took the log's
+    lines and left the snapshot (a `git stash` racing a write). The snapshots are derived: the log rebuilds them,
+    and the ones found are kept aside, never deleted — what they folded is in the log of the branch they came
+    from, or was never acknowledged here."""
+    import time
+
+    p = wb.paths
+    finding = Finding("snapshot_ahead", f"{err.split('; run')[0]} (the event log rebuilds the snapshots; the ones "
+                                        "found are kept aside)", True)
+    add(finding)
+    if not fix:
+        return None
+    aside = wb.git.keep_dir / "set-aside" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    with wb.lock():
+        aside.mkdir(parents=True, exist_ok=True)
+        for f in (p.state, p.board):
+            if f.exists():
+                f.replace(aside / f.name)
+    with wb.transaction(actor="wb", create=True):
+        pass  # a create transaction writes the missing snapshots folded from the whole log, and commits them
+    finding.fixed = True
+    finding.message += f": rebuilt, the old ones are in {aside}"
+    return wb.load(detect_human=False)
+
+
+def overlong_finding(wb: Workbench, fix: bool, add: Callable[[Finding], None]) -> bool:
+    """events.jsonl lines over the reader's cap (store/overlong.py): every command refuses the log until `--fix`
+    moves them aside, byte for byte, into .workbench/artifacts/set-aside/ and chains the events after them again."""
+    from workbench.model.jsonl import MAX_LINE_BYTES
+    from workbench.store import overlong
+
+    spans = overlong.overlong_lines(wb.paths.events)
+    if not spans:
+        return False
+    sizes = ", ".join(f"{length:,} bytes at byte {start:,}" for start, length in spans[:3])
+    finding = Finding("log_line_overlong", f"events.jsonl holds {len(spans)} line(s) over the cap of "
+                                           f"{MAX_LINE_BYTES:,} bytes ({sizes}): not wb's (wb writes none), and no "
+                                           "command reads the log past it", True)
+    if fix:
+        with wb.lock():
+            moved = overlong.set_aside(wb)
+        where = ", ".join(".workbench/" + m for m in moved)
+        # committed at once, on its own: the log's committed lines changed, and only this repair may do that
+        outcome = wb.checkpoint(f"wb: doctor: set aside {len(moved)} over-long line(s) of events.jsonl in {where}")
+        finding.fixed = True
+        finding.message += f": moved aside to {where}" + (f", committed ({outcome.sha[:12]})" if outcome.sha else
+                                                        f" — {outcome.skipped}" if outcome.skipped else "")
+    add(finding)
+    return True
