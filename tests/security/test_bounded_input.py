@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests import stored
-from tests.conftest import call_wb
+from tests.conftest import about_files, call_wb
 
 BIG = "x" * 5_000_000
 
@@ -74,3 +74,37 @@ def test_an_agents_mcp_task_add_is_refused_as_a_tool_error(bench: Any, repo: Pat
     result = with_client(repo, body)
     assert result.is_error and "over the" in text_of(result), text_of(result)[:300]
     still_works(repo, before)
+
+
+@about_files  # a line that reached the files backend's events.jsonl through git
+def test_doctor_fix_moves_an_overlong_log_line_aside(bench: Any, repo: Path) -> None:
+    """No input leaves a user with no command that helps: a line over the reader's cap that came through git
+    (a hand edit committed, a merge) made status, doctor and doctor --fix all exit 5. Now `wb doctor` names it
+    (exit 1), and `--fix` moves it aside byte for byte into .workbench/artifacts/set-aside/, chains the events
+    after it again, and commits the repair; every command works again and no other event is lost."""
+    import subprocess
+
+    call_wb(repo, "note", "before")
+    log = repo / ".workbench" / "events.jsonl"
+    bad = json.dumps({"schema_version": 1, "seq": 99, "id": "01M953GQZJ4PQHSPAQ24A3RMCZ", "ts":
+                      "2026-12-06T07:18:58.290Z", "type": "note.add", "actor": "agent", "session": None,
+                      "payload": {"text": BIG}}).encode()
+    after = json.loads(log.read_bytes().splitlines()[-1])  # a valid event after it, as a merge would bring
+    after.update(id="01M953GQZJ4PQHSPAQ24A3RMD0", payload={"text": "after the long line"})
+    with log.open("ab") as f:
+        f.write(bad + b"\n" + json.dumps(after).encode() + b"\n")
+    subprocess.run(["git", "commit", "-qam", "a hand edit"], cwd=repo, check=True)
+    assert call_wb(repo, "status").returncode == 5
+    doctor = call_wb(repo, "doctor")
+    assert doctor.returncode == 1 and "log_line_overlong" in doctor.stdout, doctor.stdout + doctor.stderr
+    fixed = call_wb(repo, "doctor", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    aside = list((repo / ".workbench" / "artifacts" / "set-aside").glob("*.jsonl"))
+    assert [p.read_bytes() for p in aside] == [bad + b"\n"]
+    for args in (["status"], ["validate"], ["replay", "--verify"], ["note", "next"]):
+        proc = call_wb(repo, *args)
+        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+    texts = [e["payload"].get("text") for e in stored.events(repo) if e["type"] == "note.add"]
+    assert texts == ["before", "after the long line", "next"]
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
+                          text=True).stdout == ""
