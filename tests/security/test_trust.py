@@ -425,6 +425,8 @@ def test_the_session_start_sync_says_what_it_brought(tmp_path: Path) -> None:
     victim, attacker = clone(remote, tmp_path / "victim"), clone(remote, tmp_path / "attacker")
     config = victim / ".workbench" / "config.yaml"
     assert "on_session_start" in config.read_text()
+    # a setting that pushes by itself applies once a person trusted it here (tests/security/test_trust_settings.py)
+    assert as_person(victim, "trust", lines=["y"]).returncode == 0
     theirs = attacker / ".workbench" / "config.yaml"
     tool = f"tools: {{deploy: {{argv: {json.dumps(_mark('PWNED'))}}}}}"
     theirs.write_text(theirs.read_text().replace("tools: {}", tool))

@@ -82,6 +82,10 @@ def test_session_start_syncs_first_when_the_config_says_so(tmp_path: Path) -> No
     config = a / ".workbench" / "config.yaml"
     config.write_text(config.read_text() + "sync: {on_session_start: true}\n")
     assert run_wb(a, "validate").returncode == 0
+    # a setting that fetches and pushes by itself applies once a person trusted it (docs/security.md)
+    from tests.person import as_person
+
+    assert as_person(a, "trust", lines=["y"]).returncode == 0
     assert run_wb(b, "task", "add", "Added on B").returncode == 0 and run_wb(b, "sync").returncode == 0
     started = hook(a, fixture("claude-code", "SessionStart", a))
     assert started.returncode == 0 and started.stderr == "", started.stderr

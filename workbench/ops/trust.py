@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import NotFound
-from workbench.store.trust import Command, TrustStore, board_commands, config_commands, env_trusts, plan_command
+from workbench.store.trust import (
+    Command,
+    TrustStore,
+    board_commands,
+    config_commands,
+    env_trusts,
+    plan_command,
+    setting_commands,
+)
 from workbench.store.workbench import Workbench
 
 
@@ -21,7 +29,8 @@ def commands(wb: Workbench, board: dict[str, Any] | None = None, plans: Iterable
     named (those git tracks)."""
     if board is None:
         board = wb.load(detect_human=False).docs.board
-    out = config_commands(wb.config) + board_commands(board)
+    config = wb.config and wb.raw_config  # as written: the settings held back from wb.config included
+    out = config_commands(config) + setting_commands(config) + board_commands(board)
     for path in plans:
         found = plan_command(wb.root, path)
         if found is None:

@@ -443,9 +443,13 @@ class SqliteWorkbench(Workbench):
     @property
     def config(self) -> dict[str, Any]:
         if self._config is None:
+            from workbench.store import trust
             from workbench.store.config import load_config
 
-            self._config = load_config(self.paths.config)
+            config = load_config(self.paths.config)
+            self.held_settings = trust.held_settings(self.git.common_dir, config)  # as the files backend does
+            self.raw_config = config
+            self._config = trust.without(config, self.held_settings) if self.held_settings else config
         return self._config
 
     @property

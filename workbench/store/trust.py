@@ -100,6 +100,8 @@ class Command:
             return f"sha256: {self.run}"
         if self.kind == "setting" and self.name == "sqlite_path":
             return f"{self.run}: wb opens and writes this database, outside the repository and its git directory"
+        if self.kind == "setting" and self.name in SETTING_EFFECTS:
+            return f"{self.run}: {SETTING_EFFECTS[self.name]} (not applied until trusted)"
         if self.kind == "setting":
             return f"{self.run}: anyone, an agent over MCP or a script too, approves confirm_once and mutating tools"
         if isinstance(self.run, str):
@@ -154,6 +156,47 @@ def config_commands(config: dict[str, Any]) -> list[Command]:
         out.append(Command("planner", "planner", CONFIG, [str(a) for a in planner["run"]]))
     elif isinstance(planner, dict) and "python" in planner:
         out.append(Command("planner", "planner", CONFIG, str(planner["python"])))
+    return out
+
+
+# config.yaml settings that act on the person at this machine rather than on the workbench (issue 30.2): applied
+# only once trusted here; until then wb acts as if they were not set (store/workbench.Workbench.config)
+SETTING_EFFECTS = {
+    "git.author": "whose name is on the commits wb makes in this clone",
+    "git.sign": "wb signs its commits with your git signing key",
+    "sync.on_session_start": "the agent hooks' SessionStart runs `wb sync` (a fetch and a push) by itself",
+}
+
+
+def setting_commands(config: dict[str, Any]) -> list[Command]:
+    """The settings of config.yaml that act on the person (SETTING_EFFECTS), as they are set."""
+    git: dict[str, Any] = config["git"] if isinstance(config.get("git"), dict) else {}
+    sync: dict[str, Any] = config["sync"] if isinstance(config.get("sync"), dict) else {}
+    out = []
+    if isinstance(git.get("author"), str) and git["author"]:
+        out.append(Command("setting", "git.author", CONFIG, f"git.author: {git['author']}"))
+    if git.get("sign") is True:
+        out.append(Command("setting", "git.sign", CONFIG, "git.sign: true"))
+    if sync.get("on_session_start") is True:
+        out.append(Command("setting", "sync.on_session_start", CONFIG, "sync.on_session_start: true"))
+    return out
+
+
+def held_settings(common_dir: Path, config: dict[str, Any]) -> list[Command]:
+    """The settings of `config` this clone has not trusted (none when the environment trusts every command):
+    one read of trust.json, and only when such a setting is set at all."""
+    settings = setting_commands(config)
+    if not settings or env_trusts():
+        return []
+    return TrustStore(common_dir).untrusted(settings)
+
+
+def without(config: dict[str, Any], held: list[Command]) -> dict[str, Any]:
+    """`config` as if the `held` settings were not set (a copy)."""
+    out = dict(config)
+    for cmd in held:
+        section, key = cmd.name.split(".", 1)
+        out[section] = {k: v for k, v in (out.get(section) or {}).items() if k != key}
     return out
 
 

@@ -77,6 +77,8 @@ class Workbench:
         self.log.before_sealed_change = self._sealed_change
         self.git = GitRepo(root)
         self._config: dict[str, Any] | None = None
+        self.raw_config: dict[str, Any] = {}  # config.yaml as written, the held settings too (store/trust.py)
+        self.held_settings: list[Any] = []  # its settings this clone has not trusted, not applied
         self._pending: Pending | None = None
         # the last state.md this process read or wrote: (bytes, round-trip node, data, body)
         self._node_cache: tuple[bytes, Any, dict[str, Any], str] | None = None
@@ -121,7 +123,14 @@ class Workbench:
     @property
     def config(self) -> dict[str, Any]:
         if self._config is None:
-            self._config = load_config(self.paths.config)
+            from workbench.store import trust
+
+            config = load_config(self.paths.config)
+            # a setting that acts on the person (whose name is on commits, their signing key, a push by itself)
+            # applies once trusted here; until then wb acts as if it were not set (`wb trust` lists it)
+            self.held_settings = trust.held_settings(self.git.common_dir, config)
+            self.raw_config = config
+            self._config = trust.without(config, self.held_settings) if self.held_settings else config
             self.git.configure(self._config["git"])  # author, signing, hooks: how state commits are made
         return self._config
 
