@@ -182,3 +182,82 @@ def test_five_thousand_tasks_import_in_one_commit_that_validates_and_replays(ben
     assert wb(repo, "validate", process=True, timeout=300).returncode == 0
     replayed = wb(repo, "replay", "--verify", "--json", process=True, timeout=300)
     assert replayed.returncode == 0 and json.loads(replayed.stdout)["matches"] is True
+
+
+MORE = """\
+- [ ] Parser epic
+  id: T-100
+- [ ] Lexer
+  priority: 1
+  labels: core, lexing
+  label: fast
+  parent: T-100
+  assignee: ana
+- [ ] Tokens
+  parent: T-001
+  priority: 0
+"""
+
+
+def test_a_checklist_carries_priority_labels_parent_and_assignee_as_json_does(bench, repo, wb):
+    """Issue 31: README's task fields, from a checklist (`unknown key 'priority'` before), as the JSON import
+    sets them."""
+    bench.add_task("On the board")
+    (repo / "more.md").write_text(MORE)
+    r = wb(repo, "task", "import", "more.md")
+    assert r.returncode == 0, r.stderr
+    tasks = {t["id"]: t for t in board(repo)["tasks"]}
+    epic, lexer, tokens = tasks["T-002"], tasks["T-003"], tasks["T-004"]
+    assert "priority" not in epic and "parent" not in epic
+    assert lexer["priority"] == 1 and lexer["labels"] == ["core", "lexing", "fast"]
+    assert lexer["parent"] == "T-002" and lexer["assignee"] == "ana"  # the file's T-100 is the epic it added
+    assert tokens["parent"] == "T-001" and tokens["priority"] == 0
+    # the same tasks as JSON make the same board
+    as_json = [{"title": "Parser epic", "id": "T-100"},
+               {"title": "Lexer", "priority": 1, "labels": ["core", "lexing", "fast"], "parent": "T-100",
+                "assignee": "ana"},
+               {"title": "Tokens", "parent": "T-001", "priority": 0}]
+    (repo / "more.json").write_text(json.dumps(as_json))
+    r = wb(repo, "task", "import", "more.json", "--json")
+    assert json.loads(r.stdout) == ["T-005", "T-006", "T-007"], r.stderr
+    again = {t["id"]: t for t in board(repo)["tasks"]}
+    keys = ("priority", "labels", "assignee")
+    assert {k: again["T-006"].get(k) for k in keys} == {k: lexer.get(k) for k in keys}
+    assert again["T-006"]["parent"] == "T-005" and again["T-007"]["parent"] == "T-001"
+    listed = wb(repo, "task", "list", "--parent", "T-002", "--label", "core", "--assignee", "ana")
+    assert listed.returncode == 0 and "Lexer" in listed.stdout, listed.stderr
+
+
+@pytest.mark.parametrize(("text", "line", "says"), [
+    ("- [ ] a\n  priority: high\n", 2, "priority: \"high\" is not a priority (0 highest … 4 lowest)"),
+    ("- [ ] a\n  priority: 7\n", 2, "priority: 7 is greater than the maximum of 4"),
+    ("- [ ] a\n  parent: T-009\n", 2, "no task T-009 on the board or above in the file"),
+    ("- [ ] a\n  labels: core, core\n", 2, "labels: "),
+    ("- [ ] a\n  assignee: ana\n  assignee: bo\n", 3, "assignee: said twice for one task"),
+])
+def test_a_bad_checklist_field_names_its_line(bench, repo, wb, error_line, text, line, says):
+    (repo / "more.md").write_text(text)
+    r = wb(repo, "task", "import", "more.md")
+    assert r.returncode == 5, r.stderr
+    message = error_line(r.stderr).removeprefix("wb: ")
+    assert message.startswith(f"more.md: line {line}: ") and says in message, message
+    assert board(repo)["tasks"] == []
+
+
+def test_the_checklist_docs_tasks_md_shows_imports_as_it_says(bench, repo, wb):
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "tasks.md").read_text()
+    (repo / "more.md").write_text(re.search(r"```markdown\n(.*?)```", doc, re.S).group(1))
+    r = wb(repo, "task", "import", "more.md")
+    assert r.returncode == 0, r.stderr
+    lexer = board(repo)["tasks"][1]
+    assert (lexer["parent"], lexer["priority"], lexer["labels"], lexer["assignee"]) == ("T-001", 1, ["core", "lexing"],
+                                                                                     "ana")
+    said = re.search(r"`(more\.md: line 6: [^`]+)`", doc).group(1)
+    lines = doc.split("```markdown\n")[1].split("```")[0].splitlines()
+    lines[5] = "  priority: high"
+    (repo / "more.md").write_text("\n".join(lines) + "\n")
+    r = wb(repo, "task", "import", "more.md")
+    assert r.returncode == 5 and r.stderr == f"wb: {said}\n"

@@ -1,17 +1,25 @@
-"""The guides run as written, and every link in the docs leads somewhere: the docs cannot rot.
+"""The guides run as written, by a person at a terminal, and every link in the docs leads somewhere: the docs
+cannot rot.
 
-docs/getting-started.md is executed, top to bottom, in a fresh git repository. It follows these conventions,
-which this module reads:
+A guide is a docs/*.md page that says `tests/docs/test_docs_guides.py` runs it (docs/getting-started.md). It is
+executed, top to bottom, in a fresh git repository, as a person follows it: each command typed at a terminal
+of its own (a pseudo-terminal that is its controlling terminal, tests/person.py), in a person's environment —
+no CI, no agent client's markers and no `WB_TRUST_REPO_COMMANDS` opt-in, which the rest of the suite sets. It
+follows these conventions, which this module reads:
 
 - A ```sh block holds commands, one per line (a line ending in `\\` continues on the next). They run with
-  bash, in order, in the repository, with stdin from /dev/null (as an agent runs them). Blank lines and
-  comment lines are skipped, and so are install lines (`pip …`, `pipx …`, `python3 -m venv …`,
-  `. …/activate`, `source …`): the test uses the wb of its own interpreter, whose bin directory goes first
-  on PATH.
+  bash, in order, in the repository. Blank lines and comment lines are skipped, and so are install lines
+  (`pip …`, `pipx …`, `python3 -m venv …`, `. …/activate`, `source …`): the test uses the wb of its own
+  interpreter, whose bin directory goes first on PATH. `< /dev/null` in a command is what an agent sees (no
+  terminal on stdin).
 - A command must exit 0 unless its trailing comment says otherwise: `wb task done T-001   # exit 5: why`.
+- A command whose trailing comment says "type the code" is a person-only step (`wb trust`): when wb shows its
+  four-digit code on the terminal, the code is typed back. Any other command that asks for a code fails the
+  guide (it would stop a person who was not told to expect it).
 - A ```text block that directly follows a ```sh block (nothing but blank lines between them) is output of
-  that block's last command. Each of its non-blank lines must match a line of the command's stdout+stderr,
-  in the same order. Lines may be left out, runs of spaces count as one space, and `…` stands for anything.
+  that block's last command. Each of its non-blank lines must match a line of what the command wrote to the
+  terminal, in the same order. Lines may be left out, runs of spaces count as one space, and `…` stands for
+  anything.
 - Any other fenced block is a file to write when the last line of prose before it ends with
   "Write `PATH`:" (the block becomes the whole file), or with "In `PATH`, replace `OLD` with:" (the one
   occurrence of OLD in the file is replaced by the block, without its last newline).
@@ -21,7 +29,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,13 +36,19 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import files_only_because
+from tests.person import as_person
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 GUIDE = DOCS / "getting-started.md"
+RUNS_ME = "`tests/docs/test_docs_guides.py` runs every"
+GUIDES = sorted(p for p in DOCS.glob("*.md") if RUNS_ME in " ".join(p.read_text().split()))
 
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
 EXIT = re.compile(r"\s#\s*exit\s+(\d+)\b")
+TYPE_CODE = re.compile(r"\s#.*\btype the code\b")
+# what the suite's fixtures set that a person's own shell does not: the CI opt-in to run untrusted commands
+NOT_A_PERSONS = ("WB_TRUST_REPO_COMMANDS",)
 INSTALL = re.compile(r"^(pip3?|pipx|python3? -m (venv|pip)|\.|source)\s")
 WRITE = re.compile(r"[Ww]rite `([^`]+)`:$")
 REPLACE = re.compile(r"[Ii]n `([^`]+)`, replace `([^`]+)` with:$")
@@ -47,6 +60,7 @@ class Command:
     text: str
     exit: int
     expect: list[str] = field(default_factory=list)
+    person: bool = False  # a person-only step: the code wb shows is typed back
 
 
 @dataclass
@@ -100,7 +114,7 @@ def _commands(body: str, first_line: int) -> list[Command]:
         if not text or text.startswith("#") or INSTALL.match(text):
             continue
         code = EXIT.search(text)
-        out.append(Command(start, text, int(code.group(1)) if code else 0))
+        out.append(Command(start, text, int(code.group(1)) if code else 0, person=bool(TYPE_CODE.search(text))))
     return out
 
 
@@ -123,10 +137,13 @@ def missing_line(expected: list[str], output: str) -> str | None:
 
 
 def run_guide(steps: list[Step], cwd: Path) -> None:
-    """Perform the steps in `cwd`; raise AssertionError at the first that does not do what the guide says."""
+    """Perform the steps in `cwd` as a person at a terminal; raise AssertionError at the first that does not do
+    what the guide says."""
     bin_dir = Path(sys.executable).parent
     assert (bin_dir / "wb").exists(), f"no wb script next to {sys.executable}: pip install -e . first"
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {k: v for k, v in os.environ.items() if k not in NOT_A_PERSONS}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    env["GIT_PAGER"] = env["PAGER"] = "cat"  # `git log` at a terminal: the whole output, not a pager to quit
     for step in steps:
         if isinstance(step, FileWrite):
             path = cwd / step.path
@@ -137,18 +154,28 @@ def run_guide(steps: list[Step], cwd: Path) -> None:
             assert old.count(step.replace) == 1, f"line {step.line}: `{step.replace}` is not once in {step.path}"
             path.write_text(old.replace(step.replace, step.content))
             continue
-        proc = subprocess.run(["bash", "-c", step.text], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=120)
-        output = proc.stdout + proc.stderr
-        assert proc.returncode == step.exit, \
-            f"line {step.line}: `{step.text}` exited {proc.returncode}, the guide says {step.exit}:\n{output}"
+        term = as_person(cwd, step.text, argv=["bash", "-c"], env=env, timeout=120,
+                         answer="code" if step.person else None)
+        output = term.output
+        assert not term.asked or step.person, \
+            f"line {step.line}: `{step.text}` asked for a code, and the guide does not say to type one:\n{output}"
+        assert term.asked or not step.person, \
+            f"line {step.line}: `{step.text}` asked for no code, and the guide says to type one:\n{output}"
+        assert term.returncode == step.exit, \
+            f"line {step.line}: `{step.text}` exited {term.returncode}, the guide says {step.exit}:\n{output}"
         if (want := missing_line(step.expect, output)) is not None:
             raise AssertionError(f"line {step.line}: `{step.text}` printed no line like {want!r}:\n{output}")
 
 
-@files_only_because("docs/getting-started.md as written: it shows the git commits wb makes")
-def test_getting_started_runs_as_written(repo: Path) -> None:
-    run_guide(parse_guide(GUIDE.read_text()), repo)
+@files_only_because("the guides as written: they show the git commits wb makes")
+@pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.name)
+def test_the_guide_runs_as_written_by_a_person(repo: Path, guide: Path) -> None:
+    assert os.environ.get("WB_TRUST_REPO_COMMANDS") == "1"  # the suite's opt-in, which run_guide takes away
+    run_guide(parse_guide(guide.read_text()), repo)
+
+
+def test_the_guides_are_found() -> None:
+    assert GUIDE in GUIDES
 
 
 def test_getting_started_walks_through_a_whole_first_session() -> None:
@@ -206,6 +233,23 @@ def test_the_guide_runner_catches_a_wrong_exit_or_output(tmp_path: Path, guide: 
     else:
         with pytest.raises(AssertionError, match=re.escape(error)):
             run_guide(steps, tmp_path)
+
+
+ASKS = ("python3 -c \"import os, sys; t = os.open('/dev/tty', os.O_RDWR); "
+        "os.write(t, b'A person confirms by typing 1234: '); sys.exit(0 if os.read(t, 16).strip() == b'1234' else 5)\"")
+
+
+def test_the_guide_runner_is_a_person_at_a_terminal(tmp_path: Path) -> None:
+    """Each command at a terminal of its own, without the suite's opt-in or CI; the code typed back only where
+    the guide says to type it."""
+    env_checks = ('test -t 0 && test -t 1 && test -z "${WB_TRUST_REPO_COMMANDS:-}" && test -z "${CI:-}"\n'
+                  "test -t 0 < /dev/null   # exit 1: an agent's stdin\n")
+    run_guide(parse_guide(f"```sh\n{env_checks}```\n"), tmp_path)
+    run_guide(parse_guide(f"```sh\n{ASKS}   # at your terminal: type the code it shows\n```\n"), tmp_path)
+    with pytest.raises(AssertionError, match="asked for a code, and the guide does not say to type one"):
+        run_guide(parse_guide(f"```sh\n{ASKS}   # exit 5\n```\n"), tmp_path)
+    with pytest.raises(AssertionError, match="asked for no code, and the guide says to type one"):
+        run_guide(parse_guide("```sh\ntrue   # type the code it shows\n```\n"), tmp_path)
 
 
 # -- links --------------------------------------------------------------------------------------------------

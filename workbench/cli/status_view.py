@@ -68,7 +68,10 @@ def render(data: dict[str, Any]) -> None:
                          + f" ({packet['path']}, {packet['risks']} open risk{'' if packet['risks'] == 1 else 's'})"))
     session = data["session"]
     if session:
-        lines.append(("session", f"{session['id']} {session.get('harness_state', '')} — {session.get('goal', '')}"))
+        state = session.get("harness_state", "")
+        if state == "IDLE":  # a live session at rest in IDLE is paused (model/session.STATUS_OF_STATE), as status says
+            state = "PAUSED"
+        lines.append(("session", f"{session['id']} {state} — {session.get('goal', '')}"))
         budget = session.get("budget") or {}
         limits, used = budget.get("limits") or {}, budget.get("used") or {}
         gauges = []

@@ -15,7 +15,7 @@ from workbench.harness.hooks import registry_from_config
 from workbench.harness.loop import Budget, HarnessLoop, Pending, Result
 from workbench.harness.planners import CommandPlanner, FilePlanner, callable_planner, load_plan_file
 from workbench.harness.tools import ToolBox, loosened
-from workbench.harness.types import StaleYield
+from workbench.harness.types import StaleYield, not_declared
 from workbench.store import trust
 from workbench.store.humanedit import HumanGuard
 from workbench.store.workbench import Workbench
@@ -220,8 +220,9 @@ def resume(wb: Workbench, *, payload: Any = None, error: str | None = None, appr
         raise UsageError("the session waits for a tool result: `wb resume --result JSON`, `--result-file F` "
                          "or `--error MSG`")
     if kind == "in_doubt" and payload is None and error is None and not approve:
-        raise UsageError(f"{pending.get('reason', 'a tool call')} was started before a crash and never recorded: "
-                         "`wb resume --result JSON` (it ran), `--error MSG` (it failed) or `--approve` (run it again)")
+        raise UsageError(f"{pending.get('reason', 'a tool call')} was started before a crash and never recorded, and "
+                         f"{not_declared(pending.get('payload') or {})}: `wb resume --result JSON` (it ran), "
+                         "`--error MSG` (it failed) or `--approve` (run it again)")
     failed_step = str(pending.get("reason", "")).startswith("step_failed:")
     if (retry or skip) and not failed_step:
         raise UsageError("--retry and --skip answer a failed step; the session is not paused on one")

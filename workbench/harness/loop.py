@@ -616,7 +616,7 @@ class HarnessLoop:
         self._emit("tool.progress", {"index": index, "key": key, "note": f"in doubt: started {where}",
                                      "yield": self._yield(
             "in_doubt", f"in_doubt:{step['tool']}",
-            {"step": step["id"], "tool": step["tool"], "key": key, "started": where},
+            {"step": step["id"], "tool": step["tool"], "key": key, "started": where, "mode": self._mode(step)},
             "wb resume --result JSON | --error MSG | --approve (run it again)")})
         return self._hold()
 
@@ -693,7 +693,8 @@ class HarnessLoop:
             return self._made_elsewhere(index, step["key"], claimed)
         reason = f"in_doubt:{step['tool']}"
         self._emit("tool.progress", {"index": index, "key": step["key"], "note": "in doubt", "yield": self._yield(
-            "in_doubt", reason, {"step": step["id"], "tool": step["tool"], "key": step["key"]},
+            "in_doubt", reason, {"step": step["id"], "tool": step["tool"], "key": step["key"],
+                                 "mode": self._mode(step)},
             "wb resume --result JSON | --error MSG | --approve (run it again)")})
         return self._hold()
 

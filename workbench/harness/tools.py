@@ -59,6 +59,7 @@ def run_process(argv: list[str], cwd: Path, timeout: float, cap: int) -> Finishe
     proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
     assert proc.stdout is not None and proc.stderr is not None
+    guard = _guard(proc.pid)
     out, err = Captured(bytearray()), Captured(bytearray())
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ, out)
@@ -102,7 +103,39 @@ def run_process(argv: list[str], cwd: Path, timeout: float, cap: int) -> Finishe
         if proc.poll() is None:  # an error in wb itself: leave no tool behind
             _kill_group(proc, signal.SIGKILL)
             proc.wait()
+        _release(guard)
     return Finished(returncode, out, err, timed_out)
+
+
+# The guard of a tool's process group: a shell in a session of its own, reading a pipe only wb writes. When wb
+# dies (kill -9 included), the pipe closes unread and the guard kills the tool's whole group — the tool and the
+# children it started — so nothing wb ran keeps running without it. When the call ends, wb says so and the
+# guard exits without killing (a background child the tool left keeps running, as documented).
+GUARD = 'IFS= read -r ended || kill -9 "-$1" 2>/dev/null'
+
+
+def _guard(group: int) -> subprocess.Popen[bytes] | None:
+    try:
+        return subprocess.Popen(["/bin/sh", "-c", GUARD, "wb-tool-guard", str(group)], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:  # no /bin/sh: the tool runs unguarded, as it did before
+        return None
+
+
+def _release(guard: subprocess.Popen[bytes] | None) -> None:
+    """The call is over (or wb killed the group itself): the guard exits without killing anything."""
+    if guard is None or guard.stdin is None:
+        return
+    try:
+        guard.stdin.write(b"ended\n")
+        guard.stdin.close()
+    except OSError:  # the guard is gone already
+        pass
+    try:
+        guard.wait(5)
+    except subprocess.TimeoutExpired:
+        guard.kill()
+        guard.wait()
 
 
 def _kill_group(proc: subprocess.Popen[bytes], sig: int) -> None:

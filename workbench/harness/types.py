@@ -157,3 +157,11 @@ class MemorySink:
 class Tools(Protocol):
     def spec(self, name: str) -> Any: ...
     def run(self, spec: Any, args: dict[str, Any], key: str) -> dict[str, Any]: ...
+
+
+def not_declared(payload: dict[str, Any]) -> str:
+    """Why wb does not re-run a call in doubt, as it is: the tool is not declared `idempotent: true`. Its mode
+    (safe_readonly too) says only whether wb asks before running it, not that running it twice is harmless."""
+    mode = payload.get("mode")
+    asks = f" (its mode, {mode}, says only whether wb asks first)" if mode else ""
+    return f"its tool is not declared `idempotent: true` in config.yaml{asks}"

@@ -6,7 +6,8 @@ names, by the first character (`[` or `{`: JSON):
 
 JSON: a list of tasks in the board's task shape (`[{"title": …, "acceptance": [...], …}]`), or an object with
 such a list under `"tasks"` (a board.json). Only `title` is required; `kind` (build), `owner` (by kind),
-`status` (todo), `acceptance`, `depends_on` ([]), `description`, `reviews` and `scope` as on the board.
+`status` (todo), `acceptance`, `depends_on` ([]), `description`, `reviews`, `scope`, `priority`, `labels`,
+`parent` and `assignee` as on the board.
 
 Markdown: a checklist, one task per item, its fields on indented lines below it:
 
@@ -18,12 +19,14 @@ Markdown: a checklist, one task per item, its fields on indented lines below it:
     - [-] Drop the old parser       cancelled
 
 Keys under an item: `id`, `accept` (or `acceptance`), `depends` (or `depends_on`), `description` (repeatable:
-lines joined), `owner`, `kind`, `reviews`, `allow` and `forbid` (scope globs, repeatable). Blank lines,
+lines joined), `owner`, `kind`, `reviews`, `allow` and `forbid` (scope globs, repeatable), and the fields of
+`wb task add`'s options: `priority` (0 highest … 4 lowest), `labels` (or `label`; commas or spaces between
+them, repeatable), `parent` and `assignee`. Blank lines,
 headings and prose at the left margin are skipped; a list item without a checkbox, a nested item, an
 unknown key or a line under an item that is not `key: value` refuses the import, naming its line.
 
 Ids are allocated as `wb task add` allocates them: the next free number, in file order. An `id` the file
-gives is only a name inside the file: `depends_on`/`reviews` naming it (in an entry below it) point at the
+gives is only a name inside the file: `depends_on`/`reviews`/`parent` naming it (in an entry below it) point at the
 task it was allocated; any other id must be on the board already. A task may depend only on tasks above it
 or on the board, so an import cannot make a cycle. Fields wb keeps itself (`proof`, `claim`, `start_head`,
 `forced_done`, `blocked_reason`) are refused; `created_at`/`updated_at` are set to the time of the import.
@@ -56,6 +59,8 @@ MD_KEYS: dict[str, tuple[str, str]] = {
     "depends": ("depends_on", "ids"), "depends_on": ("depends_on", "ids"), "description": ("description", "text"),
     "owner": ("owner", "one"), "kind": ("kind", "one"), "reviews": ("reviews", "one"),
     "allow": ("allowed", "scope"), "forbid": ("forbidden", "scope"),
+    "priority": ("priority", "number"), "labels": ("labels", "ids"), "label": ("labels", "ids"),
+    "parent": ("parent", "one"), "assignee": ("assignee", "one"),
 }
 _ITEM = re.compile(r"^(?P<indent>[ \t]*)(?:[-*+]|\d{1,9}[.)])[ \t]+\[(?P<box>[^\]]?)\](?:[ \t]+(?P<title>.*))?$")
 _LOOKS_LIKE_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]*\[")
@@ -181,7 +186,7 @@ def parse_markdown(text: str, file: str) -> list[Entry]:
 
 
 def _key_line(entry: Entry, line: str, n: int) -> None:
-    keys = ", ".join(sorted({k for k in MD_KEYS if "_" not in k and k != "acceptance"}))
+    keys = ", ".join(sorted({k for k in MD_KEYS if "_" not in k and k not in ("acceptance", "label")}))
     found = _KEY_LINE.match(line)
     if found is None:
         raise Refused(f"{entry.file}: line {n}: under a task, each line is `key: value` ({keys}); "
@@ -201,6 +206,13 @@ def _key_line(entry: Entry, line: str, n: int) -> None:
         fields.setdefault(name, []).append(value)
     elif how == "ids":
         fields.setdefault(name, []).extend(part for part in _ID_SPLIT.split(value) if part)
+    elif how == "number":
+        if name in fields:
+            raise Refused(f"{entry.file}: line {n}: {key}: said twice for one task; nothing was imported")
+        if not re.fullmatch(r"[0-9]{1,9}", value):
+            raise Refused(f"{entry.file}: line {n}: {key}: {json.dumps(value)} is not a priority (0 highest … 4 "
+                          "lowest); nothing was imported")
+        fields[name] = int(value)  # the schema names one out of range
     elif how == "text":
         fields[name] = f"{fields[name]}\n{value}" if name in fields else value
     else:  # scope globs
@@ -263,8 +275,9 @@ def _task(entry: Entry, new_id: str, now: str, names: dict[str, str], later: dic
         raise entry.refuse("reviews", "a review task names the task it reviews")
     if isinstance(task["depends_on"], list):
         task["depends_on"] = [_ref(entry, "depends_on", ref, names, later, on_board) for ref in task["depends_on"]]
-    if isinstance(task.get("reviews"), str):
-        task["reviews"] = _ref(entry, "reviews", task["reviews"], names, later, on_board)
+    for key in ("reviews", "parent"):
+        if isinstance(task.get(key), str):
+            task[key] = _ref(entry, key, task[key], names, later, on_board)
     if task["status"] not in IMPORTED_STATUSES and isinstance(task["status"], str) and \
             task["status"] in ("in_progress", "blocked"):
         raise entry.refuse("status", f"{task['status']}: a task is imported as todo, done or cancelled; "

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workbench.harness.types import not_declared
+
 
 def headline(p: Any) -> str:
     payload = p.payload or {}
@@ -18,8 +20,8 @@ def headline(p: Any) -> str:
                 f"{json.dumps(payload.get('args', {}))}, which wb does not run itself")
     if p.kind == "in_doubt":
         when = f"was started {payload['started']}" if payload.get("started") else "was started before a crash"
-        return (f"in doubt: `{payload.get('tool')}` of step {step} {when} and its result "
-                "was never recorded; it is not idempotent, so wb will not run it again on its own")
+        return (f"in doubt: `{payload.get('tool')}` of step {step} {when} and its result was never recorded; "
+                f"{not_declared(payload)}, so wb will not run it again on its own")
     if str(p.reason).startswith("step_failed:"):
         return f"paused: step {payload.get('step', '')} failed: {payload.get('error', '')} ({p.reason})"
     return f"paused: {p.reason}"
