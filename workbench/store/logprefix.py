@@ -49,6 +49,10 @@ def committed_lines_changed(wb: Workbench, appending: bytes = b"") -> str | None
         return None  # mid-merge or mid-rebase the file is git's to rewrite until the operation ends
     ref = git_cfg.get("ref")
     ref = (ref if ref.startswith("refs/") else "refs/heads/" + ref) if ref else "HEAD"
+    where = ref
+    if ref != "HEAD":  # state on its own ref: the work tree was made from the state commit recorded for it, which
+        # a `wb sync` on another worktree (or one killed between its ref and its files) may have moved past
+        ref = wb.git.state_base(ref) or ref
     try:
         found = wb.git.committed_wb_file("events.jsonl", ref)
         if found is None:
@@ -67,7 +71,6 @@ def committed_lines_changed(wb: Workbench, appending: bytes = b"") -> str | None
     committed = _less_sealed(wb, committed)  # a seal since that commit moved its first lines into log/
     if current.startswith(committed) or (appending and _same_events(committed, current)):
         return None
-    where = "HEAD" if ref == "HEAD" else ref
     keep = (f"to keep them, restore the log with `git checkout {where} -- {WB_DIR}/` after saving what you "
             "need")
     if committed.startswith(working):
