@@ -68,3 +68,15 @@ def test_the_ci_variable_applies_them_as_it_runs_everything(victim: Path) -> Non
     env = {**os.environ, ENV: "1"}
     wb_ok(victim, "note", "in CI", env=env)
     assert last_author(victim) == MALLORY
+
+
+def test_a_clones_waits_are_bounded(tmp_path: Path) -> None:
+    """How long anyone waits cannot be set without bound by a config that came through git: a lock_timeout or
+    human_guard_seconds of a year is taken as 600 s, an acceptance_timeout as a day."""
+    from workbench.store.config import parse_config
+
+    config = parse_config(b"schema_version: 1\nlock_timeout: 31536000\nhuman_guard_seconds: 1e9\n"
+                          b"acceptance_timeout: 1e12\n")
+    assert (config["lock_timeout"], config["human_guard_seconds"], config["acceptance_timeout"]) == \
+        (600.0, 600.0, 86_400.0)
+    assert parse_config(b"schema_version: 1\nlock_timeout: 42\n")["lock_timeout"] == 42

@@ -155,10 +155,14 @@ def _config_cache(config_path: Path) -> Path:
     return _config_paths(config_path).cache / "config.json"
 
 
+CONFIG_CACHE_V = 2  # 2: the waits bounded in the merge (store/config.WAIT_BOUNDS): a cache of 1 is merged again
+
+
 def read_config_cache(config_path: Path, digest: str) -> dict[str, Any] | None:
     """The merged config cached for config.yaml with this hash, or None."""
     cached = read_json(_config_cache(config_path))
-    if cached and cached.get("sha") == digest and isinstance(cached.get("config"), dict):
+    if cached and cached.get("sha") == digest and cached.get("v") == CONFIG_CACHE_V \
+            and isinstance(cached.get("config"), dict):
         config: dict[str, Any] = cached["config"]
         return config
     return None
@@ -169,7 +173,7 @@ def write_config_cache(config_path: Path, digest: str, config: dict[str, Any]) -
     try:
         if not config_path.parent.is_dir() or not _ready(_config_paths(config_path)):
             return
-        atomic_write(cache, json.dumps({"sha": digest, "config": config}).encode(), durable=False)
+        atomic_write(cache, json.dumps({"v": CONFIG_CACHE_V, "sha": digest, "config": config}).encode(), durable=False)
     except OSError:
         pass  # a read-only workbench still reads its config
 

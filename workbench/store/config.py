@@ -21,6 +21,14 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "archive": {"keep": 100, "chunk": 250},  # model/archive.py DEFAULT_KEEP, DEFAULT_CHUNK
 }
 
+# how long anyone waits is bounded, whatever config.yaml says (issue 30.2: a clone's config must not make every
+# command hang, or keep an agent refused for days after a hand edit); a larger value is taken as the bound
+WAIT_BOUNDS: dict[str, float] = {
+    "lock_timeout": 600.0,
+    "human_guard_seconds": 600.0,
+    "acceptance_timeout": 86_400.0,
+}
+
 
 def load_config(path: Path) -> dict[str, Any]:
     """config.yaml at `path`, validated and merged over the defaults (the defaults alone when it is absent)."""
@@ -54,4 +62,7 @@ def parse_config(raw_bytes: bytes | None) -> dict[str, Any]:
             merged[key] = {**merged[key], **value}
         else:
             merged[key] = value
+    for key, bound in WAIT_BOUNDS.items():
+        if isinstance(merged.get(key), (int, float)) and merged[key] > bound:
+            merged[key] = bound
     return merged
