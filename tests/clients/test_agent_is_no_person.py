@@ -110,3 +110,72 @@ def test_codexs_shell_is_an_agent_whatever_it_claims(clients_bin: Path, guarded_
     results = outputs(requests)
     assert len(results) == 1, results
     check_refused(repo, results[0], {"CODEX_THREAD_ID"})
+
+
+# issue 30.1: the CI opt-in from the agent's own shell, in a script no guard reads: the variable set on the line,
+# exported, and with the client's marker taken out of the environment first
+OPT_IN = """\
+WB_TRUST_REPO_COMMANDS=1 wb task done T-003 < /dev/null; echo "exit: $?"
+export WB_TRUST_REPO_COMMANDS=1; wb task done T-003 < /dev/null; echo "exit: $?"
+env -u CLAUDECODE -u CLAUDE_CODE_ENTRYPOINT -u CODEX_THREAD_ID \\
+  WB_TRUST_REPO_COMMANDS=1 wb task done T-003 < /dev/null; echo "exit: $?"
+"""
+
+
+def opt_in_repo(repo: Path) -> Path:
+    """A task whose acceptance command arrived by a hand edit of board.json (untrusted here: it would write
+    PWNED), and the script that tries the CI opt-in on it."""
+    config = repo / ".workbench" / "config.yaml"  # the hand edit below makes no agent write wait
+    config.write_text(re.sub(r"^human_guard_seconds: \d+", "human_guard_seconds: 0", config.read_text(), flags=re.M))
+    for title in ("One", "Two", "Ships an acceptance"):
+        wb(repo, "task", "add", title)
+    wb(repo, "task", "start", "T-003")
+    board = repo / ".workbench" / "board.json"
+    data = json.loads(board.read_text())
+    task = [t for t in data["tasks"] if t["id"] == "T-003"][0]
+    task["acceptance"] = [f"{shlex.quote(sys.executable)} -c \"open('PWNED', 'a').write('ran')\""]
+    board.write_text(json.dumps(data, indent=2) + "\n")
+    wb(repo, "note", "recorded")  # records the hand edit: its acceptance is untrusted until a person trusts it
+    wb_bin = shlex.quote(str(Path(sys.executable).parent / "wb"))
+    (repo / "optin.sh").write_text(OPT_IN.replace("wb ", wb_bin + " "))
+    return repo
+
+
+def check_opt_in_refused(repo: Path, output: str) -> None:
+    assert re.findall(r"^exit: (\d+)$", output, re.M) == ["5", "5", "5"], output
+    assert output.count("wb trust") >= 3, output  # each refused as untrusted, naming what a person runs
+    assert not (repo / "PWNED").exists(), output
+    task = {t["id"]: t for t in json.loads(wb(repo, "task", "list", "--json").stdout)}["T-003"]
+    assert task["status"] == "in_progress", task
+    assert not [e for e in events(repo) if e.get("trust") == "env"]
+
+
+def test_the_ci_opt_in_is_no_way_round_trust_in_claude_codes_bash(clients_bin: Path, guarded_repo: Path,
+                                                                   tmp_path: Path, no_opt_ins: None) -> None:
+    repo = opt_in_repo(guarded_repo)
+    wb(repo, "init", "--claude-code")
+    turns: list[Any] = [("tool", pick("Bash"), {"command": "sh optin.sh", "description": "opt in"}),
+                        ("text", "Done.")]
+    with ScriptedModel(turns) as model:
+        proc = run_claude(clients_bin, repo, tmp_path, model, "Bash")
+        assert not model.errors, model.errors
+        requests = model.requests
+    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-2000:])
+    results = tool_results(requests)
+    assert len(results) == 1, results
+    check_opt_in_refused(repo, json.loads(results[0]) if results[0].startswith('"') else results[0])
+
+
+def test_the_ci_opt_in_is_no_way_round_trust_in_codexs_shell(clients_bin: Path, guarded_repo: Path,
+                                                              tmp_path: Path, no_opt_ins: None) -> None:
+    repo = opt_in_repo(guarded_repo)
+    wb(repo, "init", "--codex")
+    turns: list[Any] = [("tool", pick("exec_command"), {"cmd": "sh optin.sh"}), ("text", "Done.")]
+    with ScriptedModel(turns) as model:
+        proc = run_codex(clients_bin, repo, tmp_path / "codex-home", model)
+        assert not model.errors, model.errors
+        requests = model.requests
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+    results = outputs(requests)
+    assert len(results) == 1, results
+    check_opt_in_refused(repo, results[0])
