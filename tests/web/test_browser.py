@@ -121,7 +121,7 @@ def test_a_card_opens_its_detail_and_history(served: Served, page: object) -> No
     served.wb("task", "start", "T-001")
     page.goto(served.url)  # type: ignore[attr-defined]
     page.click('#board .card[data-id="T-001"]')  # type: ignore[attr-defined]
-    page.wait_for_selector("#task-detail #task-history tr")  # type: ignore[attr-defined]
+    page.wait_for_selector("#drawer #task-history tr")  # type: ignore[attr-defined]
     history = page.text_content("#task-history")  # type: ignore[attr-defined]
     assert "task.add" in history and "task.start" in history, history
-    assert "Write the parser" in page.text_content("#task-detail h2")  # type: ignore[attr-defined]
+    assert "Write the parser" in page.text_content("#drawer h2")  # type: ignore[attr-defined]
