@@ -338,4 +338,20 @@ def test_the_inbox_leads_the_landing_page_with_exact_commands(served: Served, pa
     assert page.locator('#inbox li[data-kind="yield"] code.cmd').inner_text().startswith("wb resume")
     box = page.locator("#inbox").bounding_box()
     columns = page.locator("#board").bounding_box()
-    assert box["y"] < columns["y"]
+    assert box["y"] < columns["y"] and box["y"] < page.locator("form.filters").bounding_box()["y"]
+
+
+def test_the_cards_take_the_arrow_keys(served: Served, page: Any) -> None:
+    served.wb("task", "start", "T-002")
+    page.goto(served.url)
+    page.wait_for_selector("#board .card")
+    page.focus('#board .card[data-id="T-001"]')
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("() => document.activeElement.dataset.id") == "T-003"
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("() => document.activeElement.dataset.id") == "T-002"
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate("() => document.activeElement.dataset.id") == "T-001"
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#drawer:not([hidden]) h2")

@@ -166,7 +166,7 @@ function cardNode(card) {
   return el("article", { class: "card" + (card.ready ? " ready" : "") + (card.children ? " epic" : "") + (view.task === card.id ? " open" : ""),
                          "data-id": card.id, "data-status": card.status, tabindex: 0, role: "button",
                          onclick: (e) => openTask(card.id, e.currentTarget),
-                         onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); openTask(card.id, e.currentTarget); } } },
+                         onkeydown: (e) => cardKey(e, card) },
     el("div", { class: "card-top" },
       el("span", { class: "id" }, card.id),
       prio !== null ? el("span", { class: "badge p" + prio, title: PRIORITY[prio] || "" }, "P" + prio) : null,
@@ -183,6 +183,25 @@ function cardNode(card) {
     card.depends_on && card.depends_on.length ? el("div", { class: "marks" }, "depends on " + card.depends_on.join(", ")) : null,
     card.waiting_on && card.waiting_on.length ? el("div", { class: "marks waits" }, "waits " + card.waiting_on.join(", ")) : null,
     card.marks.length ? el("div", { class: "marks" }, card.marks.join("; ")) : null);
+}
+
+function cardKey(e, card) {
+  // Enter or Space opens a card; the arrows move between the cards of a column and across the columns
+  const here = e.currentTarget;
+  if (e.key === "Enter" || e.key === " ") { e.preventDefault(); openTask(card.id, here); return; }
+  const column = here.closest(".column");
+  const cards = (col) => col ? [...col.querySelectorAll(".card")] : [];
+  let to = null;
+  if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+    const list = cards(column), at = list.indexOf(here);
+    to = list[at + (e.key === "ArrowDown" ? 1 : -1)];
+  } else if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
+    const columns = [...document.querySelectorAll("#board .column")].filter((c) => c.querySelector(".card"));
+    const at = cards(column).indexOf(here), next = columns[columns.indexOf(column) + (e.key === "ArrowRight" ? 1 : -1)];
+    const list = cards(next);
+    to = list[Math.min(at, list.length - 1)];
+  }
+  if (to) { e.preventDefault(); to.focus(); }
 }
 
 function facets(cards) {
