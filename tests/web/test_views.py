@@ -361,3 +361,24 @@ def test_the_cards_take_the_arrow_keys(served: Served, page: Any) -> None:
     assert page.evaluate("() => document.activeElement.dataset.id") == "T-001"
     page.keyboard.press("Enter")
     page.wait_for_selector("#drawer:not([hidden]) h2")
+
+
+def test_hostile_text_stays_text_in_markdown_the_drawer_the_handoff_and_the_inbox(served: Served, page: Any) -> None:
+    hostile = "<img src=x onerror=\"window.__pwned = 1\"><script>window.__pwned = 2</script>"
+    served.wb("note", f"**{hostile}** and _{hostile}_ and `{hostile}`\n\n- {hostile}")
+    served.wb("task", "add", hostile, "--depends-on", "T-001")
+    served.wb("handoff")
+    yielding_session(served.repo)
+    page.goto(served.url)
+    page.wait_for_selector('#board .card[data-id="T-004"]')
+    page.click('#board .card[data-id="T-004"]')
+    page.wait_for_selector("#drawer:not([hidden]) h2")
+    assert hostile in page.inner_text("#drawer h2")
+    for tab in ("decisions", "handoff", "board"):
+        show(page, served, tab)
+        page.wait_for_timeout(200)
+    show(page, served, "decisions")
+    assert hostile in page.inner_text("#decisions strong")
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("img, script:not([src])").count() == 0
+    assert page.errors == []
