@@ -1,13 +1,15 @@
 """The `web` group of bench/run.py (issue 21): `wb serve`'s page in a headless Chromium (tools/browser.sh
 installs it and Playwright; without them the group is skipped, saying why).
 
-  web.board_1000   a fresh page load of the board of a 1,000-task workbench, from the request for the page to
-                   the first frame painted with all 1,000 cards (the page's own clock: performance.now() at
-                   that frame), median of the rounds, seconds (≤ 1 s)
-  web.board_ratio  the same against a 10-task workbench (information)
+  web.board_5000   a fresh page load of the board of a 5,000-task workbench, from the request for the page to
+                   the first frame painted with its columns (each a window of its first cards: issue 32) and
+                   the count of all 5,000 (the page's own clock: performance.now() at that frame), median of
+                   the rounds, seconds (≤ 1 s)
+  web.board_30     the same for a 30-task workbench, every card shown (≤ 0.3 s)
+  web.board_ratio  the two against each other (information)
   web.live         from the exit of a `wb task add` in another process to its card on the open page of the
-                   10-task workbench, without a reload (the server's stat poll, the event stream, the page's
-                   read and render), median, seconds (information)
+                   30-task workbench, without a reload (the server's stat poll, the event stream, the page's
+                   read and render), median, seconds (information; issue 32 asks ≤ 0.2 s)
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from typing import Any
 
 import run as R  # bench/run.py, which registers itself under this name before importing this module
 
-TASKS, SMALL = 1_000, 10
-R.BARS.update({"web.board_1000": 1.0})  # seconds, at most
+TASKS, SMALL = 5_000, 30
+WINDOW = 50  # the cards a column of the page shows before "show more" (static/app.js)
+R.BARS.update({"web.board_5000": 1.0, "web.board_30": 0.3})  # seconds, at most
 
 
 def chromium() -> str | None:
@@ -53,8 +56,11 @@ def painted_ms(page: Any, url: str, cards: int) -> float:
     page.goto(url)
     page.wait_for_selector("body[data-renders]")
     shown = page.locator("#board .card").count()
-    if shown < cards:
-        raise R.BenchError(f"the page shows {shown} cards, not {cards}")
+    if shown < min(cards, WINDOW):
+        raise R.BenchError(f"the page shows {shown} cards, not {min(cards, WINDOW)}")
+    total = page.text_content("#total") or ""
+    if not total.startswith(f"{cards} of {cards} "):
+        raise R.BenchError(f"the page counts {total!r}, not {cards} tasks")
     return float(page.evaluate("() => Number(document.body.dataset.paintedMs)")) / 1000
 
 
@@ -98,12 +104,15 @@ def bench_web(ctx: R.Context) -> list[R.Result]:
             if proc.stdout:
                 proc.stdout.close()
     median = statistics.median(a)
-    limit = R.Result("web.board_1000", "limit", median, R.BARS["web.board_1000"], "s",
+    limit = R.Result("web.board_5000", "limit", median, R.BARS["web.board_5000"], "s",
                      f"{TASKS:,} tasks painted", n=len(a),
                      detail=f"n={len(a)}, IQR {R.spread(a):.0%}; {SMALL} tasks: {R.fmt_s(statistics.median(b))}")
+    small_row = R.Result("web.board_30", "limit", statistics.median(b), R.BARS["web.board_30"], "s",
+                         f"{SMALL} tasks painted", n=len(b), detail=f"n={len(b)}, IQR {R.spread(b):.0%}")
     live_row = R.Result("web.live", "info", statistics.median(live), None, "s", n=len(live),
                         detail=f"n={len(live)}, IQR {R.spread(live):.0%}")
-    return [limit, R.ratio("web.board_ratio", f"{TASKS:,} tasks", a, f"{SMALL} tasks", b, info=True), live_row]
+    ratio = R.ratio("web.board_ratio", f"{TASKS:,} tasks", a, f"{SMALL} tasks", b, info=True)
+    return [limit, small_row, ratio, live_row]
 
 
 def live_seconds(ctx: R.Context, browser: Any, repo: Path, url: str, rounds: int) -> list[float]:

@@ -5,6 +5,7 @@
 #     through apt-get (as root, or with sudo -n). Playwright's own browser download comes from a CDN, not a
 #     package registry: it is not used; Playwright drives this Chromium through `executable_path`.
 #   Playwright: `pip install playwright` into the active Python (the `[browser]` extra's requirement).
+#   axe-core: `npm install axe-core` into the status file's directory (the accessibility test's checker).
 # Idempotent. Always exits 0. On success the last line is `browser: ready <chromium>`; when something cannot
 # be installed it is `browser: unavailable: <reason>`, and the tier skips with a reason.
 # The status file, ${XDG_CACHE_HOME:-$HOME/.cache}/wb-browser/status, names the Chromium for the tests.
@@ -51,6 +52,18 @@ if ! "$python" -c "import playwright.sync_api" 2> /dev/null; then
     || unavailable "pip install playwright failed: $(tail -n 1 "$log")"
 fi
 "$python" -c "import playwright.sync_api" 2>> "$log" || unavailable "playwright does not import: $(tail -n 1 "$log")"
+
+# 3. axe-core, the accessibility checker tests/web/test_views.py runs in the page: npm's package, into the cache
+#    (the test tier's own copy, never shipped with wb); without npm that test skips, saying why.
+if [ ! -f "$dir/axe/node_modules/axe-core/axe.min.js" ]; then
+  if command -v npm > /dev/null; then
+    mkdir -p "$dir/axe"
+    (cd "$dir/axe" && npm install --silent --no-audit --no-fund axe-core@4 >> "$log" 2>&1) \
+      || echo "browser: npm install axe-core failed (the accessibility test skips): $(tail -n 1 "$log")"
+  else
+    echo "browser: no npm: the accessibility test skips (install npm, run this again)"
+  fi
+fi
 
 echo "browser: $version ($chromium)"
 { echo "ready"; echo "chromium=$chromium"; } > "$status"

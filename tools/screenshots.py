@@ -4,7 +4,8 @@ under docs/views/; a new view adds its function to PARTS.
 
 - tui: `wb board` at 80×24, through textual's own screenshot (docs/views/board.svg).
 - web: `wb serve`'s board and a session's timeline in headless Chromium, through Playwright
-  (docs/views/web-board.png, web-graph.png, web-session.png; tools/browser.sh installs both).
+  (docs/views/web-board.png, web-graph.png, web-session.png, web-detail.png: a task's drawer, web-dark.png:
+  the system's dark setting, web-phone.png: 390 px wide; tools/browser.sh installs both).
 """
 
 from __future__ import annotations
@@ -47,6 +48,13 @@ def seed(repo: Path) -> None:
     bench.block_task("T-006", "waiting for the runner image")
     bench.add_task("Set up the repository", acceptance=["true"])
     bench.done_task("T-007")
+    bench.add_task("Epic: the parser", acceptance=[])  # T-008: an epic, its children T-001 and T-002
+    for task_id, fields in (("T-001", {"labels": ["parser", "core"], "priority": 1, "assignee": "ana",
+                                       "parent": "T-008"}),
+                            ("T-002", {"labels": ["parser"], "priority": 2, "parent": "T-008"}),
+                            ("T-003", {"labels": ["docs"], "priority": 3, "assignee": "bo"}),
+                            ("T-006", {"labels": ["ci"], "priority": 0})):
+        bench.set_task(task_id, fields)
 
 
 def tui(repo: Path) -> Path:
@@ -86,6 +94,7 @@ def web(repo: Path) -> Path:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     chromium = os.environ.get("WB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     board, session, graph = VIEWS / "web-board.png", VIEWS / "web-session.png", VIEWS / "web-graph.png"
+    detail, dark, phone = VIEWS / "web-detail.png", VIEWS / "web-dark.png", VIEWS / "web-phone.png"
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
@@ -101,6 +110,18 @@ def web(repo: Path) -> Path:
             page.goto(server.url + "#sessions")
             page.wait_for_selector("#timeline li.yield")
             page.screenshot(path=str(session))
+            page.goto(server.url)
+            page.click('#board .card[data-id="T-001"]')
+            page.wait_for_selector("#drawer #task-history tr")
+            page.screenshot(path=str(detail))
+            page.keyboard.press("Escape")
+            page.emulate_media(color_scheme="dark")
+            page.wait_for_timeout(200)
+            page.screenshot(path=str(dark))
+            page.emulate_media(color_scheme="light")
+            page.set_viewport_size({"width": 390, "height": 844})
+            page.wait_for_timeout(200)
+            page.screenshot(path=str(phone))
             browser.close()
     finally:
         server.shutdown()

@@ -106,7 +106,7 @@ def test_the_graph_draws_each_dependency(served: Served) -> None:
     graph = served.api("/api/graph")["data"]
     layers = {n["id"]: n["layer"] for n in graph["nodes"]}
     assert layers == {"T-001": 0, "T-002": 0, "T-003": 1}
-    assert graph["edges"] == [{"from": "T-001", "to": "T-003", "missing": False}]
+    assert graph["edges"] == [{"from": "T-001", "to": "T-003", "missing": False, "archived": False}]
 
 
 def test_a_session_timeline_shows_its_yields_and_who_answered(served: Served) -> None:
@@ -172,7 +172,7 @@ def test_the_graph_layout_takes_a_long_chain_a_cycle_and_a_missing_dependency() 
     cyclic = layout([card("A", "B"), card("B", "A"), card("C", "A", "GONE")])
     layers = {n["id"]: n["layer"] for n in cyclic["nodes"]}
     assert set(layers) == {"A", "B", "C"} and layers["C"] > layers["A"]
-    assert {"from": "GONE", "to": "C", "missing": True} in cyclic["edges"]
+    assert {"from": "GONE", "to": "C", "missing": True, "archived": False} in cyclic["edges"]
 
 
 def test_allow_remote_serves_the_named_address_and_answers_to_it(seeded: Path) -> None:

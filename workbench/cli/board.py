@@ -24,7 +24,7 @@ def board_command(
                                                         "(the default off a terminal)."),
     json_: bool = typer.Option(False, "--json", help="The columns as JSON (see docs/views.md)."),
 ) -> int:
-    """Show the board as a live kanban in the terminal (keys: arrows, enter, h, f, q), or print it once off a
+    """Show the board as a live kanban in the terminal (keys: arrows, enter, h, /, f, ?, q), or print it once off a
     terminal; read-only."""
     from workbench.api import Bench
 

@@ -118,6 +118,9 @@ def render(data: dict[str, Any]) -> None:
         lines.append(("approvals", "any — an agent may approve confirm_once and mutating tool calls "
                                    "(config.yaml; the default, human, asks a person at a terminal)"))
         styles["approvals"] = "yellow"
+    inbox = data.get("inbox") or []  # issue 32: what waits for a person leads, each with its command
+    lines[:0] = [("inbox", f"{item['what']}: {item['command']}") for item in inbox]
+    styles["inbox"] = "yellow"
     width = max(len(k) for k, _ in lines)
     if output.color_enabled():
         from rich.console import Console

@@ -365,6 +365,9 @@ def status_view(wb: Workbench) -> tuple[dict[str, Any], View]:
     data: dict[str, Any] = {}
     for section in SECTIONS:
         data.update(section(view))
+    from workbench.ops.inbox import items  # issue 32: what waits for a person, read from the sections above
+
+    data["inbox"] = items(data)
     return data, view
 
 

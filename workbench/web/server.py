@@ -130,6 +130,7 @@ def routes(source: Source) -> dict[str, Callable[[dict[str, list[str]]], dict[st
         "/api/session": lambda q: source.answer("session " + str(_one(q, "id")),
                                                 lambda: views.timeline(bench, _one(q, "id") or "")),
         "/api/decisions": lambda q: source.answer("decisions", lambda: views.decisions(bench)),
+        "/api/inbox": lambda q: source.answer("inbox", lambda: views.inbox(bench)),
         "/api/handoff": lambda q: source.answer("handoff", lambda: views.handoff(bench)),
         "/api/diff": lambda q: source.answer("diff " + json.dumps(sorted(q.items())),
                                              lambda: views.diff(bench, _one(q, "a"), _one(q, "b"))),

@@ -11,6 +11,7 @@ the DOM as text (textContent), so HTML in a value is shown, never parsed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from workbench.model.display import escape
@@ -22,12 +23,18 @@ PAGE_MAX = 500
 DEEP = 4000  # events read from the end before a page further back reads the whole log once
 
 
-def shown(value: Any) -> Any:
-    """`value` with every string in it (keys too) escaped for display; numbers, booleans and None kept."""
+LAYOUT = frozenset({"text", "description"})  # fields of several lines (a decision, a description): \n kept
+
+
+def shown(value: Any, layout: bool = False) -> Any:
+    """`value` with every string in it (keys too) escaped for display; numbers, booleans and None kept. The
+    strings under a LAYOUT key keep their line breaks (the page renders them as Markdown, as text nodes);
+    every other control character in them is escaped all the same."""
     if isinstance(value, str):
-        return escape(value)
+        return escape(value, layout=layout)
     if isinstance(value, dict):
-        return {escape(k) if isinstance(k, str) else k: shown(v) for k, v in value.items()}
+        return {escape(k) if isinstance(k, str) else k: shown(v, isinstance(k, str) and k in LAYOUT)
+                for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [shown(v) for v in value]
     return value
@@ -39,32 +46,66 @@ def board(bench: Any, *, label: str | None = None, owner: str | None = None,
     from workbench.ops.board import marks
 
     data: dict[str, Any] = bench.board(label=label, owner=owner, status=status)
+    every = data if label is None and owner is None and status is None else bench.board()
+    children: dict[str, list[int]] = {}  # an epic's children: [done, all] (an epic is a task with children)
+    for col in every["columns"]:
+        for card in col["tasks"]:
+            if card.get("parent"):
+                counts = children.setdefault(str(card["parent"]), [0, 0])
+                counts[0] += card["status"] == "done"
+                counts[1] += card["status"] != "cancelled"
     for col in data["columns"]:
         for card in col["tasks"]:
-            card["marks"] = [m for m in marks(card) if m != "ready"]  # ready: the page's own tag
+            # the page shows ready, waits, priority and labels as their own badges, the rest as marks
+            hidden = {"ready", *own_mark(card)}
+            card["marks"] = [m for m in marks(card) if m not in hidden and not m.startswith("waits ")]
+            if card["id"] in children:
+                done, total = children[card["id"]]
+                card["children"] = {"done": done, "total": total}
     return data
+
+
+def own_mark(card: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The priority and labels marks of ops/board.marks, which the page shows as a badge and chips instead."""
+    p = card.get("priority")
+    prio = None if p in (None, "") else (f"p{p}" if isinstance(p, int) else str(p))
+    labels = " ".join("#" + str(x) for x in card["labels"]) if card.get("labels") else None
+    return prio, labels
 
 
 def task(bench: Any, task_id: str) -> dict[str, Any]:
     """One task as `wb task show` has it (on the board or in its archive) and its history, as `wb board`'s
-    history key shows it: every event that names it, oldest first."""
+    history key shows it: every event that names it, oldest first; the status of each task it names
+    (`statuses`: its dependencies and parent; `archived` when off the board) and its children."""
     from workbench.review.eventview import summarize, who_shown
 
     found = bench.show_task(task_id)
+    tasks = bench.wb.load(detect_human=False, need_body=False).docs.board["tasks"]
+    status = {t.get("id"): t.get("status") for t in tasks}
+    named = [*(found or {}).get("depends_on", []), (found or {}).get("parent")]
+    statuses = {d: status.get(d, "archived") for d in named if isinstance(d, str)}
+    children = [{"id": t.get("id"), "title": t.get("title", ""), "status": t.get("status")}
+                for t in tasks if t.get("parent") == task_id]
     history = [{"seq": e.get("seq"), "ts": e.get("ts"), "type": e.get("type"), "who": who_shown(e),
                 "summary": summarize(e.get("payload") or {})} for e in bench.task_history(task_id)]
-    return {"task": found, "history": history}
+    return {"task": found, "history": history, "statuses": statuses, "children": children}
 
 
 def graph(bench: Any) -> dict[str, Any]:
-    """The board's dependency graph laid out in layers (`layout`)."""
-    return layout([c for col in bench.board()["columns"] for c in col["tasks"]])
+    """The board's dependency graph laid out in layers (`layout`); a dependency done and archived off the
+    board is drawn as archived, not missing."""
+    from workbench.model.archive import archived_done
+
+    board = bench.wb.load(detect_human=False, need_body=False).docs.board
+    return layout([c for col in bench.board()["columns"] for c in col["tasks"]],
+                  archived=lambda task_id: bool(archived_done(board, task_id)))
 
 
-def layout(cards: list[dict[str, Any]]) -> dict[str, Any]:
+def layout(cards: list[dict[str, Any]], archived: Callable[[str], bool] = lambda _id: False) -> dict[str, Any]:
     """Cards laid out in layers: a task's layer is one past its deepest dependency on the board, found in
     topological order without recursion (a chain of thousands is fine); a task in a cycle gets one past the
-    dependencies placed before it, and a dependency not on the board is drawn as missing. {"nodes": [{id,
+    dependencies placed before it, and a dependency not on the board is drawn as archived (done and archived:
+    `archived`) or missing. {"nodes": [{id,
     title, status, ready, layer, row}] in board order, "edges": [{from, to, missing}] (from the dependency to
     the task that waits on it)}."""
     by_id = {c["id"]: c for c in cards}
@@ -93,7 +134,8 @@ def layout(cards: list[dict[str, Any]]) -> dict[str, Any]:
         nodes.append({"id": c["id"], "title": c["title"], "status": c["status"], "ready": c["ready"],
                       "layer": n, "row": rows.setdefault(n, 0)})
         rows[n] += 1
-    edges = [{"from": d, "to": c["id"], "missing": d not in by_id} for c in cards for d in c["depends_on"]]
+    edges = [{"from": d, "to": c["id"], "missing": d not in by_id and not archived(d),
+              "archived": d not in by_id and archived(d)} for c in cards for d in c["depends_on"]]
     return {"nodes": nodes, "edges": edges}
 
 
@@ -129,6 +171,14 @@ def decisions(bench: Any) -> dict[str, Any]:
 
     body = bench.wb.load(detect_human=False, need_body=True).docs.body
     return {"entries": log_entries(body)[::-1]}
+
+
+def inbox(bench: Any) -> dict[str, Any]:
+    """What waits for a person, as `wb status` lists it (ops/inbox.py): {"items": [{kind, what, command}]}."""
+    from workbench.ops.inbox import items
+    from workbench.ops.status import status_of
+
+    return {"items": items(status_of(bench.wb))}
 
 
 def handoff(bench: Any) -> dict[str, Any]:

@@ -5,7 +5,8 @@
 const SVGNS = "http://www.w3.org/2000/svg";
 const HEADINGS = { todo: "TODO", in_progress: "IN PROGRESS", blocked: "BLOCKED", done: "DONE", cancelled: "CANCELLED" };
 const view = { tab: "board", session: null, task: null, events: { type: "", session: "", pages: [] }, diff: { a: "", b: "" },
-               board: { label: "", owner: "", status: "" }, renders: 0 };
+               board: { q: "", status: "", label: "", priority: "", assignee: "", epic: "" }, windows: {},
+               boardData: null, filtered: 0, opener: null, renders: 0 };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -50,9 +51,11 @@ async function api(path, params) {
   return answer.data;
 }
 
-function put(...nodes) {
+function put(...given) {
   // A tab's form (filters, refs) stays the node it was while the tab is shown: a live refresh replaces only
-  // what is below it, so what a person is typing there, and the focus, survive it.
+  // what is below it, so what a person is typing there, and the focus, survive it. Absent parts (null) are
+  // left out: Element.after(null) would insert the text "null".
+  const nodes = given.filter((n) => n !== null && n !== undefined);
   const main = document.getElementById("main");
   const first = nodes[0], kept = main.firstElementChild;
   if (first instanceof HTMLFormElement && kept instanceof HTMLFormElement && kept.dataset.form === first.dataset.form
@@ -72,71 +75,322 @@ function put(...nodes) {
   }, 0));
 }
 
+// -- values a person reads: never a `0:` tree, never `undefined` -------------------------------------------------
+function inline(value) {
+  // one value on one line: a list joined by commas, an object as `key value` pairs
+  if (value === null || value === undefined || value === "") return "—";
+  if (Array.isArray(value)) return value.length ? value.map(inline).join(", ") : "none";
+  if (typeof value === "object") return Object.entries(value).map(([k, v]) => k + " " + inline(v)).join("; ") || "—";
+  return String(value);
+}
+
+function fields(obj, skip) {
+  // a definition list of an object's fields; nested objects as nested lists, lists of scalars inline
+  const dl = el("dl", { class: "fields" });
+  for (const [k, v] of Object.entries(obj || {})) {
+    if ((skip || []).includes(k) || v === null || v === undefined || v === "") continue;
+    let shown;
+    if (Array.isArray(v) && v.some((x) => x !== null && typeof x === "object")) shown = el("ul", {}, v.map((x) => el("li", {}, typeof x === "object" ? fields(x) : inline(x))));
+    else if (v !== null && typeof v === "object" && !Array.isArray(v)) shown = fields(v);
+    else shown = inline(v);
+    dl.append(el("dt", {}, k.replace(/_/g, " ")), el("dd", {}, shown));
+  }
+  return dl;
+}
+
+function taskLink(id, text) {
+  return el("a", { href: "#task=" + encodeURIComponent(id), class: "task-link", "data-task": id,
+                   onclick: (e) => { e.preventDefault(); openTask(id, e.currentTarget); } }, text || id);
+}
+
+function linkIds(text) {
+  // task ids in a text become links to their detail; the rest stays text
+  const out = [];
+  let last = 0;
+  for (const m of String(text).matchAll(/\bT-\d{3,}\b/g)) {
+    out.push(text.slice(last, m.index), taskLink(m[0]));
+    last = m.index + m[0].length;
+  }
+  out.push(text.slice(last));
+  return out;
+}
+
+function markdown(text) {
+  // the little Markdown a decision holds: paragraphs, `- ` lists, headings, **bold**, _emphasis_, `code`,
+  // task ids as links. Built as DOM nodes from text: nothing in it is ever parsed as HTML.
+  const span = (line) => {
+    const out = [];
+    const re = /(`[^`]+`|\*\*[^*]+\*\*|_[^_]+_)/g;
+    let last = 0;
+    for (const m of line.matchAll(re)) {
+      out.push(linkIds(line.slice(last, m.index)));
+      const t = m[0];
+      if (t.startsWith("`")) out.push(el("code", {}, t.slice(1, -1)));
+      else if (t.startsWith("**")) out.push(el("strong", {}, linkIds(t.slice(2, -2))));
+      else out.push(el("em", {}, linkIds(t.slice(1, -1))));
+      last = m.index + t.length;
+    }
+    out.push(linkIds(line.slice(last)));
+    return out;
+  };
+  const box = el("div", { class: "md" });
+  for (const block of String(text).replace(/\r/g, "").split(/\n\s*\n/)) {
+    const lines = block.split("\n").filter((l) => l.trim() !== "");
+    if (!lines.length) continue;
+    if (lines.every((l) => /^\s*[-*] /.test(l))) box.append(el("ul", {}, lines.map((l) => el("li", {}, span(l.replace(/^\s*[-*] /, ""))))));
+    else if (/^#{1,6} /.test(lines[0]) && lines.length === 1) box.append(el("h4", {}, span(lines[0].replace(/^#+ /, ""))));
+    else box.append(el("p", {}, lines.map((l, i) => [i ? el("br") : null, span(l)])));
+  }
+  return box;
+}
+
+// -- the person's inbox: what waits for a person, each with the exact command ------------------------------------
+async function inboxNode() {
+  const data = await api("/api/inbox");
+  const items = data ? data.items : [];
+  if (!items.length) return el("section", { id: "inbox", class: "inbox empty", "aria-label": "waiting for a person" },
+    el("p", { class: "muted" }, "Nothing waits for a person."));
+  return el("section", { id: "inbox", class: "inbox", "aria-labelledby": "inbox-h" },
+    el("h2", { id: "inbox-h" }, "Waiting for you (" + items.length + ")"),
+    el("ul", {}, items.map((it) => el("li", { "data-kind": it.kind },
+      el("span", { class: "kind" }, it.kind.replace(/_/g, " ")), " ", el("span", {}, linkIds(it.what)),
+      it.command ? el("code", { class: "cmd" }, it.command) : null))));
+}
+
 // -- the board ------------------------------------------------------------------------------------------------
+const WINDOW = 50;  // cards a column shows before "show more": a 5,000-task board paints and filters quickly
+const PRIORITY = ["P0 critical", "P1 high", "P2 normal", "P3 low", "P4 lowest"];
+
 function cardNode(card) {
-  return el("div", { class: "card" + (card.ready ? " ready" : "") + (view.task === card.id ? " open" : ""),
-                     "data-id": card.id, "data-status": card.status, tabindex: 0,
-                     onclick: () => { view.task = view.task === card.id ? null : card.id; refresh(); } },
-    el("span", { class: "id" }, card.id),
-    card.ready ? el("span", { class: "tag ready" }, "ready") : null,
-    el("span", { class: "title" }, card.title),
+  const prio = typeof card.priority === "number" ? card.priority : null;
+  return el("article", { class: "card" + (card.ready ? " ready" : "") + (card.children ? " epic" : "") + (view.task === card.id ? " open" : ""),
+                         "data-id": card.id, "data-status": card.status, tabindex: 0, role: "button",
+                         onclick: (e) => openTask(card.id, e.currentTarget),
+                         onkeydown: (e) => cardKey(e, card) },
+    el("div", { class: "card-top" },
+      el("span", { class: "id" }, card.id),
+      prio !== null ? el("span", { class: "badge p" + prio, title: PRIORITY[prio] || "" }, "P" + prio) : null,
+      card.ready ? el("span", { class: "tag ready" }, "ready") : null,
+      card.children ? el("span", { class: "tag epic" }, "epic " + card.children.done + "/" + card.children.total) : null),
+    el("div", { class: "title" }, card.title),
+    card.children ? el("div", { class: "progress", role: "img",
+      "aria-label": card.children.done + " of " + card.children.total + " children done" },
+      el("div", { class: "bar", "data-pct": String(Math.round(10 * card.children.done / Math.max(1, card.children.total)) * 10) })) : null,
+    (card.labels || []).length ? el("div", { class: "chips" }, card.labels.map((l) => el("span", { class: "chip" }, l))) : null,
+    card.assignee || card.parent ? el("div", { class: "meta" },
+      card.assignee ? el("span", { class: "assignee" }, "@" + card.assignee) : null,
+      card.parent ? el("span", { class: "parent" }, "in " + card.parent) : null) : null,
     card.depends_on && card.depends_on.length ? el("div", { class: "marks" }, "depends on " + card.depends_on.join(", ")) : null,
+    card.waiting_on && card.waiting_on.length ? el("div", { class: "marks waits" }, "waits " + card.waiting_on.join(", ")) : null,
     card.marks.length ? el("div", { class: "marks" }, card.marks.join("; ")) : null);
 }
 
-async function showBoard() {
-  const data = await api("/api/board", view.board);
-  const filters = el("form", { class: "filters", "data-form": "board", onsubmit: (e) => {
-      e.preventDefault();
-      const f = new FormData(e.target);
-      view.board = { label: f.get("label"), owner: f.get("owner"), status: f.get("status") };
-      refresh();
-    } },
-    el("input", { name: "label", placeholder: "label", value: view.board.label }),
-    el("input", { name: "owner", placeholder: "owner", value: view.board.owner }),
-    el("select", { name: "status" }, el("option", { value: "" }, "any status"),
-      Object.keys(HEADINGS).map((s) => el("option", { value: s, selected: view.board.status === s ? "selected" : null }, HEADINGS[s]))),
-    el("button", { type: "submit" }, "filter"));
-  if (!data) return put(filters, el("p", { class: "muted" }, "no board yet"));
-  const columns = el("div", { class: "columns", id: "board" });
-  for (const col of data.columns) {
-    const frag = document.createDocumentFragment();
-    for (const card of col.tasks) frag.append(cardNode(card));
-    columns.append(el("section", { class: "column", "data-status": col.status },
-      el("h2", {}, HEADINGS[col.status] + " (" + col.tasks.length + ")"), frag));
+function cardKey(e, card) {
+  // Enter or Space opens a card; the arrows move between the cards of a column and across the columns
+  const here = e.currentTarget;
+  if (e.key === "Enter" || e.key === " ") { e.preventDefault(); openTask(card.id, here); return; }
+  const column = here.closest(".column");
+  const cards = (col) => col ? [...col.querySelectorAll(".card")] : [];
+  let to = null;
+  if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+    const list = cards(column), at = list.indexOf(here);
+    to = list[at + (e.key === "ArrowDown" ? 1 : -1)];
+  } else if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
+    const columns = [...document.querySelectorAll("#board .column")].filter((c) => c.querySelector(".card"));
+    const at = cards(column).indexOf(here), next = columns[columns.indexOf(column) + (e.key === "ArrowRight" ? 1 : -1)];
+    const list = cards(next);
+    to = list[Math.min(at, list.length - 1)];
   }
-  const detail = view.task ? await taskDetail(view.task) : null;
-  put(filters, el("p", { class: "muted", id: "total" }, data.total + " task(s)" + (data.total ? " · click a card for its detail and history" : "")),
-      detail, columns);
+  if (to) { e.preventDefault(); to.focus(); }
 }
 
-async function taskDetail(id) {
-  const data = await api("/api/task", { id });
-  if (!data) return el("div", { class: "entry", id: "task-detail" }, "no task " + id);
-  return el("div", { class: "entry", id: "task-detail" },
-    el("h2", {}, data.task.id + " " + data.task.title),
-    el("div", { class: "tree" }, tree(data.task)),
-    el("h3", {}, "history: " + data.history.length + " event(s)"),
-    el("table", { id: "task-history" }, el("tbody", {}, data.history.map((e) => el("tr", {},
-      el("td", { class: "num" }, "#" + e.seq), el("td", { class: "num" }, e.ts), el("td", {}, e.who),
-      el("td", {}, e.type), el("td", {}, e.summary))))));
+function facets(cards) {
+  const labels = new Set(), assignees = new Set(), epics = [];
+  for (const c of cards) {
+    for (const l of c.labels || []) labels.add(l);
+    if (c.assignee) assignees.add(c.assignee);
+    if (c.children) epics.push(c);
+  }
+  return { labels: [...labels].sort(), assignees: [...assignees].sort(), epics };
 }
+
+function keep(card, f) {
+  if (f.status && card.status !== f.status) return false;
+  if (f.label && !(card.labels || []).includes(f.label)) return false;
+  if (f.priority !== "" && f.priority !== undefined && String(card.priority ?? 2) !== f.priority) return false;
+  if (f.assignee && card.assignee !== f.assignee && card.owner !== f.assignee) return false;
+  if (f.epic && card.parent !== f.epic && card.id !== f.epic) return false;
+  if (f.q) {
+    const hay = (card.id + " " + card.title + " " + (card.labels || []).join(" ") + " " + (card.assignee || "")).toLowerCase();
+    if (!f.q.toLowerCase().split(/\s+/).every((w) => hay.includes(w))) return false;
+  }
+  return true;
+}
+
+function select(name, label, options, current) {
+  return el("label", { class: "field" }, el("span", {}, label),
+    el("select", { name }, el("option", { value: "" }, "any"),
+      options.map(([value, text]) => el("option", { value, selected: current === value ? "selected" : null }, text))));
+}
+
+function boardForm(f) {
+  const read = (form) => {
+    const d = new FormData(form);
+    view.board = { q: d.get("q") || "", status: d.get("status") || "", label: d.get("label") || "", priority: d.get("priority") || "",
+                   assignee: d.get("assignee") || "", epic: d.get("epic") || "" };
+    view.windows = {};
+    drawColumns();
+  };
+  let timer = null;
+  return el("form", { class: "filters", "data-form": "board", role: "search",
+                      onsubmit: (e) => { e.preventDefault(); read(e.target); },
+                      onchange: (e) => read(e.currentTarget),
+                      oninput: (e) => { const form = e.currentTarget; clearTimeout(timer); timer = setTimeout(() => read(form), 80); } },
+    el("label", { class: "field search" }, el("span", {}, "Search"),
+      el("input", { type: "search", name: "q", placeholder: "id, title, label, assignee", value: view.board.q, id: "search" })),
+    select("status", "Status", Object.keys(HEADINGS).map((s) => [s, HEADINGS[s]]), view.board.status),
+    select("label", "Label", f.labels.map((l) => [l, l]), view.board.label),
+    select("priority", "Priority", PRIORITY.map((p, i) => [String(i), p]), view.board.priority),
+    select("assignee", "Assignee", f.assignees.map((a) => [a, a]), view.board.assignee),
+    select("epic", "Epic", f.epics.map((e) => [e.id, e.id + " " + e.title.slice(0, 40)]), view.board.epic));
+}
+
+function drawColumns() {
+  // the columns from the cards already loaded: a filter or a search needs no round trip
+  const data = view.boardData;
+  const box = document.getElementById("board");
+  if (!data || !box) return;
+  const f = view.board;
+  let total = 0;
+  const cols = [];
+  for (const col of data.columns) {
+    if (f.status && col.status !== f.status) continue;
+    const cards = col.tasks.filter((c) => keep(c, f));
+    total += cards.length;
+    const shown = view.windows[col.status] || WINDOW;
+    const frag = document.createDocumentFragment();
+    for (const card of cards.slice(0, shown)) frag.append(cardNode(card));
+    const more = cards.length - shown;
+    cols.push(el("section", { class: "column", "data-status": col.status, "aria-labelledby": "h-" + col.status },
+      el("h2", { id: "h-" + col.status }, HEADINGS[col.status] + " (" + cards.length + ")"), frag,
+      more > 0 ? el("button", { type: "button", class: "more", "data-more": col.status,
+                                onclick: () => { view.windows[col.status] = shown + 4 * WINDOW; drawColumns(); } },
+        "show " + Math.min(more, 4 * WINDOW) + " more of " + more) : null));
+  }
+  box.replaceChildren(...cols);
+  const count = document.getElementById("total");
+  if (count) count.textContent = total + " of " + data.total + " task(s)" + (data.total ? " · click a card, or Enter on it, for its detail" : "");
+  document.body.dataset.filtered = String(++view.filtered);
+}
+
+async function showBoard() {
+  // the board paints first; the inbox (a `wb status` read) fills in above it right after
+  const data = await api("/api/board");
+  const kept = document.getElementById("inbox");
+  const inbox = kept && view.tab === document.body.dataset.tab ? kept : el("section", { id: "inbox", class: "inbox empty", "aria-label": "waiting for a person" });
+  if (!data) put(inbox, el("p", { class: "muted" }, "no board yet"));
+  else {
+    view.boardData = data;
+    const all = data.columns.flatMap((c) => c.tasks);
+    put(boardForm(facets(all)), inbox, el("p", { class: "muted", id: "total" }), el("div", { class: "columns", id: "board" }));
+    drawColumns();
+    if (view.task) openTask(view.task, null, true);
+  }
+  const fresh = await inboxNode();
+  const now = document.getElementById("inbox");
+  if (now && view.tab === "board") now.replaceWith(fresh);
+}
+
+// -- a task's detail: a drawer beside the board, where the person is; Escape or the close button shuts it ----------
+async function openTask(id, from, quiet) {
+  if (from) view.opener = from;
+  view.task = id;
+  const drawer = document.getElementById("drawer");
+  const data = await api("/api/task", { id });
+  const body = el("div", { class: "drawer-body" });
+  if (!data || !data.task) body.append(el("h2", { id: "drawer-title" }, "no task " + id));
+  else body.append(...taskDetail(data));
+  const close = el("button", { type: "button", class: "close", id: "drawer-close", "aria-label": "close the task's detail",
+                               onclick: closeTask }, "×");
+  drawer.replaceChildren(close, body);
+  drawer.hidden = false;
+  document.body.classList.add("drawer-open");
+  for (const c of document.querySelectorAll(".card.open")) c.classList.remove("open");
+  const card = document.querySelector('#board .card[data-id="' + CSS.escape(id) + '"]');
+  if (card) card.classList.add("open");
+  if (!quiet) close.focus();
+}
+
+function closeTask() {
+  const drawer = document.getElementById("drawer");
+  drawer.hidden = true;
+  drawer.replaceChildren();
+  document.body.classList.remove("drawer-open");
+  view.task = null;
+  for (const c of document.querySelectorAll(".card.open")) c.classList.remove("open");
+  const back = view.opener && document.contains(view.opener) ? view.opener
+    : view.opener && view.opener.dataset ? document.querySelector('#board .card[data-id="' + CSS.escape(view.opener.dataset.id || "") + '"]') : null;
+  if (back) back.focus();
+  view.opener = null;
+}
+
+function taskDetail(data) {
+  const t = data.task;
+  const statusOf = data.statuses || {};
+  const out = [el("h2", { id: "drawer-title" }, t.id + " " + t.title)];
+  const head = { status: t.status, kind: t.kind, owner: t.owner, priority: t.priority, assignee: t.assignee,
+                 labels: t.labels, created: t.created_at, updated: t.updated_at, reviews: t.reviews,
+                 blocked_reason: t.blocked_reason };
+  out.push(fields(head));
+  if (t.parent) out.push(el("p", {}, "Part of ", taskLink(t.parent, t.parent + (statusOf[t.parent] ? " (" + statusOf[t.parent] + ")" : ""))));
+  if (t.description) out.push(el("h3", {}, "Description"), markdown(t.description));
+  out.push(el("h3", {}, "Acceptance"), (t.acceptance || []).length
+    ? el("ul", { class: "commands" }, t.acceptance.map((c) => el("li", {}, el("code", {}, c))))
+    : el("p", { class: "muted" }, "no acceptance commands"));
+  if (t.proof) out.push(el("h3", {}, "Proof"), fields(t.proof));
+  if (t.scope) out.push(el("h3", {}, "Scope"), fields(t.scope));
+  out.push(el("h3", {}, "Depends on"), (t.depends_on || []).length
+    ? el("ul", { id: "task-deps" }, t.depends_on.map((d) => el("li", {}, taskLink(d), statusOf[d] ? " (" + statusOf[d] + ")" : "")))
+    : el("p", { class: "muted" }, "no dependencies"));
+  const children = data.children || [];
+  if (children.length) out.push(el("h3", {}, "Children"), el("ul", {}, children.map((c) => el("li", {}, taskLink(c.id), " " + c.title + " (" + c.status + ")"))));
+  if ((t.comments || []).length) out.push(el("h3", {}, "Comments"), el("ul", {}, t.comments.map((c) =>
+    el("li", {}, typeof c === "object" ? [el("span", { class: "muted" }, inline(c.ts || c.at) + " " + inline(c.by || c.actor) + ": "), c.text || inline(c)] : String(c)))));
+  const known = new Set(["id", "title", "status", "kind", "owner", "priority", "assignee", "labels", "created_at", "updated_at",
+    "reviews", "blocked_reason", "parent", "description", "acceptance", "proof", "scope", "depends_on", "comments"]);
+  const rest = Object.fromEntries(Object.entries(t).filter(([k]) => !known.has(k)));
+  if (Object.keys(rest).length) out.push(el("h3", {}, "More"), fields(rest));
+  out.push(el("h3", {}, "History: " + data.history.length + " event(s)"),
+    el("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "history (scrolls)" }, el("table", { id: "task-history" }, el("tbody", {}, data.history.map((e) => el("tr", {},
+      el("td", { class: "num" }, "#" + e.seq), el("td", { class: "num" }, e.ts), el("td", {}, e.who),
+      el("td", {}, e.type), el("td", {}, e.summary)))))));
+  return out;
+}
+
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && !document.getElementById("drawer").hidden) { e.preventDefault(); closeTask(); }
+  else if (e.key === "/" && view.tab === "board" && !/INPUT|SELECT|TEXTAREA/.test(document.activeElement.tagName)) {
+    const s = document.getElementById("search");
+    if (s) { e.preventDefault(); s.focus(); }
+  }
+});
 
 // -- the dependency graph: layers left to right, edges from a dependency to the task waiting on it ---------------
 async function showGraph() {
   const data = await api("/api/graph");
   if (!data || !data.nodes.length) return put(el("p", { class: "muted" }, "no tasks"));
-  const W = 230, H = 34, GX = 60, GY = 14, CHARS = 30;
+  const W = 230, H = 34, GX = 60, GY = 14, CHARS = 30, LEFT = 40;  // LEFT: room for an archived dependency's stub
   const pos = {};
   let maxLayer = 0, maxRow = 0;
   for (const n of data.nodes) {
-    pos[n.id] = { x: 10 + n.layer * (W + GX), y: 10 + n.row * (H + GY) };
+    pos[n.id] = { x: LEFT + n.layer * (W + GX), y: 10 + n.row * (H + GY) };
     maxLayer = Math.max(maxLayer, n.layer); maxRow = Math.max(maxRow, n.row);
   }
-  const root = svg("svg", { class: "graph", id: "graph", width: 20 + (maxLayer + 1) * (W + GX), height: 20 + (maxRow + 1) * (H + GY) });
+  const root = svg("svg", { class: "graph", id: "graph", role: "img", "aria-label": "dependency graph of " + data.nodes.length + " tasks",
+                            width: LEFT + 10 + (maxLayer + 1) * (W + GX), height: 20 + (maxRow + 1) * (H + GY) });
   const defs = svg("defs");
   const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 8, markerHeight: 8, orient: "auto" });
-  marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#888" }));
+  marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" }));
   defs.append(marker); root.append(defs);
   for (const e of data.edges) {
     const a = pos[e.from], b = pos[e.to];
@@ -144,21 +398,25 @@ async function showGraph() {
     const from = a ? { x: a.x + W, y: a.y + H / 2 } : { x: b.x - GX / 2, y: b.y + H / 2 };
     const to = { x: b.x, y: b.y + H / 2 };
     const mid = (from.x + to.x) / 2;
-    const path = svg("path", { class: "edge" + (e.missing ? " missing" : ""), "marker-end": "url(#arrow)",
+    const path = svg("path", { class: "edge" + (e.missing ? " missing" : "") + (e.archived ? " archived" : ""), "marker-end": "url(#arrow)",
       d: `M${from.x},${from.y} C${mid},${from.y} ${mid},${to.y} ${to.x},${to.y}` });
-    path.append(svg("title", {}, e.from + " → " + e.to));
+    path.append(svg("title", {}, e.from + (e.archived ? " (done, archived)" : e.missing ? " (missing)" : "") + " → " + e.to));
     root.append(path);
   }
   for (const n of data.nodes) {
     const p = pos[n.id];
     const g = svg("g", { class: "node " + n.status + (n.ready ? " ready" : ""), "data-id": n.id, transform: `translate(${p.x},${p.y})` });
+    g.addEventListener("click", () => openTask(n.id, null));
     g.append(svg("rect", { width: W, height: H, rx: 5 }));
     const label = n.id + " " + n.title;
     g.append(svg("text", { x: 8, y: 21 }, label.length > CHARS ? label.slice(0, CHARS - 1) + "…" : label));
     g.append(svg("title", {}, label + " [" + n.status + (n.ready ? ", ready" : "") + "]"));
     root.append(g);
   }
-  put(el("p", { class: "muted" }, data.nodes.length + " task(s), " + data.edges.length + " dependenc(ies)"), root);
+  const archived = data.edges.filter((e) => e.archived).length, missing = data.edges.filter((e) => e.missing).length;
+  put(el("p", { class: "muted" }, data.nodes.length + " task(s), " + data.edges.length + " dependenc(ies)"
+        + (archived ? ", " + archived + " on archived done tasks" : "") + (missing ? ", " + missing + " missing" : "")),
+      el("div", { class: "scroll graph-box", tabindex: 0, role: "region", "aria-label": "dependency graph (scrolls)" }, root));
 }
 
 // -- harness sessions as timelines -----------------------------------------------------------------------------
@@ -202,26 +460,42 @@ async function showDecisions() {
   const data = await api("/api/decisions");
   const entries = data ? data.entries : [];
   put(el("div", { id: "decisions" }, entries.length ? entries.map((e) =>
-    el("div", { class: "entry" }, el("div", { class: "muted" }, (e.ts || e.heading || "") + " · " + (e.actor || "")), e.text))
+    el("article", { class: "entry" }, el("div", { class: "muted" }, [e.ts || e.heading, e.actor].filter(Boolean).join(" · ")), markdown(e.text)))
     : el("p", { class: "muted" }, "the decision log is empty")));
 }
 
-function tree(value) {
-  if (value === null || typeof value !== "object") return document.createTextNode(String(value));
-  const ul = el("ul");
-  const items = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
-  for (const [k, v] of items) {
-    ul.append(el("li", {}, el("span", { class: "k" }, k + ": "), tree(v)));
-  }
-  if (!items.length) ul.append(el("li", { class: "muted" }, Array.isArray(value) ? "(none)" : "(empty)"));
-  return ul;
+function table(rows, columns, id) {
+  return el("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "table (scrolls)" }, el("table", { id },
+    el("thead", {}, el("tr", {}, columns.map(([, h]) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, rows.map((r) => el("tr", {}, columns.map(([k]) => el("td", {}, k === "id" ? taskLink(r[k]) : inline(r[k]))))))));
 }
 
 async function showHandoff() {
   const data = await api("/api/handoff");
-  const packet = data && data.handoff;
-  put(packet ? el("div", { class: "tree", id: "handoff" }, tree(packet))
-             : el("p", { class: "muted" }, "no handoff written yet (wb handoff)"));
+  const h = data && data.handoff;
+  if (!h) return put(el("p", { class: "muted" }, "no handoff written yet (wb handoff)"));
+  const out = [el("h2", {}, "Handoff"), el("p", { class: "summary" }, h.summary || "")];
+  const d = h.describes || {};
+  out.push(el("p", { class: "muted" }, "as of event " + inline(d.last_event) + (d.branch ? " on " + d.branch : "") + (d.worktree ? " (" + d.worktree + ")" : "")));
+  if (h.next_action) out.push(el("h3", {}, "Next action"), el("p", { id: "handoff-next" }, linkIds(h.next_action.text || inline(h.next_action)),
+    h.next_action.command ? el("code", { class: "cmd" }, h.next_action.command) : null));
+  out.push(el("h3", {}, "Risks"), (h.risks || []).length
+    ? el("ul", { id: "handoff-risks" }, h.risks.map((r) => el("li", {}, el("strong", {}, (r.kind || "").replace(/_/g, " ")), ": ", linkIds(r.detail || ""))))
+    : el("p", { class: "muted" }, "none"));
+  const tasks = h.tasks || {};
+  out.push(el("h3", {}, "Open tasks"), el("p", { class: "muted" }, inline(tasks.by_status)),
+    (tasks.open || []).length ? table(tasks.open, [["id", "task"], ["status", "status"], ["title", "title"]], "handoff-tasks") : el("p", { class: "muted" }, "none open"));
+  const files = h.changed_files || {};
+  out.push(el("h3", {}, "Changed files"), el("p", {}, "committed: " + inline(files.committed) + " · uncommitted: " + inline(files.uncommitted)));
+  if ((h.commits || []).length) out.push(el("h3", {}, "Commits"), el("ul", {}, h.commits.map((c) => el("li", {}, typeof c === "object" ? inline(c) : c))));
+  const cmds = h.commands || {};
+  if ((cmds.last || []).length) out.push(el("h3", {}, "Commands (" + inline(cmds.total) + ")"), table(cmds.last, [["seq", "#"], ["source", "from"], ["command", "command"], ["status", "status"]]));
+  const fails = h.failures || {};
+  out.push(el("h3", {}, "Failures (" + inline(fails.total ?? 0) + ")"), (fails.items || []).length ? el("ul", {}, fails.items.map((f) => el("li", {}, inline(f)))) : el("p", { class: "muted" }, "none"));
+  if ((h.proof || []).length) out.push(el("h3", {}, "Proof"), el("ul", {}, h.proof.map((p) => el("li", {}, inline(p)))));
+  if ((h.person_only || []).length) out.push(el("h3", {}, "What a person did"), table(h.person_only, [["seq", "#"], ["what", "what"], ["who", "who"], ["proof", "proof"]]));
+  if (h.session) out.push(el("h3", {}, "Session"), fields(h.session));
+  put(el("div", { id: "handoff", class: "report" }, out));
 }
 
 async function showDiff() {
@@ -231,29 +505,36 @@ async function showDiff() {
       view.diff = { a: f.get("a"), b: f.get("b") };
       refresh();
     } },
-    el("input", { name: "a", placeholder: "from ref (HEAD)", value: view.diff.a }),
-    el("input", { name: "b", placeholder: "to ref (work tree)", value: view.diff.b }),
+    el("label", { class: "field" }, el("span", {}, "From"), el("input", { name: "a", placeholder: "HEAD", value: view.diff.a })),
+    el("label", { class: "field" }, el("span", {}, "To"), el("input", { name: "b", placeholder: "work tree", value: view.diff.b })),
     el("button", { type: "submit" }, "diff"));
   const data = await api("/api/diff", view.diff);
   if (!data) return put(form, el("p", { class: "muted" }, "no diff"));
   const side = (x) => x.label + (x.commit ? " (" + x.commit.slice(0, 8) + ")" : "");
-  const change = (c) => c.field + ": " + JSON.stringify(c.old) + " → " + JSON.stringify(c.new);
+  const change = (c) => {
+    const has = (k) => Object.prototype.hasOwnProperty.call(c, k);
+    if (!has("old")) return el("span", { class: "added" }, c.field + " added: " + inline(c.new));
+    if (!has("new")) return el("span", { class: "removed" }, c.field + " removed (was " + inline(c.old) + ")");
+    return el("span", { class: "changed" }, c.field + ": ", el("del", {}, inline(c.old)), " → ", el("ins", {}, inline(c.new)));
+  };
   const board = data.board || {}, state = data.state || {}, events = data.events || {};
   const heading = el("h2", {}, side(data.old) + " → " + side(data.new) + (data.changed ? "" : ": no change"));
   const lines = [
     (board.added || []).map((t) => el("li", { class: "added" }, "added " + t.id + " " + t.title + " [" + t.status + "]")),
     (board.removed || []).map((t) => el("li", { class: "removed" }, "removed " + t.id + " " + t.title)),
-    (board.archived || []).map((t) => el("li", {}, "archived " + t.id + " " + t.title)),
-    (board.changed || []).map((t) => el("li", {}, "changed " + t.id + " " + (t.title || "") + ": " +
-      t.changes.map(change).join("; ") + (t.acceptance_changed ? " (acceptance changed)" : ""))),
-    (state.fields || []).map((c) => el("li", {}, "state " + change(c))),
-    ((state.decision_log || {}).added || []).map((e) => el("li", {}, "decision " + (e.ts || "") + " " + (e.actor || "") + ": " + e.text)),
+    (board.archived || []).map((t) => el("li", { class: "archived" }, "archived " + t.id + " " + t.title)),
+    (board.changed || []).map((t) => el("li", { class: "changed" }, "changed " + t.id + " " + (t.title || "") + ": ",
+      t.changes.map((c, i) => [i ? "; " : null, change(c)]), t.acceptance_changed ? " (acceptance changed)" : null)),
+    (board.fields || []).map((c) => el("li", { class: "changed" }, "board ", change(c))),
+    (state.fields || []).map((c) => el("li", { class: "changed" }, "state ", change(c))),
+    ((state.decision_log || {}).added || []).map((e) => el("li", { class: "added" }, "decision " + (e.ts || "") + " " + (e.actor || "") + ": ", markdown(e.text))),
+    ((state.decision_log || {}).removed || []).map((e) => el("li", { class: "removed" }, "decision removed " + (e.ts || "") + ": " + e.text)),
     events.appended ? el("li", {}, events.appended + " event(s) appended: " +
       Object.entries(events.by_type || {}).map(([k, v]) => k + " ×" + v).join(", ")) : null,
     (data.warnings || []).map((w) => el("li", { class: "removed" }, "warning: " + w)),
   ];
   put(form, el("div", { id: "diff" }, heading, el("ul", { id: "diff-summary" }, lines),
-    el("details", {}, el("summary", {}, "the whole diff (wb diff --format json)"), el("div", { class: "tree" }, tree(data)))));
+    el("details", {}, el("summary", {}, "the whole diff (wb diff --format json)"), el("pre", { class: "json" }, JSON.stringify(data, null, 2)))));
 }
 
 // -- the event log: filters and pages (newest first; "older" pages back) -------------------------------------------
@@ -267,12 +548,12 @@ async function showEvents() {
       view.events = { type: f.get("type"), session: f.get("session"), pages: [] };
       refresh();
     } },
-    el("input", { name: "type", placeholder: "type or family (task)", value: ev.type }),
-    el("input", { name: "session", placeholder: "session", value: ev.session }),
+    el("label", { class: "field" }, el("span", {}, "Type"), el("input", { name: "type", placeholder: "type or family (task)", value: ev.type })),
+    el("label", { class: "field" }, el("span", {}, "Session"), el("input", { name: "session", placeholder: "session id", value: ev.session })),
     el("button", { type: "submit" }, "filter"));
   const rows = data ? data.events : [];
-  const table = el("table", { id: "events" },
-    el("thead", {}, el("tr", {}, ["seq", "time", "who", "type", "what"].map((h) => el("th", {}, h)))),
+  const rowsTable = el("table", { id: "events" },
+    el("thead", {}, el("tr", {}, ["seq", "time", "who", "type", "what"].map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, rows.map((e) => el("tr", { "data-seq": e.seq },
       el("td", { class: "num" }, e.seq), el("td", { class: "num" }, e.ts), el("td", {}, e.who),
       el("td", {}, e.type), el("td", {}, e.summary)))));
@@ -280,7 +561,7 @@ async function showEvents() {
     ev.pages.length ? el("button", { id: "newer", onclick: () => { ev.pages.pop(); refresh(); } }, "newer") : null,
     data && data.older ? el("button", { id: "older", onclick: () => { ev.pages.push(rows[rows.length - 1].seq); refresh(); } },
       "older (" + data.older + ")") : null);
-  put(form, table, nav);
+  put(form, el("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "events (scrolls)" }, rowsTable), nav);
 }
 
 const TABS = { board: showBoard, graph: showGraph, sessions: showSessions, decisions: showDecisions,
