@@ -495,7 +495,6 @@ def _snapshots_ahead(wb: Workbench, err: str, fix: bool, add: Callable[[Finding]
     lines and left the snapshot (a `git stash` racing a write). The snapshots are derived: the log rebuilds them,
     and the ones found are kept aside, never deleted — what they folded is in the log of the branch they came
     from, or was never acknowledged here."""
-    import time
 
     p = wb.paths
     finding = Finding("snapshot_ahead", f"{err.split('; run')[0]} (the event log rebuilds the snapshots; the ones "
@@ -503,12 +502,10 @@ def _snapshots_ahead(wb: Workbench, err: str, fix: bool, add: Callable[[Finding]
     add(finding)
     if not fix:
         return None
-    aside = wb.git.keep_dir / "set-aside" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    from workbench.store.kept import set_aside_snapshots
+
     with wb.lock():
-        aside.mkdir(parents=True, exist_ok=True)
-        for f in (p.state, p.board):
-            if f.exists():
-                f.replace(aside / f.name)
+        aside = set_aside_snapshots(wb.git.keep_dir, [p.state, p.board])
     with wb.transaction(actor="wb", create=True):
         pass  # a create transaction writes the missing snapshots folded from the whole log, and commits them
     finding.fixed = True

@@ -141,3 +141,18 @@ def missing(root: Path, path: Path, named: str | None, git_dir: Path | None) -> 
                 f"directory, which `git worktree remove` leaves alone; a re-clone does not have it): restore it, "
                 f"or {start}")
     return f"the workbench's database {path} is missing: restore it, or {start}"
+
+
+def set_aside_snapshots(keep: Path, paths: list[Path]) -> Path:
+    """Move the snapshot files `paths` (state.md, board.json) out of the work tree into a new folder
+    `<keep>/set-aside/<UTC time>/` (the caller holds the workbench lock): kept for a person, never deleted, so
+    the next load rebuilds them from the log. Returns the folder."""
+    import time
+
+    aside = keep / "set-aside" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    aside.mkdir(parents=True, exist_ok=True)
+    for f in paths:
+        if f.exists():
+            f.replace(aside / f.name)
+    fsync_dir(aside)
+    return aside
