@@ -153,9 +153,19 @@ def check_opt_in_refused(repo: Path, output: str) -> None:
 def test_the_ci_opt_in_is_no_way_round_trust_in_claude_codes_bash(clients_bin: Path, guarded_repo: Path,
                                                                    tmp_path: Path, no_opt_ins: None) -> None:
     repo = opt_in_repo(guarded_repo)
+    check_opt_in_refused(repo, through_claude_code(clients_bin, repo, tmp_path, "sh optin.sh"))
+
+
+def test_the_ci_opt_in_is_no_way_round_trust_in_codexs_shell(clients_bin: Path, guarded_repo: Path,
+                                                              tmp_path: Path, no_opt_ins: None) -> None:
+    repo = opt_in_repo(guarded_repo)
+    check_opt_in_refused(repo, through_codex(clients_bin, repo, tmp_path, "sh optin.sh"))
+
+
+def through_claude_code(clients_bin: Path, repo: Path, tmp_path: Path, command: str) -> str:
+    """`command` run once by Claude Code's Bash tool, the scripted model asking for it: what the tool returned."""
     wb(repo, "init", "--claude-code")
-    turns: list[Any] = [("tool", pick("Bash"), {"command": "sh optin.sh", "description": "opt in"}),
-                        ("text", "Done.")]
+    turns: list[Any] = [("tool", pick("Bash"), {"command": command, "description": "run it"}), ("text", "Done.")]
     with ScriptedModel(turns) as model:
         proc = run_claude(clients_bin, repo, tmp_path, model, "Bash")
         assert not model.errors, model.errors
@@ -163,14 +173,13 @@ def test_the_ci_opt_in_is_no_way_round_trust_in_claude_codes_bash(clients_bin: P
     assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-2000:])
     results = tool_results(requests)
     assert len(results) == 1, results
-    check_opt_in_refused(repo, json.loads(results[0]) if results[0].startswith('"') else results[0])
+    return json.loads(results[0]) if results[0].startswith('"') else results[0]
 
 
-def test_the_ci_opt_in_is_no_way_round_trust_in_codexs_shell(clients_bin: Path, guarded_repo: Path,
-                                                              tmp_path: Path, no_opt_ins: None) -> None:
-    repo = opt_in_repo(guarded_repo)
+def through_codex(clients_bin: Path, repo: Path, tmp_path: Path, command: str) -> str:
+    """`command` run once by Codex's exec_command, the scripted model asking for it: what the tool returned."""
     wb(repo, "init", "--codex")
-    turns: list[Any] = [("tool", pick("exec_command"), {"cmd": "sh optin.sh"}), ("text", "Done.")]
+    turns: list[Any] = [("tool", pick("exec_command"), {"cmd": command}), ("text", "Done.")]
     with ScriptedModel(turns) as model:
         proc = run_codex(clients_bin, repo, tmp_path / "codex-home", model)
         assert not model.errors, model.errors
@@ -178,4 +187,4 @@ def test_the_ci_opt_in_is_no_way_round_trust_in_codexs_shell(clients_bin: Path, 
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
     results = outputs(requests)
     assert len(results) == 1, results
-    check_opt_in_refused(repo, results[0])
+    return results[0]
