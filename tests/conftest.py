@@ -21,6 +21,7 @@ import faulthandler
 import hashlib
 import io
 import os
+import signal
 import subprocess
 import sys
 import traceback
@@ -39,6 +40,12 @@ except ImportError:  # pragma: no cover - hypothesis is a test extra
 else:
     _hypothesis_settings.register_profile("wb", derandomize=True, print_blob=True)
     _hypothesis_settings.load_profile("wb")
+
+# A suite started in the background by a non-interactive shell (`cmd &`, nohup) inherits SIGINT ignored, and an
+# ignored signal stays ignored across exec: every wb the tests start would then ignore the Ctrl-C the interrupt
+# tests send, and those tests wait on a process that never stops. The tests' own processes take it as a person's
+# terminal gives it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 WB_ARGV = [sys.executable, "-m", "workbench.cli.main"]
 SPAWN_ALWAYS = os.environ.get("WB_TESTS_SPAWN") == "1"
