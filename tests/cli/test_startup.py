@@ -158,7 +158,8 @@ def test_the_fast_parameters_are_the_typer_commands_parameters() -> None:
             if not isinstance(p, click.Option) or p.name == "help":
                 continue
             assert not p.secondary_opts and len(p.opts) == 1, (path, p.opts)
-            kind = "flag" if p.is_flag else "multi" if p.multiple else "value"
+            counted = isinstance(p.type, click.IntRange) and p.type.min == 1 and p.type.max is None
+            kind = "flag" if p.is_flag else "multi" if p.multiple else "count" if counted else "value"
             options[p.opts[0]] = (str(p.name), kind)
             if not p.required:
                 expected = p.default if kind != "multi" else None
@@ -211,6 +212,9 @@ COMMON = [
     (("note",), ["a", "decision", "--actor=human"]),
     (("note",), ["-"]),
     (("set",), ["next_action=go on", "assumptions=[\"a\"]", "--json"]),
+    (("task", "list"), []),
+    (("task", "list"), ["--json"]),
+    (("task", "list"), ["--status", "todo", "--blocked", "--limit", "5", "--label=x", "--all", "--tree"]),
 ]
 
 
@@ -228,7 +232,8 @@ def test_any_arguments_bind_as_in_typer_or_go_to_typer() -> None:
 
     tokens = ["x", "T-001", "-", "--", "-h", "--help", "-x", "--bogus", "--json", "--json=1", "--force",
               "--force=yes", "--actor", "--actor=agent", "agent", "--kind", "--kind=", "--kind=review", "--reason",
-              "--reason=r", "--accept", "--accept=true", "--depends-on", "--jso", "--own", "a=b", "-C", "", "--owner"]
+              "--reason=r", "--accept", "--accept=true", "--depends-on", "--jso", "--own", "a=b", "-C", "", "--owner",
+              "--limit", "--limit=0", "--limit=3", "05", "-1", "--status", "--ready", "--tree"]
     rng = random.Random(20260)
     for path in writes.FAST:
         for _ in range(200):
