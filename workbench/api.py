@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -662,6 +661,8 @@ class Bench:
         if steps is None:
             return go(Path(plan) if plan is not None else None)
         # inline steps go through the plan-file path, so they are validated by the same schema and code
+        import tempfile  # here: every `wb task add` imports this module (issue 33)
+
         with tempfile.TemporaryDirectory(prefix="wb-plan-") as tmp:
             inline = Path(tmp) / "inline-plan.json"
             inline.write_text(json.dumps({"steps": steps}), encoding="utf-8")

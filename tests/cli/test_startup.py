@@ -270,3 +270,28 @@ def test_a_commit_reads_its_parent_from_loose_objects_or_through_git_when_packed
     assert "artifacts/.gitkeep" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD")
     assert git(repo, "status", "--porcelain") == ""
     git(repo, "fsck", "--strict")
+
+
+@about_git
+def test_a_packed_parent_is_read_through_git_once_per_process(bench, repo, git, monkeypatch):
+    """issue 33: the check of sealed files and the commit both need the parent's trees; once its objects are
+    packed (as wb's own packing leaves them: the refs stay loose), git reads them once per process, not once
+    per caller (each read was one `git cat-file --batch` per tree level)."""
+    from workbench.api import Bench
+    from workbench.git import repo as gitrepo
+
+    bench.add_task("one")
+    git(repo, "repack", "-a", "-d", "-q")
+    git(repo, "prune-packed")
+    asked: list[tuple[str, ...]] = []
+    real = gitrepo.cat_batch
+
+    def counting(cwd, specs):
+        asked.append(tuple(specs))
+        return real(cwd, specs)
+
+    monkeypatch.setattr(gitrepo, "cat_batch", counting)
+    Bench.open(repo).add_task("two")
+    assert asked, "the packed parent was not read through git"
+    assert len(asked) == len(set(asked)), asked
+    assert git(repo, "status", "--porcelain") == ""
