@@ -15,8 +15,9 @@ within 6,144 bytes on both protocol versions).
 Start-up: importing the SDK costs 0.6–2 s on a small machine, and a client waits for its first usable answer
 (`tools/list` after `initialize`, or `server/discover`) before anything else. So this module imports only the
 standard library; `serve` loads the SDK in a thread from the first instant, meanwhile answers `initialize`,
-`tools/list`, `server/discover` and `ping` itself (mcpfast.py: the same answers the SDK gives), and hands the
-connection to the SDK at the first message that needs it. `WB_MCP_PREANSWER=0` leaves every answer to the SDK.
+`tools/list`, `server/discover`, `ping` and the tool calls itself (mcpfast.py: the same answers the SDK gives),
+and hands the connection to the SDK at the first message that needs it. `WB_MCP_PREANSWER=0` leaves every
+answer to the SDK.
 """
 
 from __future__ import annotations
@@ -553,6 +554,7 @@ def serve(start: Path | None = None) -> None:
 
     loader = threading.Thread(target=load, name="wb-mcp-sdk", daemon=True)
     loader.start()
+    tools = Tools(start)
     wire_in, wire_out, restore = _claim_stdio()
     try:
         versions = mcpfast.sdk_versions() if os.environ.get("WB_MCP_PREANSWER", "1") != "0" else None
@@ -560,7 +562,7 @@ def serve(start: Path | None = None) -> None:
             first = wire_in.readline()
             handover = mcpfast.Handover([first] if first else [], {})
         else:
-            fast = mcpfast.FastPath(fast_server(), versions)
+            fast = mcpfast.FastPath(fast_server(), versions, call=tools.dispatch)  # Answer: (text, data, error)
             while True:
                 line = wire_in.readline()
                 if not line:  # the client left before it needed the SDK
@@ -584,7 +586,7 @@ def serve(start: Path | None = None) -> None:
         if "error" in loaded:  # the client still gets an answer to what it asked, then the process says why
             _unanswered(handover, wire_out, loaded["error"])
             raise loaded["error"]
-        _run(loaded["sdk"], Tools(start), handover, wire_in, wire_out)
+        _run(loaded["sdk"], tools, handover, wire_in, wire_out)
     finally:
         restore()
 
