@@ -550,7 +550,7 @@ def validate(wb: SqliteWorkbench) -> list[str]:
     with wb.storage.reading():
         try:
             for _line, event in wb.log.iter_all():
-                problems.extend(str(e) for e in schemas.iter_errors("event", event, f"events (seq {event['seq']})"))
+                problems.extend(str(e) for e in schemas.errors("event", event, f"events (seq {event['seq']})"))
         except Refused as err:
             problems.append(str(err))
         state_raw, board_raw = wb.storage.read_snapshots()
@@ -559,9 +559,9 @@ def validate(wb: SqliteWorkbench) -> list[str]:
             return problems
         try:
             state = statefile.parse(state_raw).data
-            problems.extend(str(e) for e in schemas.iter_errors("state", state, "state.md"))
+            problems.extend(str(e) for e in schemas.errors("state", state, "state.md"))
             board = parse_board(board_raw)
-            problems.extend(str(e) for e in schemas.iter_errors("board", board, "board.json"))
+            problems.extend(str(e) for e in schemas.errors("board", board, "board.json"))
             problems.extend(f"board.json: tasks[{i}].id: duplicate id {tid}"
                             for i, tid in duplicate_ids(board.get("tasks")))
         except Refused as err:
@@ -572,7 +572,7 @@ def validate(wb: SqliteWorkbench) -> list[str]:
             except ValueError:
                 problems.append(f"calls:{number}: damaged record (not JSON)")
                 continue
-            problems.extend(str(e) for e in schemas.iter_errors("call", call, f"calls:{number}"))
+            problems.extend(str(e) for e in schemas.errors("call", call, f"calls:{number}"))
     return problems
 
 
