@@ -59,7 +59,8 @@ def _fast_path(argv: list[str]) -> int | None:
         from workbench.cli import status_view
 
         return status_view.run(Path(chdir) if chdir else None, as_json="--json" in rest)
-    _show_lock_waits()
+    if rest[:2] != ["task", "list"]:  # a list takes no lock: nothing to show, nothing to import for it
+        _show_lock_waits()
     return _fast_write(argv)
 
 
