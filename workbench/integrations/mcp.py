@@ -539,14 +539,22 @@ def fast_server() -> Any:
     return mcpfast.Server("wb", __version__, INSTRUCTIONS, listed_tools())
 
 
+# The SDK's import (most of a start-up) begins once the fast path has answered the agent's first tool call, or
+# this long after the start, whichever comes first: imported from the first instant, it took the processor from
+# that call (one interpreter lock), which a client sends right after `tools/list` (issue 33).
+SDK_AFTER_S = 0.5
+
+
 def serve(start: Path | None = None) -> None:
     """Serve MCP on this process's stdin/stdout until the client closes stdin. Raises ImportError when the SDK
     cannot be loaded."""
     from workbench.integrations import mcpfast
 
     loaded: dict[str, Any] = {}
+    go = threading.Event()  # the SDK's import waits for it, or for SDK_AFTER_S: not to slow the first call down
 
     def load() -> None:
+        go.wait(SDK_AFTER_S)
         try:
             loaded["sdk"] = _load_sdk()
         except BaseException as err:  # re-raised in the main thread
@@ -566,6 +574,7 @@ def serve(start: Path | None = None) -> None:
             while True:
                 line = wire_in.readline()
                 if not line:  # the client left before it needed the SDK
+                    go.set()
                     loader.join()
                     if "error" in loaded:
                         raise loaded["error"]
@@ -579,9 +588,12 @@ def serve(start: Path | None = None) -> None:
                 if answer is not None:
                     wire_out.write(answer)
                     wire_out.flush()
+                if fast.calls:  # the agent's first call is answered: now the SDK may have the processor
+                    go.set()
                 if done:
                     handover = fast.handover(line)
                     break
+        go.set()
         loader.join()
         if "error" in loaded:  # the client still gets an answer to what it asked, then the process says why
             _unanswered(handover, wire_out, loaded["error"])

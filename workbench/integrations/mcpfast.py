@@ -133,6 +133,7 @@ class FastPath:
         self.versions = versions
         self.call = call  # answers `tools/call` before the SDK is loaded (issue 33); None leaves it to the SDK
         self.tool_names = {t.get("name") for t in server.tools}
+        self.calls = 0  # tool calls answered
         self.era: str | None = None  # "legacy" or "modern", decided by the first request, as the SDK does
         self.negotiated: str | None = None  # the legacy era's version, once `initialize` is answered
         self.kept: list[bytes] = []
@@ -233,6 +234,7 @@ class FastPath:
         if (self.era, self.negotiated is None) != (("legacy", False) if version is None else ("modern", True)):
             return None  # before the era is settled, or a request of the other era: the SDK says what is wrong
         text, data, is_error = self.call(name, arguments or {})
+        self.calls += 1
         result: dict[str, Any] = {"content": [{"text": text, "type": "text"}], "isError": is_error}
         if version is not None:
             result["resultType"] = "complete"
