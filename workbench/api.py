@@ -22,26 +22,27 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import NotFound, PersonRequired, Refused, UsageError, WorkbenchError
 from workbench.model import ids, provenance, reducer
+from workbench.model.dependencies import unmet_dependencies
 from workbench.model.ids import TASK_ID
 from workbench.model.redaction import redact, secret_values
+from workbench.ops import taskquery
 from workbench.ops.acceptance import (
     dependency_problem,
     last_line,
     run_acceptance,
     run_all,
     task_problem,
-    unmet_dependencies,
     unmet_refusal,
 )
 from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import STATUSES, next_task, status_of
+from workbench.ops.taskquery import TASK_FILTERS, filter_tasks
 from workbench.ops.validate import validate_workbench
 from workbench.progress import tick as progress_tick
 from workbench.store import opening, trust
@@ -53,8 +54,8 @@ if TYPE_CHECKING:  # the harness, review, doctor and migrate load only when thei
     from workbench.migrate.apply import Report as MigrateReport
     from workbench.ops.doctor import Report as DoctorReport
 
-__all__ = ["Bench", "LastWrite", "ReplayReport", "diff", "init", "replay", "run_acceptance", "status_of",
-           "validate_workbench"]
+__all__ = ["TASK_FILTERS", "Bench", "LastWrite", "ReplayReport", "diff", "filter_tasks", "init", "replay",
+           "run_acceptance", "status_of", "validate_workbench"]
 
 EVENT_TYPE = re.compile(r"^[a-z]+(\.[a-z_]+)+$")  # as schemas/event.schema.json
 SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews", "scope",
@@ -403,21 +404,12 @@ class Bench:
     def list_tasks(self, status: str | None = None, where: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """The tasks in board order, or only those with `status` (one of todo, in_progress, blocked, done,
         cancelled; anything else is a UsageError, not an empty list) and passing `where` (`filter_tasks`)."""
-        if status is not None and status not in STATUSES:
-            raise UsageError(f"status {status!r}: one of {', '.join(STATUSES)}")
-        board = self.wb.load(detect_human=False).docs.board
-        tasks = [t for t in board["tasks"] if status is None or t.get("status") == status]
-        return filter_tasks(board, tasks, where) if where else tasks
+        return taskquery.list_tasks(self.wb, status, where)
 
     def list_archived(self, status: str | None = None) -> list[dict[str, Any]]:
         """The tasks of the board's archive (issue 20), oldest segment first, each with `archived`: the segment
         file under `.workbench/` that holds it. `wb task list --all` shows them after the board's."""
-        from workbench.store.archive import all_archived
-
-        if status is not None and status not in STATUSES:
-            raise UsageError(f"status {status!r}: one of {', '.join(STATUSES)}")
-        tasks = all_archived(self.wb.paths, self.wb.load(detect_human=False).docs)
-        return [t for t in tasks if status is None or t.get("status") == status]
+        return taskquery.list_archived(self.wb, status)
 
     def archived_count(self) -> int:
         """How many tasks the board's archive holds (read from board.json's references, no segment opened)."""
@@ -669,6 +661,8 @@ class Bench:
         if steps is None:
             return go(Path(plan) if plan is not None else None)
         # inline steps go through the plan-file path, so they are validated by the same schema and code
+        import tempfile  # here: every `wb task add` imports this module (issue 33)
+
         with tempfile.TemporaryDirectory(prefix="wb-plan-") as tmp:
             inline = Path(tmp) / "inline-plan.json"
             inline.write_text(json.dumps({"steps": steps}), encoding="utf-8")
@@ -1123,45 +1117,6 @@ def _not_on_board(wb: Workbench, docs: reducer.Docs, task_id: str) -> NotFound |
         return Refused(f"{task_id} is archived in .workbench/{ref['file']}: archived tasks are sealed and cannot "
                        "change (see it with `wb task show`; add a new task to take the work up again)")
     return NotFound(f"no task {task_id} on the board (see `wb task list`)")
-
-
-TASK_FILTERS = ("ready", "blocked", "label", "priority", "parent", "assignee", "search")
-
-
-def filter_tasks(board: dict[str, Any], tasks: list[dict[str, Any]], where: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The tasks that pass every filter of `where` (issue 22; `wb task list` and MCP's task_list): `ready`
-    (what `wb task next` picks from: ops/status.ready_tasks), `blocked` (blocked, or todo waiting on a
-    dependency), `label`, `priority` (absent: 2), `parent`, `assignee`, `search` (title, description, labels,
-    comments; any case)."""
-    bad = [k for k in where if k not in TASK_FILTERS]
-    if bad:
-        raise UsageError(f"no task filter {', '.join(bad)}; filters: {', '.join(TASK_FILTERS)}")
-    pri = where.get("priority")
-    if pri is not None and (not isinstance(pri, int) or isinstance(pri, bool) or not 0 <= pri <= 4):
-        raise UsageError(f"priority {pri!r}: one of 0 (highest), 1, 2 (the default), 3, 4")
-    needle = str(where["search"]).casefold() if where.get("search") else None
-    from workbench.ops.status import ready_tasks  # the one rule of what can be worked on (`wb task next`'s)
-
-    ready = {t.get("id") for t in ready_tasks(board["tasks"], board)} if where.get("ready") else set()
-
-    def keep(t: dict[str, Any]) -> bool:
-        todo = t.get("status") == "todo"
-        waits = bool(unmet_dependencies(board, t)) if where.get("blocked") else False
-        return not ((where.get("ready") and t.get("id") not in ready)
-                    or (where.get("blocked") and not (t.get("status") == "blocked" or (todo and waits)))
-                    or (where.get("label") is not None and where["label"] not in (t.get("labels") or []))
-                    or (pri is not None and t.get("priority", 2) != pri)
-                    or (where.get("parent") is not None and t.get("parent") != where["parent"])
-                    or (where.get("assignee") is not None and t.get("assignee") != where["assignee"])
-                    or (needle is not None and needle not in _haystack(t)))
-
-    return [t for t in tasks if keep(t)]
-
-
-def _haystack(task: dict[str, Any]) -> str:
-    parts = [task.get("title", ""), task.get("description", ""), *(task.get("labels") or []),
-             *(c.get("text", "") for c in task.get("comments") or [] if isinstance(c, dict))]
-    return "\n".join(str(p) for p in parts).casefold()
 
 
 def parent_problem(board: dict[str, Any], task_id: str, parent: str) -> None:

@@ -158,7 +158,8 @@ def test_the_fast_parameters_are_the_typer_commands_parameters() -> None:
             if not isinstance(p, click.Option) or p.name == "help":
                 continue
             assert not p.secondary_opts and len(p.opts) == 1, (path, p.opts)
-            kind = "flag" if p.is_flag else "multi" if p.multiple else "value"
+            counted = isinstance(p.type, click.IntRange) and p.type.min == 1 and p.type.max is None
+            kind = "flag" if p.is_flag else "multi" if p.multiple else "count" if counted else "value"
             options[p.opts[0]] = (str(p.name), kind)
             if not p.required:
                 expected = p.default if kind != "multi" else None
@@ -211,6 +212,9 @@ COMMON = [
     (("note",), ["a", "decision", "--actor=human"]),
     (("note",), ["-"]),
     (("set",), ["next_action=go on", "assumptions=[\"a\"]", "--json"]),
+    (("task", "list"), []),
+    (("task", "list"), ["--json"]),
+    (("task", "list"), ["--status", "todo", "--blocked", "--limit", "5", "--label=x", "--all", "--tree"]),
 ]
 
 
@@ -228,7 +232,8 @@ def test_any_arguments_bind_as_in_typer_or_go_to_typer() -> None:
 
     tokens = ["x", "T-001", "-", "--", "-h", "--help", "-x", "--bogus", "--json", "--json=1", "--force",
               "--force=yes", "--actor", "--actor=agent", "agent", "--kind", "--kind=", "--kind=review", "--reason",
-              "--reason=r", "--accept", "--accept=true", "--depends-on", "--jso", "--own", "a=b", "-C", "", "--owner"]
+              "--reason=r", "--accept", "--accept=true", "--depends-on", "--jso", "--own", "a=b", "-C", "", "--owner",
+              "--limit", "--limit=0", "--limit=3", "05", "-1", "--status", "--ready", "--tree"]
     rng = random.Random(20260)
     for path in writes.FAST:
         for _ in range(200):
@@ -265,3 +270,28 @@ def test_a_commit_reads_its_parent_from_loose_objects_or_through_git_when_packed
     assert "artifacts/.gitkeep" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD")
     assert git(repo, "status", "--porcelain") == ""
     git(repo, "fsck", "--strict")
+
+
+@about_git
+def test_a_packed_parent_is_read_through_git_once_per_process(bench, repo, git, monkeypatch):
+    """issue 33: the check of sealed files and the commit both need the parent's trees; once its objects are
+    packed (as wb's own packing leaves them: the refs stay loose), git reads them once per process, not once
+    per caller (each read was one `git cat-file --batch` per tree level)."""
+    from workbench.api import Bench
+    from workbench.git import repo as gitrepo
+
+    bench.add_task("one")
+    git(repo, "repack", "-a", "-d", "-q")
+    git(repo, "prune-packed")
+    asked: list[tuple[str, ...]] = []
+    real = gitrepo.cat_batch
+
+    def counting(cwd, specs):
+        asked.append(tuple(specs))
+        return real(cwd, specs)
+
+    monkeypatch.setattr(gitrepo, "cat_batch", counting)
+    Bench.open(repo).add_task("two")
+    assert asked, "the packed parent was not read through git"
+    assert len(asked) == len(set(asked)), asked
+    assert git(repo, "status", "--porcelain") == ""

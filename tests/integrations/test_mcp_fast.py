@@ -121,17 +121,30 @@ def test_the_sdk_client_lists_and_calls_tools_in_both_modes(bench, repo: Path, m
     assert [t["id"] for t in board(repo)["tasks"]] == ["T-001"]
 
 
+def calls(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """Tool calls whose answers do not change from one run to the next: one that answers, one a tool refuses
+    (an unknown argument), one with no arguments, one with a progress token; then an unknown tool, which the
+    SDK answers (-32602) and which hands the connection over (issue 33)."""
+    token = {"_meta": {**meta.get("_meta", {}), "progressToken": 7}}
+    return [request(7, "tools/call", {"name": "task_list", "arguments": {"limit": 1}, **meta}),
+            request(8, "tools/call", {"name": "task_list", "arguments": {"bogus": 1}, **meta}),
+            request(9, "tools/call", {"name": "log", **meta}),
+            request(10, "tools/call", {"name": "task_list", "arguments": {"fields": ["id"]}, **token}),
+            request(11, "tools/call", {"name": "nosuch", "arguments": {}, **meta}),
+            request(12, "tools/call", {"name": "task_list", "arguments": {"limit": 1}, **meta})]
+
+
 def script(version: str) -> list[dict[str, Any]]:
-    """What a client of `version` sends first, and a call that needs the SDK."""
+    """What a client of `version` sends first, its calls, and a call that needs the SDK."""
     if version in MODERN_PROTOCOL_VERSIONS:
         return [request(1, "server/discover", envelope(version)), request(2, "tools/list", envelope(version)),
                 initialize(3, HANDSHAKE_PROTOCOL_VERSIONS[-1]),  # a client whose discover timed out falls back
                 request(4, "server/discover", envelope(version)),
                 request(5, "tools/call", {"name": "status", "arguments": {}, **envelope(version)}),
-                request(6, "tools/list", envelope(version))]
+                request(6, "tools/list", envelope(version)), *calls(envelope(version))]
     return [initialize(1, version), INITIALIZED, request(2, "tools/list"), request(3, "ping"),
             request(4, "tools/list", {}), request("p", "tools/list", {"_meta": {"progressToken": 0}}),  # Codex's
-            request(5, "tools/call", {"name": "status", "arguments": {}}), request(6, "tools/list")]
+            request(5, "tools/call", {"name": "status", "arguments": {}}), request(6, "tools/list"), *calls({})]
 
 
 @pytest.mark.parametrize("version", [  # the oldest, the newest of each era and an unknown one by default
@@ -140,11 +153,13 @@ def script(version: str) -> list[dict[str, Any]]:
     for v in [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]] + ["1999-01-01"])
 def test_the_fast_answers_are_the_sdks(bench, repo: Path, version: str) -> None:
     messages = script(version)
+    bench.add_task("Parse the config")
     fast, _ = exchange(repo, messages, fast=True)
     sdk, _ = exchange(repo, messages, fast=False)
     fast_answers, sdk_answers = parsed(fast), parsed(sdk)
     status = fast_answers.pop(5), sdk_answers.pop(5)
     assert fast_answers == sdk_answers
+    assert {rid: fast[rid] for rid in range(7, 11)} == {rid: sdk[rid] for rid in range(7, 11)}  # byte for byte
     assert all(not answer["result"]["isError"] for answer in status)
     assert {t["name"] for t in fast_answers[2]["result"]["tools"]} == TOOLS
     if version in MODERN_PROTOCOL_VERSIONS:
@@ -286,12 +301,14 @@ def test_an_sdk_that_cannot_load_still_answers_the_call_then_says_why(bench, rep
     (fake / "__init__.py").write_text("raise ModuleNotFoundError('no mcp.server', name='mcp.server')\n")
     env = dict(server_env(), PYTHONPATH=os.pathsep.join([str(fake.parent), str(Path(__file__).parents[2])]))
     messages = [initialize(1, HANDSHAKE_PROTOCOL_VERSIONS[-1]), INITIALIZED, request(2, "tools/list"),
-                request(3, "tools/call", {"name": "status", "arguments": {}})]
+                request(3, "tools/call", {"name": "status", "arguments": {}}),  # answered before the SDK's turn
+                request(4, "tools/call", {"name": "nosuch", "arguments": {}})]  # the SDK's to answer
     proc = subprocess.run([*WB_ARGV, "mcp"], cwd=repo, env=env, timeout=60, capture_output=True,
                           input=b"".join(json.dumps(m).encode() + b"\n" for m in messages))
     answers = {a["id"]: a for a in map(json.loads, proc.stdout.splitlines())}
-    assert set(answers) == {1, 2, 3} and "tools" in answers[2]["result"]
-    assert answers[3]["error"]["code"] == -32603 and "pip install" in answers[3]["error"]["message"]
+    assert set(answers) == {1, 2, 3, 4} and "tools" in answers[2]["result"]
+    assert answers[3]["result"]["isError"] is False
+    assert answers[4]["error"]["code"] == -32603 and "pip install" in answers[4]["error"]["message"]
     assert proc.returncode == 1 and "needs the MCP SDK" in proc.stderr.decode()
 
 
@@ -317,3 +334,39 @@ def test_the_fast_path_imports_neither_the_sdk_nor_wbs_api() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_a_tool_call_is_answered_once_the_era_is_settled_and_only_then() -> None:
+    """issue 33: the agent's first tool call is answered before the SDK loads, through the same bodies; one
+    the fast path is unsure of (before the era is settled, the other era's envelope, an unknown tool, arguments
+    that are not an object, a key it does not know) is the SDK's."""
+    called: list[tuple[str, dict[str, Any]]] = []
+
+    def call(name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any] | None, bool]:
+        called.append((name, arguments))
+        return '{"ok":true}', {"ok": True}, False
+
+    init = initialize(1, HANDSHAKE_PROTOCOL_VERSIONS[-1])
+    unsure = {
+        "before initialize": [request(2, "tools/call", {"name": "status"})],
+        "an envelope after initialize": [init, request(2, "tools/call", {"name": "status", **envelope()})],
+        "no envelope after discover": [request(1, "server/discover", envelope()),
+                                       request(2, "tools/call", {"name": "status"})],
+        "an unknown tool": [init, request(2, "tools/call", {"name": "nosuch"})],
+        "arguments not an object": [init, request(2, "tools/call", {"name": "status", "arguments": [1]})],
+        "another key": [init, request(2, "tools/call", {"name": "status", "task": {}})],
+    }
+    for why, messages in unsure.items():
+        fast = mcpfast.FastPath(SERVER, VERSIONS, call=call)
+        *first, (answer, done) = [fast.take(json.dumps(m).encode() + b"\n") for m in messages]
+        assert all(not d for _a, d in first) and (answer, done) == (None, True), why
+    assert called == []
+    for opening, meta in ((init, {}), (request(1, "server/discover", envelope()), envelope())):
+        fast = mcpfast.FastPath(SERVER, VERSIONS, call=call)
+        fast.take(json.dumps(opening).encode() + b"\n")
+        answer, done = fast.take(json.dumps(request(2, "tools/call", {"name": "status", **meta})).encode() + b"\n")
+        assert not done and answer is not None
+        result = json.loads(answer)["result"]
+        assert result["structuredContent"] == {"ok": True} and result["isError"] is False
+        assert ("resultType" in result) == bool(meta)
+    assert called == [("status", {}), ("status", {})]

@@ -1,10 +1,10 @@
 """Entry point of `wb`: global options, the fast paths, and the one error handler.
 
 `wb --version`, `wb status`, `wb hook claude-code|codex` (integrations/hookfast.py), `wb mcp` (its client waits
-on its start-up) and the common writes (`wb task add|start|done|block`, `wb note`, `wb set`; see cli/writes.py)
-are answered without importing typer and click (half of what such a run would import otherwise), so they stay
-within the start-up bars of CONTRACT.md §8; everything else, and anything the fast paths are unsure of (help, a
-malformed option), goes through the typer app.
+on its start-up), the common writes (`wb task add|start|done|block`, `wb note`, `wb set`) and `wb task list`
+(see cli/writes.py) are answered without importing typer and click (half of what such a run would import
+otherwise), so they stay within the start-up bars of CONTRACT.md §8; everything else, and anything the fast paths
+are unsure of (help, a malformed option), goes through the typer app.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def _fast_path(argv: list[str]) -> int | None:
         from workbench.cli import status_view
 
         return status_view.run(Path(chdir) if chdir else None, as_json="--json" in rest)
-    _show_lock_waits()
+    if rest[:2] != ["task", "list"]:  # a list takes no lock: nothing to show, nothing to import for it
+        _show_lock_waits()
     return _fast_write(argv)
 
 

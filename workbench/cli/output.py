@@ -129,6 +129,5 @@ def table(headers: list[str], rows: list[list[str]]) -> None:
         Console().print(t)
         return
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    say("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
-    for row in rows:
-        say("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in [headers, *rows]]
+    say("\n".join(lines))  # one write, not one per row (a 2,000-task list, issue 33)

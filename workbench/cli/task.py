@@ -9,7 +9,6 @@ import typer
 from workbench.cli import output, writes
 from workbench.cli.app import start_dir
 from workbench.cli.writes import TASK_LIST_KEYS, actor_of, parse_assignments
-from workbench.model import proof
 
 app = typer.Typer(help="Add, list, show, start, finish, block and edit tasks on the board.", no_args_is_help=True)
 
@@ -83,80 +82,9 @@ def list_(
     json_: bool = JSON,
 ) -> int:
     """List the tasks on the board (and, with --all, those in its archive), with what each waits on."""
-    from workbench.api import filter_tasks
-    from workbench.cli.writes import priority_of
-    from workbench.ops.acceptance import unmet_dependencies
-
-    bench = _bench()
-    tasks = bench.list_tasks(status)
-    if all_:
-        tasks = tasks + bench.list_archived(status)
-    board = bench.wb.load(detect_human=False).docs.board
-    where = {"ready": ready, "blocked": blocked, "label": label, "priority": priority_of(priority),
-             "parent": parent, "assignee": assignee, "search": search}
-    tasks = filter_tasks(board, tasks, {k: v for k, v in where.items() if v is not None and v is not False})
-    waits = {t["id"]: unmet_dependencies(board, t) for t in tasks}
-    depth: dict[str, int] = {}
-    if tree:
-        tasks, depth = _as_tree(tasks)
-    more = len(tasks) - limit if limit is not None and len(tasks) > limit else 0
-    if more:
-        tasks = tasks[:limit]
-    if json_:
-        output.emit_json(tasks)
-        return 0
-    archived_note = _archived_note(bench, all_)
-    if not tasks:
-        output.say("no tasks" + (f" with status {status}" if status else "") + " (add one: wb task add TITLE)")
-        if archived_note:
-            output.say(archived_note)
-        return 0
-
-    def deps(t: dict[str, Any]) -> str:
-        if not t.get("depends_on"):
-            return "-"
-        unmet = waits[t["id"]]
-        return ", ".join(f"{d} ({s})" for d, s in unmet) if unmet else "met"
-
-    rows = [["  " * depth.get(t["id"], 0) + t["id"], t["status"] + proof.mark(t)
-             + (" (archived)" if t.get("archived") else ""), str(t.get("priority", 2)), t["kind"], t["owner"],
-             deps(t), t["title"]] for t in tasks]
-    output.table(["ID", "STATUS", "PRI", "KIND", "OWNER", "WAITS ON", "TITLE"], rows)
-    if more:
-        output.say(f"{more} more (wb task list --limit N, or --json)")
-    if archived_note:
-        output.say(archived_note)
-    return 0
-
-
-def _as_tree(tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """The tasks with each one's children under it (board order among siblings), and each one's depth; a task
-    whose parent is not among `tasks` is a root."""
-    ids = {t["id"] for t in tasks}
-    children: dict[str | None, list[dict[str, Any]]] = {}
-    for t in tasks:
-        children.setdefault(t.get("parent") if t.get("parent") in ids else None, []).append(t)
-    out: list[dict[str, Any]] = []
-    depth: dict[str, int] = {}
-
-    def walk(node: str | None, level: int) -> None:
-        for t in children.get(node, []):
-            if t["id"] in depth:
-                continue
-            depth[t["id"]] = level
-            out.append(t)
-            walk(t["id"], level + 1)
-
-    walk(None, 0)
-    return out, depth
-
-
-def _archived_note(bench: Any, all_: bool) -> str:
-    """The line under the default list that says the archive holds more (issue 20), or ""."""
-    if all_:
-        return ""
-    count = bench.archived_count()
-    return f"and {count} archived task(s) not shown (wb task list --all)" if count else ""
+    return writes.task_list(start_dir(), status=status, ready=ready, blocked=blocked, label=label, priority=priority,
+                            parent=parent, assignee=assignee, search=search, tree=tree, limit=limit, all_=all_,
+                            json_=json_)
 
 
 @app.command("show")

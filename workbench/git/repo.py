@@ -349,6 +349,9 @@ class GitRepo:
         self._ident_cache: tuple[str, str] | None = None
         # the last commit this process made: (ref, commit sha, root tree entries, .workbench files)
         self._last: tuple[str, str, dict[str, tuple[str, str]], dict[str, tuple[str, str]]] | None = None
+        # the last parent read through git: (commit sha, root tree entries, .workbench files) — a commit's trees
+        # never change, so a second read of the same commit (sealed_changes, then the commit) asks no git again
+        self._parent_read: tuple[str, dict[str, tuple[str, str]], dict[str, tuple[str, str]]] | None = None
         self._refs = RefMover(worktree)
         # the blobs hashed before, by path under .workbench/ and stat, kept in the git directory across processes
         self._blob_cache: BlobStatCache | None = None
@@ -808,6 +811,11 @@ class GitRepo:
         loose = self._parent_info_loose(ref)
         if loose is not None:
             return loose
+        # the ref's commit as its loose ref file names it: read through git once per process (replace refs
+        # could make git read other objects for the same id: then git says every time)
+        named = None if (self.common_dir / "refs" / "replace").exists() else self._read_ref_fast(ref)
+        if named is not None and self._parent_read is not None and self._parent_read[0] == named:
+            return self._parent_read
         commit_obj = self._cat([f"{ref}^{{commit}}", f"{ref}^{{tree}}", f"{ref}:{WB_DIR}"])
         if commit_obj[0] is None:
             return None, {}, {}
@@ -825,6 +833,8 @@ class GitRepo:
                         files[prefix + name] = (mode, sha)
             bodies = self._cat([sha for _prefix, sha in subtrees]) if subtrees else []
             pending = [(prefix, obj[1]) for (prefix, _sha), obj in zip(subtrees, bodies, strict=True) if obj]
+        if named == parent:
+            self._parent_read = (parent, root, files)
         return parent, root, files
 
     def _parent_info_loose(self, ref: str) -> tuple[str, dict[str, tuple[str, str]],

@@ -15,8 +15,9 @@ within 6,144 bytes on both protocol versions).
 Start-up: importing the SDK costs 0.6–2 s on a small machine, and a client waits for its first usable answer
 (`tools/list` after `initialize`, or `server/discover`) before anything else. So this module imports only the
 standard library; `serve` loads the SDK in a thread from the first instant, meanwhile answers `initialize`,
-`tools/list`, `server/discover` and `ping` itself (mcpfast.py: the same answers the SDK gives), and hands the
-connection to the SDK at the first message that needs it. `WB_MCP_PREANSWER=0` leaves every answer to the SDK.
+`tools/list`, `server/discover`, `ping` and the tool calls itself (mcpfast.py: the same answers the SDK gives),
+and hands the connection to the SDK at the first message that needs it. `WB_MCP_PREANSWER=0` leaves every
+answer to the SDK.
 """
 
 from __future__ import annotations
@@ -538,14 +539,22 @@ def fast_server() -> Any:
     return mcpfast.Server("wb", __version__, INSTRUCTIONS, listed_tools())
 
 
+# The SDK's import (most of a start-up) begins once the fast path has answered the agent's first tool call, or
+# this long after the start, whichever comes first: imported from the first instant, it took the processor from
+# that call (one interpreter lock), which a client sends right after `tools/list` (issue 33).
+SDK_AFTER_S = 0.5
+
+
 def serve(start: Path | None = None) -> None:
     """Serve MCP on this process's stdin/stdout until the client closes stdin. Raises ImportError when the SDK
     cannot be loaded."""
     from workbench.integrations import mcpfast
 
     loaded: dict[str, Any] = {}
+    go = threading.Event()  # the SDK's import waits for it, or for SDK_AFTER_S: not to slow the first call down
 
     def load() -> None:
+        go.wait(SDK_AFTER_S)
         try:
             loaded["sdk"] = _load_sdk()
         except BaseException as err:  # re-raised in the main thread
@@ -553,6 +562,7 @@ def serve(start: Path | None = None) -> None:
 
     loader = threading.Thread(target=load, name="wb-mcp-sdk", daemon=True)
     loader.start()
+    tools = Tools(start)
     wire_in, wire_out, restore = _claim_stdio()
     try:
         versions = mcpfast.sdk_versions() if os.environ.get("WB_MCP_PREANSWER", "1") != "0" else None
@@ -560,10 +570,11 @@ def serve(start: Path | None = None) -> None:
             first = wire_in.readline()
             handover = mcpfast.Handover([first] if first else [], {})
         else:
-            fast = mcpfast.FastPath(fast_server(), versions)
+            fast = mcpfast.FastPath(fast_server(), versions, call=tools.dispatch)  # Answer: (text, data, error)
             while True:
                 line = wire_in.readline()
                 if not line:  # the client left before it needed the SDK
+                    go.set()
                     loader.join()
                     if "error" in loaded:
                         raise loaded["error"]
@@ -577,14 +588,17 @@ def serve(start: Path | None = None) -> None:
                 if answer is not None:
                     wire_out.write(answer)
                     wire_out.flush()
+                if fast.calls:  # the agent's first call is answered: now the SDK may have the processor
+                    go.set()
                 if done:
                     handover = fast.handover(line)
                     break
+        go.set()
         loader.join()
         if "error" in loaded:  # the client still gets an answer to what it asked, then the process says why
             _unanswered(handover, wire_out, loaded["error"])
             raise loaded["error"]
-        _run(loaded["sdk"], Tools(start), handover, wire_in, wire_out)
+        _run(loaded["sdk"], tools, handover, wire_in, wire_out)
     finally:
         restore()
 

@@ -6,8 +6,10 @@ takes 0.6–2 s on a small machine; a client that waits that long gives up on `s
 `initialize` on a connection the SDK has meanwhile locked to the newer protocol, gets -32022, and probes again.
 So `FastPath` answers `initialize`, `notifications/initialized`, `ping`, `tools/list` and `server/discover`
 itself, exactly as the SDK would (tests/integrations/test_mcp_fast.py compares the two for every protocol
-version), while the SDK loads in a thread; the first message it does not answer (`tools/call`, anything
-unusual) hands the connection to the SDK.
+version), while the SDK loads in a thread; and `tools/call` of a known tool once the era is settled (issue 33:
+the agent's first call answered before the SDK is loaded), through the same tool bodies the SDK's server calls,
+shaped as its `CallToolResult`. The first message it does not answer (anything unusual) hands the connection
+to the SDK.
 
 The hand-over loses and reorders nothing: the SDK reads every message the fast path kept, in order, then the
 rest of the wire. The requests that set the connection's state (the first, which decides the protocol era, and
@@ -21,7 +23,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    # a tool call: (name, arguments) -> (the answer's text, its structured data or None, whether it is an error)
+    Call = Callable[[str, dict[str, Any]], tuple[str, "dict[str, Any] | None", bool]]
 
 ENVELOPE = "io.modelcontextprotocol/"
 PROTOCOL_VERSION_KEY = ENVELOPE + "protocolVersion"
@@ -120,9 +128,12 @@ class FastPath:
     """The connection until it needs the SDK. `take(line)` returns the answer to write (or None) and whether
     the SDK must take over from this line on (`handover()` then gives what the SDK reads first)."""
 
-    def __init__(self, server: Server, versions: Versions) -> None:
+    def __init__(self, server: Server, versions: Versions, call: Call | None = None) -> None:
         self.server = server
         self.versions = versions
+        self.call = call  # answers `tools/call` before the SDK is loaded (issue 33); None leaves it to the SDK
+        self.tool_names = {t.get("name") for t in server.tools}
+        self.calls = 0  # tool calls answered
         self.era: str | None = None  # "legacy" or "modern", decided by the first request, as the SDK does
         self.negotiated: str | None = None  # the legacy era's version, once `initialize` is answered
         self.kept: list[bytes] = []
@@ -186,6 +197,8 @@ class FastPath:
                 return None
             self.era, self.negotiated = "legacy", result["protocolVersion"]
             return self._keep(msg, result)
+        if method == "tools/call":
+            return self._call(params, version)
         if method == "tools/list" and params.get("cursor", "") is None:  # no cursor: the first (only) page
             params = {k: v for k, v in params.items() if k != "cursor"}
         if method not in ("tools/list", "server/discover", "ping") or set(params) - {"_meta"}:
@@ -208,6 +221,27 @@ class FastPath:
         if self.era is None:
             self.era = "modern"
             return self._keep(msg, result)
+        return result
+
+    def _call(self, params: dict[str, Any], version: str | None) -> dict[str, Any] | None:
+        """A tool's answer as the SDK's server shapes it (its `CallToolResult`: the text, `isError`, the data as
+        `structuredContent` unless an error; on the 2026-07-28 protocol its `resultType` and serverInfo stamp), on
+        a connection whose era is settled; None (the SDK's turn) for an unknown tool or anything unusual."""
+        name, arguments = params.get("name"), params.get("arguments")
+        if (self.call is None or set(params) - {"name", "arguments", "_meta"} or not isinstance(name, str)
+                or name not in self.tool_names or (arguments is not None and not isinstance(arguments, dict))):
+            return None
+        if (self.era, self.negotiated is None) != (("legacy", False) if version is None else ("modern", True)):
+            return None  # before the era is settled, or a request of the other era: the SDK says what is wrong
+        text, data, is_error = self.call(name, arguments or {})
+        self.calls += 1
+        result: dict[str, Any] = {"content": [{"text": text, "type": "text"}], "isError": is_error}
+        if version is not None:
+            result["resultType"] = "complete"
+        if data is not None and not is_error:
+            result["structuredContent"] = data
+        if version is not None:
+            result["_meta"] = {SERVER_INFO_KEY: {"name": self.server.name, "version": self.server.version}}
         return result
 
     def _envelope(self, params: dict[str, Any]) -> tuple[bool, str | None]:

@@ -54,9 +54,12 @@ def too_long(line: bytes, file: str, where: str) -> Refused:
                    "run `wb doctor`")
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # json.dumps builds one per call
+
+
 def encode(event: dict[str, Any]) -> bytes:
     ordered = {k: event[k] for k in FIELDS if k in event}
-    return json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _ENCODER.encode(ordered).encode("utf-8")
 
 
 def line_hash(line: bytes) -> str:

@@ -80,6 +80,13 @@ def check(kind: str, doc: Any, file: str) -> None:
     raise SchemaRefused(file, "", "refused by the compiled validator but not by jsonschema (a wb bug)")
 
 
+def errors(kind: str, doc: Any, file: str) -> list[SchemaRefused]:
+    """`iter_errors`, asked only when the compiled validator refuses `doc` (as `check` asks): a whole log is
+    checked at the compiled validators' speed, and a refusal still reads as jsonschema words it (issue 33:
+    SQLite's validate and doctor ran jsonschema on each of 50,000 events, 4x the files backend's time)."""
+    return [] if is_valid(kind, doc) else list(iter_errors(kind, doc, file))
+
+
 def iter_errors(kind: str, doc: Any, file: str) -> Iterator[SchemaRefused]:
     """Every violation, most relevant first, each as a SchemaRefused."""
     from jsonschema.exceptions import relevance

@@ -100,25 +100,6 @@ def dependency_problem(board: dict[str, Any], task_id: str, depends_on: list[str
         raise Refused(f"board.json: depends_on would make a cycle: {' → '.join(cycle)}")
 
 
-def unmet_dependencies(board: dict[str, Any] | None, task: dict[str, Any],
-                       tasks: list[dict[str, Any]] | None = None) -> list[tuple[str, str]]:
-    """The dependencies of `task` that are not done, each with its status (issue 22): a cancelled one counts
-    as unmet (only a person's `--force` says it is satisfied); one done and archived is met. The statuses are
-    those of `tasks` (default: the board's); with no `board`, nothing counts as archived."""
-    if not task.get("depends_on"):  # most tasks: no map of every task's status (a board's cards are O(n), not n²)
-        return []
-    from workbench.model.archive import archived_done, holding
-
-    listed = tasks if tasks is not None else (board or {}).get("tasks", [])
-    status = {t.get("id"): t.get("status", "todo") for t in listed}
-    unmet = []
-    for dep in task.get("depends_on") or []:
-        if status.get(dep) == "done" or archived_done(board, dep):
-            continue
-        unmet.append((dep, status.get(dep) or ("cancelled" if board and holding(board, dep) else "missing")))
-    return unmet
-
-
 def unmet_refusal(task_id: str, unmet: list[tuple[str, str]], verb: str) -> Refused:
     """The one line that refuses `wb task start|done` of a task whose dependencies are not done."""
     names = ", ".join(f"{d} ({s})" for d, s in unmet)

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from workbench.model.claims import holder
+from workbench.model.dependencies import task_statuses
 from workbench.model.ids import utc_now
 from workbench.model.proof import unproven
 from workbench.ops.status import STATUSES, ready_tasks, waiting_on
@@ -30,8 +31,9 @@ def labels_of(task: dict[str, Any]) -> list[str]:
 
 
 def card(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any], ready: set[Any],
-         now: str, seen: dict[str, str] | None = None) -> dict[str, Any]:
-    """What the board shows of one task (its claim as this clone saw the lease: `seen`, ops/claims.py)."""
+         now: str, seen: dict[str, str] | None = None, statuses: dict[Any, str] | None = None) -> dict[str, Any]:
+    """What the board shows of one task (its claim as this clone saw the lease: `seen`, ops/claims.py); a
+    caller making many cards passes `statuses` (`task_statuses(tasks)`), built once."""
     raw_proof, raw_scope = task.get("proof"), task.get("scope")
     proof: dict[str, Any] = raw_proof if isinstance(raw_proof, dict) else {}
     scope: dict[str, Any] = raw_scope if isinstance(raw_scope, dict) else {}
@@ -41,7 +43,8 @@ def card(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any
         "kind": task.get("kind"), "owner": task.get("owner"),
         "ready": task.get("id") in ready,
         "depends_on": list(task.get("depends_on") or []),
-        "waiting_on": waiting_on(task, tasks, board) if task.get("status", "todo") in ("todo", "blocked") else [],
+        "waiting_on": waiting_on(task, tasks, board, statuses=statuses)
+        if task.get("status", "todo") in ("todo", "blocked") else [],
         "claim": {"agent": claim.get("agent"), "until": claim.get("until")} if claim else None,
         "scope": {k: scope[k] for k in ("allowed", "forbidden", "approvals_required", "outside") if k in scope}
         or None,
@@ -97,7 +100,8 @@ def columns(tasks: list[dict[str, Any]], board: dict[str, Any], *, label: str | 
     now = now or utc_now()
     ready = {t.get("id") for t in ready_tasks(tasks, board)}
     shown = [t for t in tasks if matches(t, label=label, owner=owner, status=status)]
-    cols = [{"status": s, "tasks": [card(t, tasks, board, ready, now, seen) for t in shown
+    statuses = task_statuses(tasks)  # once, not per card (issue 33)
+    cols = [{"status": s, "tasks": [card(t, tasks, board, ready, now, seen, statuses) for t in shown
                                     if t.get("status", "todo") == s]}
             for s in STATUSES if status is None or s == status]
     return {"columns": cols, "filters": {"label": label, "owner": owner, "status": status}, "total": len(shown)}

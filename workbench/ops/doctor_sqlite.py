@@ -136,7 +136,7 @@ def _check_log(db: Any, add: Any) -> tuple[bool, list[dict[str, Any]], list[tupl
 
 def _check_events(events: list[dict[str, Any]], add: Any) -> None:
     for event in events:
-        for err in schemas.iter_errors("event", event, f"events (seq {event['seq']})"):
+        for err in schemas.errors("event", event, f"events (seq {event['seq']})"):
             add(Finding("invalid", f"{err} — not repaired: the log is the audit trail", False))
 
 
@@ -147,7 +147,7 @@ def _check_calls(db: Any, add: Any) -> None:
         except ValueError:
             add(Finding("invalid", f"calls:{number}: damaged record (not JSON) — not repaired", False))
             continue
-        for err in schemas.iter_errors("call", call, f"calls:{number}"):
+        for err in schemas.errors("call", call, f"calls:{number}"):
             add(Finding("invalid", f"{err} — not repaired", False))
 
 
@@ -193,8 +193,8 @@ def _snapshot_problems(db: Any, events: list[dict[str, Any]]) -> list[str]:
         board = parse_board(board_raw)
     except WorkbenchError as err:
         return [str(err)]
-    out = [str(e) for e in schemas.iter_errors("state", parsed.data, "state.md")]
-    out += [str(e) for e in schemas.iter_errors("board", board, "board.json")]
+    out = [str(e) for e in schemas.errors("state", parsed.data, "state.md")]
+    out += [str(e) for e in schemas.errors("board", board, "board.json")]
     kept, body = db.read_snapshot("state.json"), db.read_snapshot("state.body")
     try:
         if kept is not None and json.loads(kept) != parsed.data:

@@ -84,7 +84,11 @@ def prime(wb: Workbench) -> dict[str, Any]:
 
     ready = ready_tasks(tasks, board)
     by_priority = sorted(ready, key=lambda t: t.get("priority", 2))  # stable: board order among equals
-    waiting = [t for t in tasks if t.get("status", "todo") == "todo" and waiting_on(t, tasks, board)]
+    from workbench.model.dependencies import task_statuses
+
+    statuses = task_statuses(tasks)  # once, not per task (issue 33)
+    waiting = [t for t in tasks if t.get("status", "todo") == "todo"
+               and waiting_on(t, tasks, board, statuses=statuses)]
     handoff = status.get("handoff")
     shown_blocked = {t["id"] for t in blocked}  # a blocked task's blocker is said with the task already
     risks = [{"kind": "blocker", "detail": str(b)} for b in status.get("blockers") or []
@@ -104,7 +108,7 @@ def prime(wb: Workbench) -> dict[str, Any]:
         "blocked": {"tasks": [{**_task(t, now), "reason": t.get("blocked_reason") or ""}
                               for t in blocked[:BLOCKED_SHOWN]],
                     "total": len(blocked),
-                    "waiting": {"tasks": [{"id": t["id"], "on": waiting_on(t, tasks, board)}
+                    "waiting": {"tasks": [{"id": t["id"], "on": waiting_on(t, tasks, board, statuses=statuses)}
                                           for t in waiting[:BLOCKED_SHOWN]], "total": len(waiting)}},
         "ready": {"tasks": [_task(t, now) for t in by_priority[:READY_SHOWN]], "total": len(ready),
                   "command": f"wb task start {by_priority[0]['id']}" if by_priority else None},

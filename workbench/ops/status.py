@@ -68,12 +68,13 @@ def _priority(task: dict[str, Any]) -> int:
     return p if isinstance(p, int) else 2
 
 
-def waiting_on(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any] | None = None) -> list[str]:
+def waiting_on(task: dict[str, Any], tasks: list[dict[str, Any]], board: dict[str, Any] | None = None, *,
+               statuses: dict[Any, str] | None = None) -> list[str]:
     """The dependencies of `task` that are not done yet, as `T-002 (blocked)`: the rule `wb task start|done`
-    enforce (ops/acceptance.unmet_dependencies)."""
-    from workbench.ops.acceptance import unmet_dependencies
+    enforce (model/dependencies.unmet_dependencies). For many tasks, pass `statuses` (`task_statuses(tasks)`)."""
+    from workbench.model.dependencies import unmet_dependencies
 
-    return [f"{d} ({s})" for d, s in unmet_dependencies(board, task, tasks)]
+    return [f"{d} ({s})" for d, s in unmet_dependencies(board, task, tasks, statuses=statuses)]
 
 
 def next_action_set(state: dict[str, Any], tasks: list[dict[str, Any]] | None = None) -> bool:

@@ -26,7 +26,10 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
 
     if getattr(wb, "storage", None) is not None:  # the SQLite backend (store/sqlitedb.py)
 
-        return sqlite_problems(wb) or snapshot_disagreements(wb)
+        from workbench.store.sqlitedb import Folded
+
+        folded = Folded()
+        return sqlite_problems(wb, folded) or snapshot_disagreements(wb, folded=folded)
     problems: list[str] = []
     p = wb.paths
 
@@ -124,14 +127,14 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
     return problems
 
 
-def sqlite_problems(wb: Workbench) -> list[str]:
+def sqlite_problems(wb: Workbench, folded: Any = None) -> list[str]:
     """The SQLite backend's checks (store/sqlitedb.validate: config.yaml, the events, the snapshots and the call
     records in the database), and what it keeps as files on both backends: the board's archive segments and the
     handoff packet."""
     from workbench.model.boardfile import parse_board
     from workbench.store import sqlitedb
 
-    problems = sqlitedb.validate(wb)  # type: ignore[arg-type]
+    problems = sqlitedb.validate(wb, folded)  # type: ignore[arg-type]
     with wb.storage.reading():  # type: ignore[attr-defined]
         _state, board_raw = wb.storage.read_snapshots()  # type: ignore[attr-defined]
     if board_raw is not None and not problems:
@@ -164,12 +167,18 @@ def archive_problems(wb: Workbench, board: dict[str, Any]) -> list[str]:
 DISAGREE = "the snapshots disagree with the event log; `wb doctor --fix` rebuilds them from it"
 
 
-def snapshot_disagreements(wb: Workbench, check: SealedCheck | None = None) -> list[str]:
+def snapshot_disagreements(wb: Workbench, check: SealedCheck | None = None, *, folded: Any = None) -> list[str]:
     """Where state.md and board.json differ from what the whole log rebuilds (a hand edit not yet recorded is
     not one: the next write records it). Each line ends with DISAGREE. With `check` (run already), the sealed
-    segments' fold is the one recorded on this machine, and only events.jsonl is replayed."""
-    from workbench.ops.replay import replay, replay_sealed_once
+    segments' fold is the one recorded on this machine, and only events.jsonl is replayed; with `folded`
+    (store/sqlitedb.Folded), the fold SQLite's validate made as it read the log."""
+    from workbench.ops.replay import compare, replay, replay_sealed_once
 
-    report = replay(wb) if check is None else replay_sealed_once(wb, check)
+    if folded is not None:
+        if folded.error is not None:
+            raise folded.error  # as the replay would, at the same event
+        report = compare(wb, folded.docs, folded.events, 0.0)
+    else:
+        report = replay(wb) if check is None else replay_sealed_once(wb, check)
     return [f"{m} ({DISAGREE})" for m in report.mismatches
             if "by hand not yet recorded" not in m and "empty log" not in m]

@@ -16,7 +16,7 @@ session; @0 when no event names one): what the agent's latest session changed.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,22 +77,29 @@ class LogSides:
             raise NotFound(f"'{rev}': the event log holds seq 1 to {last}; name a point from @0 to @{last} "
                            "(or @-N: N events before the last)")
         lines: list[bytes] = []
-        events: list[dict[str, Any]] = []
-        if seq:
+        last_ts = [""]  # the time of the last event read
+
+        def upto() -> Iterator[dict[str, Any]]:  # folded as read: the events are never all held (issue 33)
+            if not seq:
+                return
             for line, event in self.wb.log.iter_all():
                 lines.append(line)
-                events.append(event)
+                last_ts[0] = str(event["ts"])
+                yield event
                 if event["seq"] >= seq:
-                    break
+                    return
+
         files: dict[str, bytes | None] = {name: None for name in FILES}
         files["config.yaml"] = self._config()  # not in the log: as it is now, on every side
-        if events:
-            docs = reducer.fold(events)
+        docs = reducer.fold(upto())
+        if lines:
             assert docs is not None
             files["state.md"] = statefile.render(None, docs.state, docs.body)
             files["board.json"] = encode_board(docs.board)
-            files["events.jsonl"] = b"".join(line + b"\n" for line in lines)
-            files["calls.jsonl"] = self._calls_until(str(events[-1]["ts"]) if seq < last else None)
+            lines.append(b"")
+            files["events.jsonl"] = b"\n".join(lines)
+            del lines[:]
+            files["calls.jsonl"] = self._calls_until(last_ts[0] if seq < last else None)
         return Side(rev, None, files)
 
     def _calls_until(self, ts: str | None) -> bytes:

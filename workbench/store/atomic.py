@@ -42,6 +42,20 @@ def read_or_none(path: Path) -> bytes | None:
         return None
 
 
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new file `.tmp-RANDOM-NAME` in `path`'s directory, mode 0600, opened for writing: what
+    tempfile.mkstemp makes, without importing tempfile and random on every write (issue 33)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) \
+        | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = str(path.parent / f".tmp-{os.urandom(6).hex()}-{path.name}")
+        try:
+            return os.open(tmp, flags, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
 def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: bool = True,
                  expect: bytes | None = None) -> os.stat_result:
     """Write `data` to `path` so that a reader sees the old bytes or the new bytes, never a mix.
@@ -56,10 +70,8 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True, sync_dir: boo
     Returns the stat of the bytes written (taken before the rename: a save just after it has another), for
     a cache that tells wb's own write from a person's by stat.
     """
-    import tempfile  # here, not at the top: a reader (wb status) writes nothing
-
     refuse_links_under_workbench(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + path.name, dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
         os.fchmod(fd, _FILE_MODE)  # mkstemp makes 0600; a workbench file is as readable as any other
         with os.fdopen(fd, "wb") as fh:

@@ -11,7 +11,6 @@ under a write lock of the old one (so no write of another process falls between 
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,6 +71,8 @@ def adopt_database(root: Path, old: Path, new: Path, timeout: float = 10.0) -> N
     place (never over a database already there) and the old files removed before that lock is released."""
     if old == new or not old.exists() or new.exists():
         return
+    import sqlite3  # here: every load of a files workbench imports this module, and this is its only SQLite
+
     note(new.parent, root)
     # one connection holds the write lock (no other wb writes meanwhile), the other reads the copy: SQLite
     # refuses a backup from the connection that is writing (WAL: a reader is never blocked by the writer)

@@ -539,10 +539,23 @@ class SqliteWorkbench(Workbench):
 
 # -- finding a workbench, and what this backend does not do ---------------------------------------------------
 
-def validate(wb: SqliteWorkbench) -> list[str]:
+class Folded:
+    """What the log folds to, taken on the way through `validate`'s one read of it: the documents, how many
+    events, and the Refused an event that cannot be applied raised (folding stopped there)."""
+
+    __slots__ = ("docs", "error", "events")
+
+    def __init__(self) -> None:
+        self.docs: Any = None
+        self.events = 0
+        self.error: Refused | None = None
+
+
+def validate(wb: SqliteWorkbench, folded: Folded | None = None) -> list[str]:
     """`wb validate` on SQLite: config.yaml, every event against its schema and the chain, the snapshots
-    against theirs, every call record, and the whole log's fold against the snapshots."""
-    from workbench.model import statefile
+    against theirs, every call record, and the whole log's fold against the snapshots. With `folded`, the
+    events are also folded as they are read (issue 33: one read of the log for both, not two)."""
+    from workbench.model import reducer, statefile
     from workbench.model.boardfile import duplicate_ids, parse_board
     from workbench.store.config import load_config
 
@@ -554,7 +567,13 @@ def validate(wb: SqliteWorkbench) -> list[str]:
     with wb.storage.reading():
         try:
             for _line, event in wb.log.iter_all():
-                problems.extend(str(e) for e in schemas.iter_errors("event", event, f"events (seq {event['seq']})"))
+                problems.extend(str(e) for e in schemas.errors("event", event, f"events (seq {event['seq']})"))
+                if folded is not None and folded.error is None:
+                    try:
+                        folded.docs = reducer.fold_more(folded.docs, (event,))
+                        folded.events += 1
+                    except Refused as err:  # raised when it matters: when the log is otherwise valid
+                        folded.error = err
         except Refused as err:
             problems.append(str(err))
         state_raw, board_raw = wb.storage.read_snapshots()
@@ -563,9 +582,9 @@ def validate(wb: SqliteWorkbench) -> list[str]:
             return problems
         try:
             state = statefile.parse(state_raw).data
-            problems.extend(str(e) for e in schemas.iter_errors("state", state, "state.md"))
+            problems.extend(str(e) for e in schemas.errors("state", state, "state.md"))
             board = parse_board(board_raw)
-            problems.extend(str(e) for e in schemas.iter_errors("board", board, "board.json"))
+            problems.extend(str(e) for e in schemas.errors("board", board, "board.json"))
             problems.extend(f"board.json: tasks[{i}].id: duplicate id {tid}"
                             for i, tid in duplicate_ids(board.get("tasks")))
         except Refused as err:
@@ -576,7 +595,7 @@ def validate(wb: SqliteWorkbench) -> list[str]:
             except ValueError:
                 problems.append(f"calls:{number}: damaged record (not JSON)")
                 continue
-            problems.extend(str(e) for e in schemas.iter_errors("call", call, f"calls:{number}"))
+            problems.extend(str(e) for e in schemas.errors("call", call, f"calls:{number}"))
     return problems
 
 

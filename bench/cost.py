@@ -1,0 +1,161 @@
+"""The `cost` group of bench/run.py (issue 33): what a user meets first — a long task list, one `wb task add`
+against git's own cost, the first command after a clone (no `<git dir>/wb/cache`), the SQLite backend — each row
+a ratio of medians measured side by side in this run (or, where the issue asks seconds or MiB, beside them).
+
+  cost.task_list        `wb task list` at 2,000 tasks, 1,000 waiting on a dependency, vs python -c pass (≤ 3×)
+  cost.task_list_json   the same with --json                                                     (≤ 3×)
+  cost.task_add         one `wb task add X` vs `python -c pass` then a plain `git commit` of a one-line change in
+                        another repository ("python start + one git commit")                     (≤ 2×)
+  cost.create_growth    `wb task add X` on that 2,000-task board vs on an empty one               (≤ 1.1×)
+  cost.cold_<verb>      at the scale group's 5,000 tasks / 50,000 events (bench/scale.py; --quick: 1,000 /
+                        10,000): `wb task add`, `wb validate`, `wb doctor`, `wb replay --verify` with
+                        `<git dir>/wb/cache` removed first (as after a clone) vs the same with the cache warm
+                                                                                                 (≤ 1.5×)
+  cost.sqlite_validate  `wb validate` on SQLite vs on files, the same 50,000 note events (--quick: 10,000)
+  cost.sqlite_doctor    `wb doctor` likewise                                                     (≤ 1× each)
+  cost.sqlite_diff      `wb diff @-1` on that SQLite workbench: seconds (≤ 0.2 s) and its peak memory beside
+                        it (cost.sqlite_diff_mib, ≤ 60 MiB)
+The first MCP `tools/call` is the mcp group's row (mcp.first_call_*: ≤ 25× the floor, ≤ 0.3 s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import run as R  # bench/run.py, which registers itself under this name before importing this module
+import scale
+
+LIST_TASKS = 2_000  # half of them waiting on one of the other half
+SQLITE_EVENTS, SQLITE_QUICK = 50_000, 10_000
+COLD_FULL = (scale.BIG_TASKS, scale.BIG_DONE, scale.BIG_EVENTS)
+COLD_QUICK = (1_000, 960, 10_000)
+R.BARS.update({
+    "cost.task_list": 3.0,
+    "cost.task_list_json": 3.0,
+    "cost.task_add": 2.0,
+    "cost.create_growth": 1.1,
+    "cost.cold_task_add": 1.5,
+    "cost.cold_validate": 1.5,
+    "cost.cold_doctor": 1.5,
+    "cost.cold_replay": 1.5,
+    "cost.sqlite_validate": 1.0,
+    "cost.sqlite_doctor": 1.0,
+    "cost.sqlite_diff": 0.2,  # seconds, at most
+    "cost.sqlite_diff_mib": 60.0,  # MiB of peak memory, at most
+})
+
+
+def list_board(ctx: R.Context) -> Path:
+    """A workbench of LIST_TASKS tasks by one `wb task import`: the second half each waits on one of the first."""
+    repo = ctx.git_repo("cost-list")
+    ctx.runner.run([ctx.wb, "init"], repo)
+    half = LIST_TASKS // 2
+    tasks = [{"title": f"list task {i}", "id": f"T-{i:03d}"} | ({"depends_on": [f"T-{i - half:03d}"]} if i > half
+                                                                 else {}) for i in range(1, LIST_TASKS + 1)]
+    source = ctx.tmp / "cost-list.json"
+    source.write_text(json.dumps(tasks))
+    out = ctx.runner.run([ctx.wb, "task", "import", str(source)], repo, timeout=600).stdout.decode()
+    if f"imported {LIST_TASKS} tasks" not in out:
+        raise R.BenchError(f"`wb task import` said {out.strip()!r}")
+    return repo
+
+
+def without_cache(ctx: R.Context, argv: list[str], repo: Path) -> Callable[[], float]:
+    """`argv` timed after removing `<git dir>/wb/cache` (untimed): the first command after a clone."""
+    timed = ctx.runner.timer(argv, repo)
+
+    def once() -> float:
+        shutil.rmtree(repo / ".git" / "wb" / "cache", ignore_errors=True)
+        return timed()
+
+    return once
+
+
+def peak(ctx: R.Context, argv: list[str], repo: Path) -> tuple[float, float]:
+    """Seconds and peak resident MiB of one run of `argv`."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=repo, env=ctx.runner.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode != 0:
+        raise R.BenchError(f"`{' '.join(argv)}` exited {proc.returncode}: {err.strip()[-600:]}")
+    return elapsed, usage.ru_maxrss / 1024  # KiB on Linux
+
+
+def bench_cost(ctx: R.Context) -> list[R.Result]:
+    s = ctx.settings
+    r = ctx.runner
+    out: list[R.Result] = []
+    floor = r.timer([R.PY, "-c", "pass"], ctx.tmp)
+
+    if R.wanted(ctx, "cost.task_list") or R.wanted(ctx, "cost.task_list_json") or R.wanted(ctx, "cost.create_growth"):
+        board = list_board(ctx)
+        f, a, b = R.side_by_side([floor, r.timer([ctx.wb, "task", "list"], board),
+                                  r.timer([ctx.wb, "task", "list", "--json"], board)], s.n(15, 5), s.n(2, 1))
+        label = f"{LIST_TASKS:,} tasks"
+        out += [R.ratio("cost.task_list", label, a, "floor", f), R.ratio("cost.task_list_json", label, b, "floor", f)]
+        empty = ctx.git_repo("cost-empty")
+        r.run([ctx.wb, "init"], empty)
+        add = [ctx.wb, "task", "add", "X"]
+        e, g = R.side_by_side([r.timer(add, empty), r.timer(add, board)], s.n(15, 5), s.n(2, 1))
+        out.append(R.ratio("cost.create_growth", label, g, "empty board", e))
+
+    if R.wanted(ctx, "cost.task_add"):
+        repo = ctx.workbench("cost-add")
+        plain = ctx.git_repo("cost-plain")
+        (plain / "NOTES.txt").write_text("one line per commit\n")
+        ctx.git(plain, "add", "NOTES.txt")
+        ctx.git(plain, "commit", "-q", "-m", "notes")
+        git_floor = r.timer(["sh", "-c", f"'{R.PY}' -c pass && echo x >> NOTES.txt && git commit -q -am x"], plain)
+        g, w = R.side_by_side([git_floor, r.timer([ctx.wb, "task", "add", "X"], repo)], s.n(20, 6), s.n(2, 1))
+        out.append(R.ratio("cost.task_add", "wb task add", w, "python start + git commit", g))
+
+    cold = [n for n in ("task_add", "validate", "doctor", "replay") if R.wanted(ctx, f"cost.cold_{n}")]
+    if cold:
+        tasks, done, events = COLD_QUICK if s.quick else COLD_FULL
+        big, _, _ = scale.build(ctx, f"cost-cold-{events}", tasks, done, events)
+        size = f"{tasks:,} tasks / {events:,} events"
+        for name in cold:
+            argv = {"task_add": [ctx.wb, "task", "add", "X"], "validate": [ctx.wb, "validate"],
+                    "doctor": [ctx.wb, "doctor"], "replay": [ctx.wb, "replay", "--verify"]}[name]
+            w, c = scale.budgeted(ctx, [r.timer(argv, big), without_cache(ctx, argv, big)], s.n(7, 3), 1)
+            res = R.ratio(f"cost.cold_{name}", "no wb/cache", c, "warm", w)
+            res.detail += f", {size}"
+            out.append(res)
+
+    sqlite_rows = [n for n in ("validate", "doctor", "diff") if R.wanted(ctx, f"cost.sqlite_{n}")]
+    if sqlite_rows:
+        events = s.n(SQLITE_EVENTS, SQLITE_QUICK)
+        files = ctx.workbench(f"cost-files-{events}", "note", events)
+        dump = ctx.tmp / f"cost-{events}.dump"
+        r.run([ctx.wb, "export", str(dump)], files, timeout=900)
+        db = ctx.tmp / f"cost-sqlite-{events}"
+        db.mkdir()
+        r.run([ctx.wb, "import", str(dump), "--backend", "sqlite", "--no-git"], db, timeout=900)
+        for name in ("validate", "doctor"):
+            if name in sqlite_rows:
+                argv = [ctx.wb, name]
+                f, q = scale.budgeted(ctx, [r.timer(argv, files), r.timer(argv, db)], s.n(7, 3), 1)
+                res = R.ratio(f"cost.sqlite_{name}", "sqlite", q, "files", f)
+                res.detail += f", {events:,} events"
+                out.append(res)
+        if "diff" in sqlite_rows:
+            runs = [peak(ctx, [ctx.wb, "diff", "@-1"], db) for _ in range(s.n(7, 3))]
+            secs, mib = statistics.median(t for t, _ in runs), max(m for _, m in runs)
+            out.append(R.Result("cost.sqlite_diff", "limit", secs, R.BARS["cost.sqlite_diff"], "s",
+                                f"wb diff @-1 at {events:,} events", secs, n=len(runs),
+                                detail=f"n={len(runs)}, peak {mib:.0f} MiB"))
+            out.append(R.Result("cost.sqlite_diff_mib", "limit", mib,
+                                R.BARS["cost.sqlite_diff_mib"], "MiB", "peak memory", None, n=len(runs),
+                                detail=f"the largest of {len(runs)} runs' peak resident memory"))
+    return out

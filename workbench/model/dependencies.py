@@ -1,0 +1,35 @@
+"""What a task waits on: the dependencies of a task that are not done (issue 22), read from the board and its
+archive's references. The rule `wb task start|done` enforce (ops/acceptance.unmet_refusal words the refusal),
+the WAITS ON column of `wb task list`, the board's cards and prime's waiting tasks all read it here.
+
+A caller asking for many tasks builds the status map once (`task_statuses`) and passes it: a map per task made
+a 2,000-task list quadratic (issue 33)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.model.archive import archived_done, holding
+
+
+def task_statuses(tasks: list[dict[str, Any]]) -> dict[Any, str]:
+    """Each task's status by id (absent: todo)."""
+    return {t.get("id"): t.get("status", "todo") for t in tasks}
+
+
+def unmet_dependencies(board: dict[str, Any] | None, task: dict[str, Any],
+                       tasks: list[dict[str, Any]] | None = None, *,
+                       statuses: dict[Any, str] | None = None) -> list[tuple[str, str]]:
+    """The dependencies of `task` that are not done, each with its status: a cancelled one counts as unmet
+    (only a person's `--force` says it is satisfied); one done and archived is met. The statuses are `statuses`
+    when given, else those of `tasks` (default: the board's); with no `board`, nothing counts as archived."""
+    if not task.get("depends_on"):  # most tasks: no map of every task's status
+        return []
+    if statuses is None:
+        statuses = task_statuses(tasks if tasks is not None else (board or {}).get("tasks", []))
+    unmet = []
+    for dep in task.get("depends_on") or []:
+        if statuses.get(dep) == "done" or archived_done(board, dep):
+            continue
+        unmet.append((dep, statuses.get(dep) or ("cancelled" if board and holding(board, dep) else "missing")))
+    return unmet
