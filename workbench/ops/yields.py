@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from workbench.harness.types import not_declared
-
 
 def headline(p: Any) -> str:
     payload = p.payload or {}
@@ -19,6 +17,8 @@ def headline(p: Any) -> str:
         return (f"waiting for a tool result: step {step} needs `{payload.get('tool')}` "
                 f"{json.dumps(payload.get('args', {}))}, which wb does not run itself")
     if p.kind == "in_doubt":
+        from workbench.harness.types import not_declared  # the harness package is not on `wb status`'s path
+
         when = f"was started {payload['started']}" if payload.get("started") else "was started before a crash"
         return (f"in doubt: `{payload.get('tool')}` of step {step} {when} and its result was never recorded; "
                 f"{not_declared(payload)}, so wb will not run it again on its own")
