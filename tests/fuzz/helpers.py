@@ -52,6 +52,9 @@ class Sandbox:
                 for p in sorted(self.wb_dir.rglob("*")) if p.is_file() and not p.is_symlink()}
 
     def reset(self) -> None:
+        # the branch back to the template's commit too: a work tree's log behind HEAD is one the user's git took
+        # committed lines from, which the next write refuses (store/logprefix.py)
+        subprocess.run(["git", "reset", "-q", self.head], cwd=self.root, check=True)
         for path in sorted(self.wb_dir.rglob("*"), reverse=True):
             rel = path.relative_to(self.wb_dir).as_posix()
             if path.is_symlink() or (path.is_file() and rel not in self.initial):
