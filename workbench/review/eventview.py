@@ -8,6 +8,19 @@ import json
 from typing import Any
 
 
+def cut(text: str, width: int) -> str:
+    """`text` in at most `width` characters: whole when it fits, else cut at a word boundary with an ellipsis
+    (issue 31: `…are templ…` reads as a typo); a single word longer than the width is cut where it must be."""
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    if not text[width - 1].isspace():
+        words = head.rsplit(None, 1)
+        if len(words) == 2 and len(words[0]) >= width // 2:  # a word boundary not too far back
+            head = words[0]
+    return head.rstrip() + "…"
+
+
 def summarize(payload: dict[str, Any]) -> str:
     """One line of what an event says, from the payload keys people look for first."""
     if "task" in payload and isinstance(payload["task"], dict):
@@ -22,7 +35,7 @@ def summarize(payload: dict[str, Any]) -> str:
     if isinstance(payload.get("yield"), dict):
         parts.append(f"waits: {payload['yield'].get('reason', '')}")
     line = " ".join(parts)
-    return line if len(line) <= 110 else line[:109] + "…"
+    return cut(line, 110)
 
 
 def _config_edit(payload: dict[str, Any]) -> list[str]:

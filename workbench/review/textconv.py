@@ -186,10 +186,11 @@ def events_lines(raw: bytes) -> list[str]:
 
 
 def _call_line(r: dict[str, Any]) -> str:
+    from workbench.review.eventview import cut
+
     outcome = r.get("error") or (json.dumps(r["result"], ensure_ascii=False, sort_keys=True)
                                  if r.get("result") is not None else "")
-    if len(outcome) > 100:
-        outcome = outcome[:99] + "…"
+    outcome = cut(outcome, 100)
     line = f"{r.get('ts', '')}  {r.get('status', '')!s:<7}  {r.get('tool', '')}  {r.get('key', '')}  {outcome}"
     return line.rstrip()
 
