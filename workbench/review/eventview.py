@@ -40,18 +40,9 @@ def summarize(payload: dict[str, Any]) -> str:
 
 def _config_edit(payload: dict[str, Any]) -> list[str]:
     """config.edit: `tools +lint +fmt -old ~pytest`, and the same for hooks and top-level keys."""
-    if not isinstance(payload.get("sha"), str):
-        return []
-    parts = []
-    for section in ("keys", "tools", "hooks"):
-        part = payload.get(section)
-        if not isinstance(part, dict):
-            continue
-        names = [f"{mark}{name}" for mark, key in (("+", "added"), ("-", "removed"), ("~", "changed"))
-                 for name in part.get(key) or []]
-        if names:
-            parts.append(f"{section} " + " ".join(str(n) for n in names))
-    return parts
+    from workbench.store.configedit import describe
+
+    return describe(payload)
 
 
 def _refused(payload: dict[str, Any]) -> list[str]:
