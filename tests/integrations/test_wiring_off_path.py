@@ -113,3 +113,17 @@ def test_the_agents_shell_is_told_where_wb_is_and_reaches_it(repo: Path) -> None
     data = json.loads(subprocess.run([str(WB), "prime", "--json"], cwd=repo, capture_output=True, text=True,
                                      env=shell, timeout=60).stdout)
     assert data["wb"] == named.group(1)
+
+
+def test_a_wb_linked_onto_path_for_good_needs_no_path_in_the_context(repo: Path, tmp_path: Path) -> None:
+    """`pipx install` / `uv tool install` link wb into a directory on PATH (~/.local/bin): `wb` is found from any
+    shell, and the context does not spend a line on its path."""
+    assert run_wb(repo, "init", process=True).returncode == 0
+    linked = tmp_path / "local-bin"
+    linked.mkdir()
+    (linked / "wb").symlink_to(WB)
+    env = {**minimal_env(repo), "PATH": f"{linked}:{MINIMAL_PATH}"}
+    prime = subprocess.run(["sh", "-c", "wb prime --json"], cwd=repo, capture_output=True, text=True, env=env,
+                           timeout=60)
+    assert prime.returncode == 0, prime.stderr
+    assert json.loads(prime.stdout)["wb"] is None

@@ -121,10 +121,12 @@ def prime(wb: Workbench) -> dict[str, Any]:
 
 
 def wb_path() -> str | None:
-    """wb's absolute command when the agent's shell may not find `wb` (issue 31): a wb in a virtual environment
-    (a login shell, as Codex's, drops the venv from PATH) or not on PATH at all; None when `wb` on PATH is this
-    very wb, installed outside any virtual environment."""
+    """wb's absolute command when the agent's shell may not find `wb` (issue 31): `wb` on PATH only through the
+    bin directory of the virtual environment wb runs in (a login shell, as Codex's, drops an activated venv
+    from PATH), or not on PATH at all. None when `wb` on PATH is this very wb and stays there: installed
+    outside a virtual environment, or linked onto PATH from one (`pipx install`, `uv tool install`)."""
     import os
+    import shlex
     import shutil
     import sys
 
@@ -132,8 +134,10 @@ def wb_path() -> str | None:
 
     exe = wb_executable()
     found = shutil.which("wb")
-    if sys.prefix == sys.base_prefix and found and os.path.realpath(found) == os.path.realpath(exe.strip("'")):
-        return None
+    if found and os.path.realpath(found) == os.path.realpath(shlex.split(exe)[0]):
+        own_bin = os.path.dirname(os.path.abspath(sys.executable))
+        if sys.prefix == sys.base_prefix or os.path.dirname(os.path.abspath(found)) != own_bin:
+            return None
     return exe
 
 
