@@ -56,3 +56,19 @@ def test_a_hand_edit_of_config_is_committed_alone_and_named_before_the_run(bench
     assert riders == [named, "wb: init"]  # the edit rides along in no other commit's trailer
     step = run_git(repo, "log", "--format=%H", "--grep", "runs check").strip()
     assert ".workbench/config.yaml" not in run_git(repo, "show", "--name-only", "--format=", step)
+
+
+@pytest.mark.skipif(not FILES, reason="no git commits of the state on SQLite, and no state.md to edit")
+def test_the_edit_commit_names_every_hand_edit_it_records(bench, repo: Path) -> None:
+    _add_tool_by_hand(repo)
+    state = repo / ".workbench" / "state.md"
+    state.write_text(state.read_text().replace("next_action: ", "next_action: Read the parser first  # mine\n"
+                                               "# was: ", 1))
+    time_guard = repo / ".workbench" / "config.yaml"  # an agent write waits out human_guard_seconds: a person's
+    time_guard.write_text(time_guard.read_text().replace("human_guard_seconds: 5", "human_guard_seconds: 0"))
+    proc = spawn_wb(repo, "note", "after the edits")
+    assert proc.returncode == 0, proc.stderr
+    subjects = run_git(repo, "log", "--format=%s", "-2").splitlines()
+    assert subjects[1] == "wb: config.yaml edited by hand: keys ~human_guard_seconds; tools +check; " \
+                          "state.md edited by hand", subjects
+    assert subjects[0].startswith("wb: note after the edits"), subjects

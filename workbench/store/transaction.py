@@ -160,7 +160,10 @@ class Transaction:
         if self.create or self.dry or self.deferred or not commit_policy.commits(self.wb.config["git"]):
             return
         words = configedit.describe(edit["payload"])
-        self.summary = "wb: config.yaml edited by hand" + (f": {'; '.join(words)}" if words else "")
+        named = ["config.yaml edited by hand" + (f": {'; '.join(words)}" if words else "")]
+        named += [f"{e['payload'].get('file')} edited by hand" for e in self.events  # found by the same load
+                  if e["type"] == "human.edit" and isinstance(e.get("payload"), dict)]
+        self.summary = "wb: " + "; ".join(named)
         git_commit, self.git_commit = self.git_commit, True
         try:
             self.commit()
