@@ -103,6 +103,7 @@ class Transaction:
         self._aside: str | None = None  # the line naming pending events that no longer apply (`_set_aside`)
         self._config_edit: dict[str, Any] | None = None  # the config.edit event the load found (issue 31)
         self._edit_warnings: list[str] = []  # what committing that edit on its own warned
+        self._alone = False  # committing that edit now: never left to a writer queued behind (group commit)
 
     @property
     def docs(self) -> Docs:
@@ -154,9 +155,9 @@ class Transaction:
     def _commit_config_edit(self, edit: dict[str, Any]) -> None:
         """A hand edit of config.yaml the load found is committed before this write, on its own and named
         (`wb: config.yaml edited by hand: tools +check`), never inside the write's own commit with only a trailer
-        (issue 31): a reviewer of `git log` sees who changed what wb may run. Then the load is made again, and
-        the caller's events follow. Not when nothing would be committed now (commit off, a write that commits
-        at its step's end is committed there all the same, git mid-operation, a dry run)."""
+        (issue 31): a reviewer of `git log` sees who changed what wb may run — a harness step's write too, whose
+        own events wait for the step's commit. Then the load is made again, and the caller's events follow. Not
+        when nothing would be committed now (commit off, git mid-operation, a dry run, wb init)."""
         if self.create or self.dry or self.deferred or not commit_policy.commits(self.wb.config["git"]):
             return
         words = configedit.describe(edit["payload"])
@@ -164,11 +165,11 @@ class Transaction:
         named += [f"{e['payload'].get('file')} edited by hand" for e in self.events  # found by the same load
                   if e["type"] == "human.edit" and isinstance(e.get("payload"), dict)]
         self.summary = "wb: " + "; ".join(named)
-        git_commit, self.git_commit = self.git_commit, True
+        git_commit, self.git_commit, self._alone = self.git_commit, True, True
         try:
             self.commit()
         finally:
-            self.git_commit = git_commit
+            self.git_commit, self._alone = git_commit, False
         spool.settle(self)
         configedit.remember(self.wb)
         if self.outcome is not None:
@@ -625,7 +626,8 @@ class Transaction:
         and the commit policy agrees; the write is acknowledged all the same: its events are in the fsynced log,
         and the pending journal that keeps them from the user's git is made durable too (no commit will settle
         it before the next writer's). Not for a write that carries events the user's git had taken back."""
-        if not self.git_commit or self.revived or self.adopted or not commit_policy.commits(self.wb.config["git"]):
+        if not self.git_commit or self.revived or self.adopted or self._alone \
+                or not commit_policy.commits(self.wb.config["git"]):
             return False
         if not commit_policy.leave_to_next(self.wb, self._lock):
             return False
