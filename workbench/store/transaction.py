@@ -104,6 +104,7 @@ class Transaction:
         self._config_edit: dict[str, Any] | None = None  # the config.edit event the load found (issue 31)
         self._edit_warnings: list[str] = []  # what committing that edit on its own warned
         self._alone = False  # committing that edit now: never left to a writer queued behind (group commit)
+        self.recorded_first: list[dict[str, Any]] = []  # the events that edit's own commit holds
 
     @property
     def docs(self) -> Docs:
@@ -172,6 +173,7 @@ class Transaction:
             self.git_commit, self._alone = git_commit, False
         spool.settle(self)
         configedit.remember(self.wb)
+        self.recorded_first = list(self.events)
         if self.outcome is not None:
             self._edit_warnings = ([self.outcome.skipped] if self.outcome.skipped else []) + self.outcome.warnings
         self.summary, self.outcome, self.calls, self.put_files, self.new_files = None, None, [], {}, {}
