@@ -256,11 +256,12 @@ def bench(repo: Path):  # type: ignore[no-untyped-def]
 
 
 def commit_sqlite_config(repo: Path) -> None:
-    """What a person does after `wb init --backend sqlite` in a repository: commit config.yaml (wb commits
-    nothing of a SQLite workbench; the database is in the git directory), so that `git commit -am` after a
-    test edits config.yaml commits it, as it does on the files backend."""
+    """config.yaml committed, so that `git commit -am` after a test edits config.yaml commits it, as it does on
+    the files backend: `wb init --backend sqlite` commits it itself (issue 31); with `git.commit: off`, or
+    where it could not, a person commits it."""
     run_git(repo, "add", ".workbench")
-    run_git(repo, "commit", "-q", "-m", "the workbench's config.yaml")
+    if subprocess.run(["git", "diff", "--cached", "--quiet"], cwd=repo).returncode:
+        run_git(repo, "commit", "-q", "-m", "the workbench's config.yaml")
 
 
 # wb's cache (in the git directory; named .cache/ here) holds per-machine memos (the parsed config, when a

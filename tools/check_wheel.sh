@@ -8,8 +8,16 @@ trap 'rm -rf "$tmp"' EXIT
 python3 -m venv "$tmp/venv"
 "$tmp/venv/bin/python" -m pip install -q "$src"
 cd "$tmp"
-"$tmp/venv/bin/python" - <<'PY'
-from importlib import resources
+WB_SRC="$src" "$tmp/venv/bin/python" - <<'PY'
+import os
+import tomllib
+from importlib import metadata, resources
+# the distribution pyproject names (`workbench` on PyPI is another project), with the `wb` command
+name = tomllib.load(open(os.path.join(os.environ["WB_SRC"], "pyproject.toml"), "rb"))["project"]["name"]
+dist = metadata.distribution(name)
+assert [e.value for e in dist.entry_points if e.name == "wb"] == ["workbench.cli.main:main"], dist.entry_points
+assert "workbench" not in {d.metadata["Name"] for d in metadata.distributions()}, "installed as 'workbench'"
+print(f"distribution {dist.metadata['Name']} {dist.version}: the wb command, the workbench package")
 names = sorted(p.name for p in (resources.files("workbench") / "schemas").iterdir())
 need = {"board.schema.json", "call.schema.json", "config.schema.json", "event.schema.json",
         "plan.schema.json", "state.schema.json", "diff.schema.json"}

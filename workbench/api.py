@@ -114,7 +114,9 @@ class Bench:
         if out and out.skipped:
             warnings.insert(0, out.skipped)
         summary = (tx.summary or "").removeprefix("wb: ")
-        self.last = LastWrite([e["seq"] for e in tx.events], summary, out.sha if out else None, warnings)
+        # the hand edits a write records are its events, committed on their own before it or not (issue 31)
+        seqs = [e["seq"] for e in (*tx.recorded_first, *tx.events)]
+        self.last = LastWrite(seqs, summary, out.sha if out else None, warnings)
 
     # -- tasks --------------------------------------------------------------------------------
     def add_task(self, title: str, *, kind: str = "build", owner: str | None = None,

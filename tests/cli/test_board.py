@@ -129,8 +129,9 @@ def test_static_print_and_json_off_a_terminal(bench, repo, wb):
     bench.add_task(HOSTILE)
     r = wb(repo, "board")  # stdout is a pipe: the static print
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[:3] == ["TODO (3)", "  T-002  builder  Write the tests  [waits T-001 (in_progress)]",
-                                         "  T-003  builder  Ready one  [ready]"]
+    assert r.stdout.splitlines()[:3] == ["TODO (3)",  # issue 31: every card's priority, the default one too
+                                         "  T-002  builder  Write the tests  [waits T-001 (in_progress); p2]",
+                                         "  T-003  builder  Ready one  [ready; p2]"]
     assert "\x1b" not in r.stdout and "\\e[31m" in r.stdout and "[red]x[/]" in r.stdout
     data = json.loads(wb(repo, "board", "--json", "--status", "todo").stdout)
     assert [c["status"] for c in data["columns"]] == ["todo"]

@@ -69,3 +69,19 @@ def test_log_shows_the_newest_and_says_how_many_more(bench, repo, wb):
         == ["decision 55"]
     assert len(wb(repo, "log", "--type", "task").stdout.splitlines()) == 1  # all shown: nothing said
     assert wb(repo, "log", "--all", "-n", "3").returncode == 2
+
+
+def test_log_columns_line_up_whoever_acted(bench, repo, wb):
+    """Issue 31: `wb` (wb's own), `agent (api)` and a person's events in one listing: the type and summary
+    columns start at the same place on every line."""
+    bench.add_task("Parser")
+    assert as_person(repo, "note", "a decision").returncode == 0
+    bench.start_task("T-001")
+    lines = wb(repo, "log").stdout.splitlines()
+    assert len(lines) == 4
+    starts = {line.index(kind) for line, kind in zip(lines, ["workbench.init", "task.add", "note.add",
+                                                              "task.start"], strict=True)}
+    assert len(starts) == 1, lines
+    summaries = {line.index(text) for line, text in zip(lines[1:], ["T-001 Parser", "a decision", "T-001"],
+                                                        strict=True)}
+    assert len(summaries) == 1, lines

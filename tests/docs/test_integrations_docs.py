@@ -33,13 +33,15 @@ def test_the_claude_code_settings_hook_every_event_wb_records() -> None:
 
 
 def test_the_mcp_settings_start_wb_mcp() -> None:
+    # issue 31: a client starts wb from its own environment, so every entry names wb by its absolute path
+    wb = "/home/dev/.venvs/wb/bin/wb"
     cursor = [json.loads(b) for b in blocks("json") if "mcpServers" in b]
-    assert cursor and all(c["mcpServers"]["wb"] == {"command": "wb", "args": ["mcp"]} for c in cursor)
+    assert cursor and all(c["mcpServers"]["wb"] == {"command": wb, "args": ["mcp"]} for c in cursor)
     from workbench.ops.init import CODEX_PASSED_ENV
 
     codex = [tomllib.loads(b) for b in blocks("toml")]  # as `wb init --codex` writes it
-    assert codex == [{"mcp_servers": {"wb": {"command": "wb", "args": ["mcp"], "env_vars": list(CODEX_PASSED_ENV)}}}]
-    assert "claude mcp add wb -- wb mcp" in DOC
+    assert codex == [{"mcp_servers": {"wb": {"command": wb, "args": ["mcp"], "env_vars": list(CODEX_PASSED_ENV)}}}]
+    assert 'claude mcp add wb -- "$(command -v wb)" mcp' in DOC
 
 
 def test_the_tool_table_is_the_servers_tool_list() -> None:

@@ -111,7 +111,8 @@ def test_hooks_do_not_run_unless_asked(repo: Path, tmp_path: Path) -> None:
     assert not marker.exists()
     _set_config(repo, run_hooks="true")
     assert run_wb(repo, "note", "hooked").returncode == 0
-    assert marker.read_text().split() == ["pre", "msg"]
+    # two commits, each through the hooks: the config.yaml edit's own (issue 31), then the note's
+    assert marker.read_text().split() == ["pre", "msg", "pre", "msg"]
     assert "Signed-off-by: hook" in run_git(repo, "log", "-1", "--format=%B")
     (hooks / "pre-commit").write_text("#!/bin/sh\necho 'lint failed' >&2\nexit 1\n")
     refused = run_wb(repo, "note", "refused by the hook")

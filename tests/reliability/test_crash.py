@@ -424,6 +424,9 @@ def test_kill_while_recording_a_hand_edit(acked_repo: Path, point: str, file: st
     repo = acked_repo
     config = repo / ".workbench" / "config.yaml"
     config.write_text(re.sub(r"^human_guard_seconds: \d+", "human_guard_seconds: 0", config.read_text(), flags=re.M))
+    # a hand edit of config.yaml is committed on its own before the write that finds it (issue 31): recorded by
+    # a write of its own here, so that the killed write below is the one that records the edit of `file`
+    wb_ok(repo, "set", "blockers=[]")
     _edit_by_hand(repo, file)
     user_status = status_outside(repo)
     head0 = head(repo)
@@ -456,7 +459,7 @@ def test_kill_while_recording_a_hand_edit(acked_repo: Path, point: str, file: st
     assert len(inflight) == (0 if point == "before_event_append" else 1)
     configs = [e for e in events if e["type"] == "config.edit"]  # human_guard_seconds set by hand, above
     assert len(configs) == 1, f"the config.yaml edit was recorded {len(configs)} times"
-    assert len(events) == n0 + 2 + len(inflight) + 1
+    assert len(events) == n0 + 2 + len(inflight)
     tasks = board(repo)["tasks"]
     assert_ids_unique(tasks)
     if file == "state.md":

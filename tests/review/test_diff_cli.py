@@ -269,8 +269,10 @@ def test_a_hand_edit_of_the_tools_is_shown_to_the_reviewer(bench, repo, wb, git)
     config.write_text(text.replace("tools: {}", "tools:\n  tag:\n    argv: [git, tag, '{name}']\n"
                                                 "    mode: safe_readonly\n"))
     bench.note("a note that commits the whole workbench")
-    assert ".workbench/config.yaml" in git(repo, "show", "--stat", "--format=", "HEAD")
-    assert git(repo, "log", "-1", "--format=%(trailers:key=Wb-Also-Changed,valueonly)").strip() == "config.yaml"
+    # issue 31: the edit is committed on its own, named, before the note; not inside the note's commit
+    assert ".workbench/config.yaml" not in git(repo, "show", "--stat", "--format=", "HEAD")
+    assert ".workbench/config.yaml" in git(repo, "show", "--stat", "--format=", "HEAD~1")
+    assert git(repo, "log", "-1", "--format=%s", "HEAD~1").strip() == "wb: config.yaml edited by hand: tools +tag"
     bench.note("a second note")
     assert "Wb-Also-Changed" not in git(repo, "log", "-1", "--format=%B")
     data = diff_json(wb, repo, "HEAD~1", "HEAD")

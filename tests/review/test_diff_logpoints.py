@@ -122,7 +122,8 @@ def test_on_sqlite_a_git_revision_is_refused_in_one_line_even_in_a_repository(re
     Bench.open(repo).add_task("First")
     r = wb(repo, "diff", "HEAD")
     assert r.returncode == 2 and r.stdout == ""
-    assert "has no git history of its state; name a point in its event log" in error_line(r.stderr)
+    line = error_line(r.stderr)
+    assert line.startswith("wb: 'HEAD': use `wb diff @-1`") and "has no git history of its state" in line
     data = diff_json(wb, repo, "@1", "now")
     assert [t["id"] for t in data["board"]["added"]] == ["T-001"]
 

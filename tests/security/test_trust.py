@@ -229,7 +229,8 @@ def test_a_fresh_clone_trusts_nothing_it_brought(tmp_path: Path) -> None:
     tool = next(p for p in listing["pending"] if p["kind"] == "tool")
     assert tool["run"] == _mark("PWNED") and tool["name"] == "deploy" and tool["source"] == ".workbench/config.yaml"
     assert listing["store"] == str(fresh / ".git" / "wb" / "trust.json")
-    assert "2 commands came through git and are not trusted: wb trust" in wb_ok(fresh, "status").stdout
+    assert "2 commands not trusted on this clone (came through git, or by a hand edit): wb trust" in \
+        wb_ok(fresh, "status").stdout
     assert json.loads(wb_ok(fresh, "status", "--json").stdout)["untrusted"]["count"] == 2
     _trust(fresh)
     after = json.loads(wb_ok(fresh, "trust", "--list", "--json").stdout)
@@ -347,7 +348,8 @@ def test_wb_sync_says_what_it_brought_and_runs_nothing(tmp_path: Path) -> None:
     assert not (victim / "PWNED").exists()
     again = wb_ok(victim, "sync")
     assert "not trusted" not in again.stderr  # said once, when they came
-    assert "2 commands came through git and are not trusted: wb trust" in wb_ok(victim, "status").stdout
+    assert "2 commands not trusted on this clone (came through git, or by a hand edit): wb trust" in \
+        wb_ok(victim, "status").stdout
 
 
 # -- read-only commands never run repository code -------------------------------------------------------------

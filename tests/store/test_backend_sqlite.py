@@ -44,7 +44,7 @@ def test_sqlite_in_a_git_repository_keeps_state_in_one_database(repo: Path) -> N
     assert "task.done" in log and "note.add" in log
     assert ok(repo, "validate").returncode == 0
     assert "snapshots match the event log" in ok(repo, "replay", "--verify").stdout
-    # the same event lines, chained as events.jsonl chains them; WAL mode; nothing committed to git
+    # the same event lines, chained as events.jsonl chains them; WAL mode; no state committed to git
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     lines = [bytes(r[0]) for r in con.execute("SELECT line FROM events ORDER BY seq")]
@@ -56,7 +56,9 @@ def test_sqlite_in_a_git_repository_keeps_state_in_one_database(repo: Path) -> N
         event = json.loads(line)
         assert event["seq"] == n and event.get("prev") == prev
         prev = line_hash(line)
-    assert run_git(repo, "rev-parse", "HEAD") == head0
+    # one commit, wb init's own: config.yaml and .gitignore (issue 31: `git status` clean, as on files)
+    assert run_git(repo, "rev-parse", "HEAD~1") == head0
+    assert run_git(repo, "log", "-1", "--format=%s").strip() == "wb: init (SQLite)"
 
 
 def test_no_git_workbench_in_a_scratch_directory(tmp_path: Path) -> None:

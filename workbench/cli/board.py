@@ -41,8 +41,8 @@ def board_command(
     except ImportError:  # textual is the [board] extra: the static print needs none of it
         from workbench.errors import UsageError
 
-        raise UsageError("the live board needs textual: pip install 'workbench[board]' "
-                         "(or `wb board --static`)") from None
+        raise UsageError("the live board needs textual: pip install textual (in wb's clone: pip install "
+                         "'.[board]'), or `wb board --static`") from None
 
     BoardApp(bench, label=label, owner=owner, status=status).run()
     return 0
@@ -75,5 +75,5 @@ def card_text(card: dict[str, Any]) -> str:
     """One card as one line of visible text: id, owner, title, markers."""
     shown = [output.shown(card["id"]), output.shown(card.get("assignee") or card["owner"]),
              output.shown(card["title"])]
-    extra = [output.shown(m) for m in marks(card)]
+    extra = [output.shown(m) for m in marks({**card, "priority": card.get("priority", 2)})]  # p2 when unset too
     return "  ".join(shown) + (f"  [{'; '.join(extra)}]" if extra else "")

@@ -48,9 +48,15 @@ def log_command(
     if earlier:
         output.say(f"({earlier} earlier matching event{'s' if earlier != 1 else ''} not shown: "
                    f"{_again(type_, session)} --all shows them, -n N the last N)")
-    for e in events:
-        output.say(output.shown(f"#{e['seq']:<5} {e['ts']}  {who_shown(e):<5}  {e['type']:<16} "
-                                f"{summarize(e['payload'])}"))
+    # columns as wide as what they show (issue 31): `wb`, `agent (script)` and `human (proven at a terminal)`
+    # in one listing keep the type and the summary lined up
+    who = [who_shown(e) for e in events]
+    who_w = max((len(w) for w in who), default=5)
+    type_w = max((len(e["type"]) for e in events), default=16)
+    seq_w = max((len(str(e["seq"])) + 1 for e in events), default=5)
+    for e, w in zip(events, who, strict=True):
+        output.say(output.shown(f"{'#' + str(e['seq']):<{seq_w}} {e['ts']}  {w:<{who_w}}  {e['type']:<{type_w}}  "
+                                f"{summarize(e['payload'])}".rstrip()))
     if not events:
         output.say("no events match")
     return 0

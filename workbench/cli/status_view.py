@@ -112,8 +112,8 @@ def render(data: dict[str, Any]) -> None:
     untrusted = data.get("untrusted")  # issue 19: commands from git that wait for a person's review
     if untrusted:
         n = untrusted["count"]
-        lines.append(("trust", f"{n} command{'' if n == 1 else 's'} came through git and {'is' if n == 1 else 'are'}"
-                               f" not trusted: {untrusted['command']}"))
+        lines.append(("trust", f"{n} command{'' if n == 1 else 's'} not trusted on this clone (came through git, "
+                               f"or by a hand edit): {untrusted['command']}"))
     if data.get("approvals") == "any":  # issue 19: the opt-in is said; the default (a person's) goes unsaid
         lines.append(("approvals", "any — an agent may approve confirm_once and mutating tool calls "
                                    "(config.yaml; the default, human, asks a person at a terminal)"))

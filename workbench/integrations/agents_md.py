@@ -28,8 +28,9 @@ log) through `wb`, which validates, logs and commits every change.
 - If your client has the `wb` MCP server (`wb mcp`), its tools are the same verbs (`status`, `task_list`,
   `task_add`, `task_update`, `note`, `set_state`, `log`, `run`, `resume`, `abort`): use them.
 - Do not edit files under `.workbench/` by hand, even to fix them: run the wb command that makes the change.
-- If `wb` is not found: `python -m workbench.cli.main` is the same command where the `workbench` package is
-  installed. Otherwise ask the user to install it (`pip install -e .` in wb's clone); until then read
+- If `wb` is not found: the session's start context names wb's absolute path when it has one (run that);
+  `python -m workbench.cli.main` is the same command where wb's package is installed. Otherwise ask the user
+  to install it (`pipx install .` in wb's clone puts `wb` on PATH for good); until then read
   `.workbench/state.md` and `.workbench/board.json` for where things stand, write nothing there, and end
   with what you would have recorded.
 {AGENTS_END}

@@ -156,7 +156,14 @@ def init_sqlite(start: Path, *, no_git: bool = False, db: str | None = None) -> 
             tx.emit("workbench.init", {"next_action": NEXT_ACTION}, actor="wb")
         created = bool(tx.events)
     wb.reload_config()
-    return wb, created, LastWrite()
+    if not wb.has_git:  # `--no-git`, or the database in .workbench/ where no commit may take it
+        return wb, created, LastWrite()
+    from workbench.store.commit import commit_sqlite_files
+
+    with wb.lock():  # the files wb wrote are committed, as on files: `git status` is clean after wb init
+        outcome = commit_sqlite_files(wb, "wb: init (SQLite)")
+    return wb, created, LastWrite(commit=outcome.sha, warnings=([outcome.skipped] if outcome.skipped else [])
+                                  + outcome.warnings)
 
 
 # --- the agent's own settings (`wb init --claude-code`, `wb init --codex`) ----------------------------------------

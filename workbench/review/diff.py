@@ -36,6 +36,9 @@ from workbench.review.story import harness_summary
 
 SCHEMA_VERSION = 1
 NOISY_STATE = ("updated_at", "last_event")  # change on every write: shown only with --all
+# issue 31: what wb notes about a change (when next_action was set, and what was going on then) — the change
+# itself (next_action's text) is what a reviewer reads; its bookkeeping is shown only with --all
+BOOKKEEPING_STATE = ("next_action_set",)
 NOISY_TASK = ("updated_at", "start_head", "proof")  # issue 16: the proof is shown under `done`
 
 
@@ -93,8 +96,9 @@ def diff_state(old_raw: bytes | None, new_raw: bytes | None, all_fields: bool,
     out: dict[str, Any] = {"fields": [], "session": None, "decision_log": {"added": [], "removed": []}}
     if old_raw == new_raw:
         return out
-    old_flat = _flatten({k: v for k, v in (old or {}).items() if k != "session"})
-    new_flat = _flatten({k: v for k, v in (new or {}).items() if k != "session"})
+    hidden = ("session",) if all_fields else ("session", *BOOKKEEPING_STATE)
+    old_flat = _flatten({k: v for k, v in (old or {}).items() if k not in hidden})
+    new_flat = _flatten({k: v for k, v in (new or {}).items() if k not in hidden})
     out["fields"] = field_changes(old_flat, new_flat, () if all_fields else NOISY_STATE)
     if (old or {}).get("session") != (new or {}).get("session"):
         before, after = session_summary((old or {}).get("session")), session_summary((new or {}).get("session"))

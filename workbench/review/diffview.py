@@ -10,6 +10,7 @@ from typing import Any
 
 from workbench.model.display import escape
 from workbench.model.proof import mark
+from workbench.review.eventview import cut
 
 MD_ROWS = 200  # a pull-request comment has a size limit: longer tables end with "… and N more"
 
@@ -21,7 +22,7 @@ def value(v: Any, width: int | None = 70) -> str:
     """A value as a reader expects it: simple words bare, other strings quoted, everything else as JSON; cut
     at `width` (None: whole)."""
     text = v if isinstance(v, str) and _WORD.match(v) else json.dumps(v, ensure_ascii=False)
-    return text if width is None or len(text) <= width else text[: width - 1] + "…"
+    return text if width is None else cut(text, width)
 
 
 def change_text(change: dict[str, Any], whole: bool = False) -> str:
@@ -60,7 +61,7 @@ def entry_text(entry: dict[str, Any], width: int = 100) -> str:
     head = f"{entry['ts']} · {entry['actor']}" if entry.get("ts") else str(entry.get("heading", ""))
     body = " ".join(entry["text"].split())
     line = f"{head}: {body}" if body else head
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return cut(line, width)
 
 
 def outcome_text(s: dict[str, Any]) -> str:
@@ -225,8 +226,7 @@ def cell(v: Any, code: bool = True, whole: bool = False) -> str:
         return ""
     if whole:
         return code_span(text) if code else text.replace("<", "&lt;")
-    if len(text) > 120:
-        text = text[:119] + "…"
+    text = cut(text, 120)
     return f"`{text}`" if code and "`" not in text else text.replace("<", "&lt;")
 
 

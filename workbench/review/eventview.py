@@ -8,6 +8,19 @@ import json
 from typing import Any
 
 
+def cut(text: str, width: int) -> str:
+    """`text` in at most `width` characters: whole when it fits, else cut at a word boundary with an ellipsis
+    (issue 31: `…are templ…` reads as a typo); a single word longer than the width is cut where it must be."""
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    if not text[width - 1].isspace():
+        words = head.rsplit(None, 1)
+        if len(words) == 2 and len(words[0]) >= width // 2:  # a word boundary not too far back
+            head = words[0]
+    return head.rstrip() + "…"
+
+
 def summarize(payload: dict[str, Any]) -> str:
     """One line of what an event says, from the payload keys people look for first."""
     if "task" in payload and isinstance(payload["task"], dict):
@@ -22,23 +35,14 @@ def summarize(payload: dict[str, Any]) -> str:
     if isinstance(payload.get("yield"), dict):
         parts.append(f"waits: {payload['yield'].get('reason', '')}")
     line = " ".join(parts)
-    return line if len(line) <= 110 else line[:109] + "…"
+    return cut(line, 110)
 
 
 def _config_edit(payload: dict[str, Any]) -> list[str]:
     """config.edit: `tools +lint +fmt -old ~pytest`, and the same for hooks and top-level keys."""
-    if not isinstance(payload.get("sha"), str):
-        return []
-    parts = []
-    for section in ("keys", "tools", "hooks"):
-        part = payload.get(section)
-        if not isinstance(part, dict):
-            continue
-        names = [f"{mark}{name}" for mark, key in (("+", "added"), ("-", "removed"), ("~", "changed"))
-                 for name in part.get(key) or []]
-        if names:
-            parts.append(f"{section} " + " ".join(str(n) for n in names))
-    return parts
+    from workbench.store.configedit import describe
+
+    return describe(payload)
 
 
 def _refused(payload: dict[str, Any]) -> list[str]:

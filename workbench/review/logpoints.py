@@ -157,8 +157,11 @@ class LogSides:
         if rev == NOW and self.sqlite:
             return self.now()
         if self.sqlite:
-            raise UsageError(f"'{rev}': a workbench kept in SQLite has no git history of its state; name a point "
-                             "in its event log: @SEQ (the workbench after event SEQ), @-N, or now (docs/diff.md)")
+            back = re.fullmatch(r"HEAD(?:~(\d+)|(\^+))", rev)
+            n = (int(back.group(1)) if back.group(1) else len(back.group(2))) if back else 1
+            raise UsageError(f"'{rev}': use `wb diff @-{n}` (the workbench {n} event{'s' if n != 1 else ''} back): "
+                             "a workbench kept in SQLite has no git history of its state, only its event log "
+                             "(also @SEQ, after event SEQ, and now; docs/diff.md)")
         return read_revs(self.root, [(rev, False)])[0]
 
 

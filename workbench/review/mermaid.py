@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from workbench.model.display import escape
-from workbench.review.eventview import who_shown
+from workbench.review.eventview import cut, who_shown
 
 STATES = ("IDLE", "PLANNING", "EXECUTING", "AWAITING_TOOL", "REFLECTING", "DONE")  # harness/machine.State
 LABEL = 72  # characters of a reason shown on an edge; the ordinals are never cut
@@ -28,8 +28,7 @@ def label(text: object, width: int = LABEL) -> str:
     """`text` as Mermaid label text: controls shown as escapes, cut at `width`, every other character but the
     plainest written as an entity code (`#34;` for a quote), so it cannot be read as syntax."""
     shown = escape(text)
-    if len(shown) > width:
-        shown = shown[: width - 1] + "…"
+    shown = cut(shown, width)
     return "".join(c if _SAFE.fullmatch(c) else f"#{ord(c)};" for c in shown)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from workbench.review.eventview import PROOFS, who_shown  # noqa: F401 - shown by wb diff and the handoff
+from workbench.review.eventview import PROOFS, cut, who_shown  # noqa: F401 - shown by wb diff and the handoff
 
 
 def harness_summary(events: list[dict[str, Any]], log: bytes) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def _short_json(value: Any, width: int = 80) -> str | None:
     if value is None:
         return None
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return cut(text, width)
 
 
 # -- who acted, as a reader sees it (issue 19): a person-only action says how the person was proven ------------

@@ -148,8 +148,10 @@ def event_line(event: dict[str, Any]) -> str:
 
     payload = event.get("payload")
     summary = summarize(payload) if isinstance(payload, dict) else ""
-    return (f"#{event.get('seq', '?')!s:<5} {event.get('ts', '')}  {who_shown(event):<5}  "
-            f"{event.get('type', '')!s:<16} {summary}").rstrip()
+    # fixed columns (a render is kept and extended line by line, review/textconv_cache.py): wide enough for
+    # `agent (script)` and `harness.transition`; `wb log` sizes its columns to the events it lists
+    return (f"{'#' + str(event.get('seq', '?')):<6} {event.get('ts', '')}  {who_shown(event):<14}  "
+            f"{event.get('type', '')!s:<18}  {summary}").rstrip()
 
 
 def _jsonl_line(line: bytes, number: int, one: Any) -> str | None:
@@ -186,10 +188,11 @@ def events_lines(raw: bytes) -> list[str]:
 
 
 def _call_line(r: dict[str, Any]) -> str:
+    from workbench.review.eventview import cut
+
     outcome = r.get("error") or (json.dumps(r["result"], ensure_ascii=False, sort_keys=True)
                                  if r.get("result") is not None else "")
-    if len(outcome) > 100:
-        outcome = outcome[:99] + "…"
+    outcome = cut(outcome, 100)
     line = f"{r.get('ts', '')}  {r.get('status', '')!s:<7}  {r.get('tool', '')}  {r.get('key', '')}  {outcome}"
     return line.rstrip()
 

@@ -90,17 +90,34 @@ def commit(wb: Workbench, summary: str, *, seq: int | None = None, session: str 
         return CommitOutcome(skipped=f"not committed: {err}")
     except OSError as err:
         return CommitOutcome(skipped=f"not committed: {err.filename or 'a sealed file'}: {err.strerror or err}")
-    message = _message(summary, tail.seq if seq is None else seq, session, left)
-    message = redact(message, secret_values(wb.config) if secrets is None else secrets)
-    message = escape(message, layout=True)  # `git log` prints it raw: an ESC or a bidi override is shown, not obeyed
-    try:
-        outcome = wb.git.commit_workbench(message, git_cfg.get("ref"))
-    except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
-        # The change is durable (log + snapshots); only its commit failed. The next write commits it.
-        return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
+    outcome = _land(wb, _message(summary, tail.seq if seq is None else seq, session, left), git_cfg, secrets)
     if left and outcome.skipped is None:
         _owed_path(wb).unlink(missing_ok=True)  # carried (or already in HEAD's tree): owed no longer
     return outcome
+
+
+def commit_sqlite_files(wb: Workbench, summary: str) -> CommitOutcome:
+    """A SQLite workbench's files in the work tree (config.yaml and .gitignore; its events and snapshots are in
+    the database) committed by `wb init`, so that `git status` is clean after it as on files (issue 31): the
+    same policy (commit off, identity, mid-merge, detached HEAD, git.ref, redaction), gated on config.yaml."""
+    git_cfg = wb.config["git"]
+    if not commits(git_cfg):
+        return CommitOutcome()
+    try:
+        load_config(wb.paths.config)
+    except WorkbenchError as err:
+        return CommitOutcome(skipped=f"not committed: {err}")
+    return _land(wb, _message(summary, wb.log.tail().seq, None, []), git_cfg, None)
+
+
+def _land(wb: Workbench, message: str, git_cfg: dict[str, Any], secrets: list[str] | None) -> CommitOutcome:
+    message = redact(message, secret_values(wb.config) if secrets is None else secrets)
+    message = escape(message, layout=True)  # `git log` prints it raw: an ESC or a bidi override is shown, not obeyed
+    try:
+        return wb.git.commit_workbench(message, git_cfg.get("ref"))
+    except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
+        # The change is durable (log + snapshots); only its commit failed. The next write commits it.
+        return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
 
 
 def _message(summary: str, seq: int, session: str | None, left: list[dict[str, Any]]) -> str:

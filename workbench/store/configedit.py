@@ -112,6 +112,22 @@ def find(wb: Workbench) -> tuple[dict[str, Any] | None, bool]:
     return payload, True
 
 
+def describe(payload: dict[str, Any]) -> list[str]:
+    """A config.edit's payload in words: `tools +lint +fmt -old ~pytest`, and the same for hooks and keys."""
+    if not isinstance(payload.get("sha"), str):
+        return []
+    parts = []
+    for section in ("keys", *SECTIONS):
+        part = payload.get(section)
+        if not isinstance(part, dict):
+            continue
+        names = [f"{mark}{name}" for mark, key in (("+", "added"), ("-", "removed"), ("~", "changed"))
+                 for name in part.get(key) or []]
+        if names:
+            parts.append(f"{section} " + " ".join(str(n) for n in names))
+    return parts
+
+
 def diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """What changed between two configs: `keys` (top-level, `tools` and `hooks` aside) and, for `tools` and
     `hooks`, the names added, removed and changed, with the new values of what was added or changed."""

@@ -101,6 +101,10 @@ class Transaction:
         self._config_seen = False  # config.yaml to be noted as seen once this transaction is durable
         self.refused: list[dict[str, Any]] = []  # an agent's board.json edits refused (humanedit.GUARDED)
         self._aside: str | None = None  # the line naming pending events that no longer apply (`_set_aside`)
+        self._config_edit: dict[str, Any] | None = None  # the config.edit event the load found (issue 31)
+        self._edit_warnings: list[str] = []  # what committing that edit on its own warned
+        self._alone = False  # committing that edit now: never left to a writer queued behind (group commit)
+        self.recorded_first: list[dict[str, Any]] = []  # the events that edit's own commit holds
 
     @property
     def docs(self) -> Docs:
@@ -142,10 +146,38 @@ class Transaction:
             if not self.create:  # a checkout or stash of the user's half-way through the work tree is not read
                 self.wb.git.wait_for_users_git()
             self._begin()
+            if self._config_edit is not None:
+                self._commit_config_edit(self._config_edit)
         except BaseException:
             self._lock.release()
             raise
         return self
+
+    def _commit_config_edit(self, edit: dict[str, Any]) -> None:
+        """A hand edit of config.yaml the load found is committed before this write, on its own and named
+        (`wb: config.yaml edited by hand: tools +check`), never inside the write's own commit with only a trailer
+        (issue 31): a reviewer of `git log` sees who changed what wb may run — a harness step's write too, whose
+        own events wait for the step's commit. Then the load is made again, and the caller's events follow. Not
+        when nothing would be committed now (commit off, git mid-operation, a dry run, wb init)."""
+        if self.create or self.dry or self.deferred or not commit_policy.commits(self.wb.config["git"]):
+            return
+        words = configedit.describe(edit["payload"])
+        named = ["config.yaml edited by hand" + (f": {'; '.join(words)}" if words else "")]
+        named += [f"{e['payload'].get('file')} edited by hand" for e in self.events  # found by the same load
+                  if e["type"] == "human.edit" and isinstance(e.get("payload"), dict)]
+        self.summary = "wb: " + "; ".join(named)
+        git_commit, self.git_commit, self._alone = self.git_commit, True, True
+        try:
+            self.commit()
+        finally:
+            self.git_commit, self._alone = git_commit, False
+        spool.settle(self)
+        configedit.remember(self.wb)
+        self.recorded_first = list(self.events)
+        if self.outcome is not None:
+            self._edit_warnings = ([self.outcome.skipped] if self.outcome.skipped else []) + self.outcome.warnings
+        self.summary, self.outcome, self.calls, self.put_files, self.new_files = None, None, [], {}, {}
+        self._begin()
 
     def _begin(self) -> None:
         """Load, adopt what the pending journal holds, record the hand edits the load found (an agent's, during
@@ -195,11 +227,13 @@ class Transaction:
             if not self.dry and not committed:  # one git committed (a cherry-pick's merge) is no one mid-edit
                 humanedit.note_edit(self.wb.paths, edit["file"])
             self.emit("human.edit", edit, actor="human", via="edit")
+        self._config_edit = None
         if config_edit is not None:
             if turn is not None:
                 config_edit.update(agent=str(turn.get("agent") or ""),
                                    agent_session=str(turn.get("agent_session") or ""))
-            self.emit("config.edit", config_edit, actor="agent" if turn is not None else "human", via="edit")
+            self._config_edit = self.emit("config.edit", config_edit, actor="agent" if turn is not None else "human",
+                                          via="edit")
         if not self.create:
             spool.fold(self)  # the agent hooks' events, kept out of the work tree until now
         self._begun = len(self.events)  # the caller's own events follow
@@ -224,6 +258,10 @@ class Transaction:
                     if self.outcome is None:
                         self.outcome = CommitOutcome()
                     self.outcome.warnings.append(self._aside)
+                if self._edit_warnings:
+                    if self.outcome is None:
+                        self.outcome = CommitOutcome()
+                    self.outcome.warnings[:0] = self._edit_warnings
             elif self.refused and isinstance(exc, Exception):
                 self._keep_refusal()
             if exc_type is not None or not self.events:
@@ -262,7 +300,7 @@ class Transaction:
             "schema_version": 1,
             "seq": self._tail.seq + len(self.events) + 1,
             "id": ids.new_id(),
-            "ts": ts or ids.utc_now(),
+            "ts": _in_order(ts or ids.utc_now(), loaded.docs.state.get("updated_at")),
             "type": type_,
             "actor": actor or self.actor,
             **self._provenance(actor or self.actor, via),
@@ -595,7 +633,8 @@ class Transaction:
         and the commit policy agrees; the write is acknowledged all the same: its events are in the fsynced log,
         and the pending journal that keeps them from the user's git is made durable too (no commit will settle
         it before the next writer's). Not for a write that carries events the user's git had taken back."""
-        if not self.git_commit or self.revived or self.adopted or not commit_policy.commits(self.wb.config["git"]):
+        if not self.git_commit or self.revived or self.adopted or self._alone \
+                or not commit_policy.commits(self.wb.config["git"]):
             return False
         if not commit_policy.leave_to_next(self.wb, self._lock):
             return False
@@ -633,6 +672,23 @@ def _warm() -> None:
 
     for kind in ("event", "state", "board"):
         schemas.is_valid(kind, None)
+
+
+def _stamp_key(ts: str) -> tuple[str, str]:
+    """An RFC 3339 UTC stamp, comparable whatever its precision (`…:33Z` is before `…:33.5Z`)."""
+    whole, _, frac = ts.rstrip("Z").partition(".")
+    return whole, frac.ljust(9, "0")
+
+
+def _in_order(ts: str, previous: Any) -> str:
+    """`ts`, or the previous event's stamp when `ts` is before it (issue 31): the log's stamps never go back.
+    An event stamped before its transaction began (a harness event, an agent hook's) follows one recorded since
+    (a hand edit found by the load). A previous stamp ahead of this clock (a clone's clock ahead, merged by a
+    sync) is not followed past now: one clock ahead must not carry every later stamp with it."""
+    if not isinstance(previous, str) or _stamp_key(ts) >= _stamp_key(previous):
+        return ts
+    now = ids.utc_now()
+    return previous if _stamp_key(previous) <= _stamp_key(now) else max(ts, now, key=_stamp_key)
 
 
 def default_summary(events: list[dict[str, Any]]) -> str:
