@@ -235,3 +235,18 @@ def test_every_mcp_request_gets_an_answer(bench: Any, repo: Path) -> None:
     assert answers[2]["error"]["code"] == -32700
     assert "result" in answers[6]  # and the server still works
     assert "a\\ud800" not in stored.event_bytes(repo).decode()
+
+
+def test_mcp_answers_after_a_huge_line_and_a_deep_nesting(bench: Any, repo: Path) -> None:
+    """First round, issue 30.6: MCP took 61 s to answer after a 200 MB garbage line and 20 s after a request
+    nested 100,000 deep. Each is answered with its JSON-RPC error within the exchange's timeout, and the server
+    answers the next request (here 64 MiB of garbage: the reader's cost is linear, the size only makes it slow)."""
+    pytest.importorskip("mcp")
+    deep = (b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"note","arguments":{"text":"x",'
+            b'"about":' + b"[" * 100_000 + b"]" * 100_000 + b"}}}")
+    answers = mcp_exchange(repo, [
+        b"x" * (64 << 20), deep,
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "status", "arguments": {}}}])
+    assert [a.get("id") for a in answers] == [None, None, 4], [str(a)[:200] for a in answers]
+    assert answers[0]["error"]["code"] == answers[1]["error"]["code"] == -32700
+    assert "result" in answers[2] and answers[2]["result"]["isError"] is False
