@@ -82,34 +82,16 @@ def no_opt_ins(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_claude_codes_bash_is_an_agent_whatever_it_claims(clients_bin: Path, guarded_repo: Path, tmp_path: Path,
                                                            no_opt_ins: None) -> None:
     repo = claiming_repo(guarded_repo)
-    wb(repo, "init", "--claude-code")
-    turns: list[Any] = [("tool", pick("Bash"), {"command": "sh claim.sh", "description": "claim"}),
-                        ("text", "Done.")]
-    with ScriptedModel(turns) as model:
-        proc = run_claude(clients_bin, repo, tmp_path, model, "Bash")
-        assert not model.errors, model.errors
-        requests = model.requests
-    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-2000:])
-    results = tool_results(requests)
-    assert len(results) == 1, results
+    output = through_claude_code(clients_bin, repo, tmp_path, "sh claim.sh")
     calls = [e["payload"] for e in events(repo) if e["type"] == "agent.tool_call"]
     assert [c["tool"] for c in calls] == ["Bash"] and "denied" not in calls[0], calls  # the guard let it run
-    check_refused(repo, json.loads(results[0]) if results[0].startswith('"') else results[0], {"CLAUDECODE"})
+    check_refused(repo, output, {"CLAUDECODE"})
 
 
 def test_codexs_shell_is_an_agent_whatever_it_claims(clients_bin: Path, guarded_repo: Path, tmp_path: Path,
                                                      no_opt_ins: None) -> None:
     repo = claiming_repo(guarded_repo)
-    wb(repo, "init", "--codex")
-    turns: list[Any] = [("tool", pick("exec_command"), {"cmd": "sh claim.sh"}), ("text", "Done.")]
-    with ScriptedModel(turns) as model:
-        proc = run_codex(clients_bin, repo, tmp_path / "codex-home", model)
-        assert not model.errors, model.errors
-        requests = model.requests
-    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
-    results = outputs(requests)
-    assert len(results) == 1, results
-    check_refused(repo, results[0], {"CODEX_THREAD_ID"})
+    check_refused(repo, through_codex(clients_bin, repo, tmp_path, "sh claim.sh"), {"CODEX_THREAD_ID"})
 
 
 # issue 30.1: the CI opt-in from the agent's own shell, in a script no guard reads: the variable set on the line,
