@@ -145,6 +145,18 @@ def test_a_huge_board_is_refused_by_its_size(bench: Any, repo: Path) -> None:
         refused_in_one_line(wb(repo, *args), "board.json", "cap")
     proc = wb(repo, "validate")
     assert proc.returncode != 0 and "cap" in proc.stdout + proc.stderr
+    # no input leaves the user with no command that helps: doctor names it once, --fix rebuilds the board from
+    # the log and keeps the found one aside (a rename: the 1 GB is never read, by wb or by git's status)
+    proc = wb(repo, "doctor")
+    assert proc.returncode == 1 and "snapshot_overlong" in proc.stdout and "invalid" not in proc.stdout, proc.stdout
+    assert proc.stdout.count("over the cap") == 1, proc.stdout
+    proc = wb(repo, "doctor", "--fix")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    kept = list((repo / ".git" / "wb" / "set-aside").glob("*/board.json"))
+    assert [k.stat().st_size for k in kept] == [1024 * 1024 * 1024]
+    assert wb(repo, "task", "add", "after the fix").returncode == 0
+    assert wb(repo, "doctor").returncode == 0
+    assert run_git(repo, "status", "--porcelain", "--", ".workbench").strip() == ""
 
 
 @about_files  # hostile bytes written into the files by hand

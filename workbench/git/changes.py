@@ -5,6 +5,7 @@ Paths under `.workbench/` are wb's own and left out. Every question is one git s
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -185,3 +186,40 @@ def since(root: Path, then: dict[str, Any] | None) -> dict[str, Any] | None:
     return {"then": then, "now": now, "new_commits": new_commits, "files_changed": files,
             "dirty_changed": then.get("dirty") != now["dirty"], "notes": notes,
             "changed": bool(new_commits or files or diverged or notes or then.get("dirty") != now["dirty"])}
+
+
+# A file this size or more is not handed to `git status` when its size alone says it changed: wb writes the index
+# without stat data, so git hashes every such file to compare it (16 s for a 1 GB sparse board.json).
+BIG_FILE_BYTES = 8 * 1024 * 1024
+
+
+def workbench_status(root: Path) -> str:
+    """`git status --porcelain -- .workbench` as text, without git reading a big file whose size already differs
+    from what the index holds: such a file is listed ` M` from its size, the rest is asked of git."""
+    base = root / WB_DIR
+    big: dict[str, int] = {}
+    for folder, _dirs, files in os.walk(base):
+        for name in files:
+            path = Path(folder) / name
+            try:
+                size = path.lstat().st_size
+            except OSError:
+                continue
+            if size >= BIG_FILE_BYTES:
+                big[path.relative_to(root).as_posix()] = size
+    changed: list[str] = []
+    if big:
+        listed = run_git(root, "ls-files", "-s", "-z", "--", *big, check=False).stdout.decode(errors="replace")
+        blobs = {}
+        for entry in listed.split("\0"):
+            meta, _, name = entry.partition("\t")
+            if name and meta.split()[2:3] == ["0"]:  # stage 0: a conflicted path is left to git
+                blobs[name] = meta.split()[1]
+        if blobs:
+            asked = ("\n".join(blobs.values()) + "\n").encode()
+            sizes = run_git(root, "cat-file", "--batch-check=%(objectsize)", stdin=asked, check=False).stdout.split()
+            changed = [name for (name, _blob), size in zip(blobs.items(), sizes, strict=False)
+                       if size.isdigit() and int(size) != big[name]]
+    excluded = [f":(exclude){name}" for name in changed]
+    rest = run_git(root, "status", "--porcelain", "--", WB_DIR, *excluded, check=False).stdout.decode().strip()
+    return "\n".join([*(f" M {name}" for name in changed), *([rest] if rest else [])])

@@ -156,6 +156,8 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
                 add(finding)
             elif "is beyond the event log's last seq" in str(err) and p.events.exists():
                 loaded = _snapshots_ahead(wb, str(err), fix, add)
+            elif "over the cap of" in str(err) and str(err).startswith(("board.json:", "state.md:")):
+                loaded = _snapshots_ahead(wb, str(err), fix, add, code="snapshot_overlong")
             else:
                 add(Finding("unloadable", str(err), False))
         if loaded is not None and not loaded.replayed:
@@ -196,6 +198,9 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
             continue  # the torn line, reported above
         if "hash chain" in problem or ("seq" in problem or problem.startswith("log/")) and not chain_ok:
             continue  # the damaged log, reported above
+        if any(f.code in ("unloadable", "snapshot_overlong") and f.message.startswith(problem.split(" (restore")[0])
+               for f in report.findings):
+            continue  # the file that does not load, reported above in the same words
         add(Finding("invalid", problem + " (fix the file by hand, or restore it with git)", False))
 
     if disagree:  # a snapshot the log does not fold to (a cherry-pick, a hand edit wb's cache was made to hide)
@@ -274,16 +279,18 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
 
     # 8c. acknowledged writes in the git directory alone (issue 29), and the write's own checks run dry
     # else: what refuses is named above (a snapshot ahead of the log too, until --fix rebuilds it)
-    if chain_ok and all(f.fixed or f.fixable and f.code != "snapshot_ahead" for f in report.findings):
+    rebuilt_first = ("snapshot_ahead", "snapshot_overlong")
+    if chain_ok and all(f.fixed or f.fixable and f.code not in rebuilt_first for f in report.findings):
         write_findings(wb, fix, add)
 
     add_agent_wiring_finding(wb, add)
 
     # 9. uncommitted workbench changes (last: the repairs above may have written files)
     if commits(wb.config["git"]) and not wb.config["git"].get("ref"):
+        from workbench.git.changes import workbench_status
         from workbench.git.repo import run_git
 
-        dirty = run_git(wb.root, "status", "--porcelain", "--", ".workbench", check=False).stdout.decode().strip()
+        dirty = workbench_status(wb.root)
         if wb.git.index_lock.exists():  # git's index is locked: only a person can tell whether a git still runs
             # a write beside it was committed and only git's index lags behind (the files are as HEAD has them)
             lagging = bool(dirty) and "??" not in dirty and run_git(
@@ -301,7 +308,7 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
             finding = Finding("uncommitted", f"{count} workbench file(s) changed since the last commit"
                               + ("" if safe else " (not committed while the log is damaged: restore it first)"
                                  if not chain_ok else " (not committed while this stands: "
-                                 + "; ".join(" ".join(f.message.split())[:120] for f in standing) + ")"),
+                                 + "; ".join(dict.fromkeys(" ".join(f.message.split())[:120] for f in standing)) + ")"),
                               safe, waits=safe)
             if fix and safe:
                 # a load first: a hand edit among the changes (config.yaml's too) is recorded, in this commit
@@ -313,8 +320,7 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
                 outcome = wb.checkpoint("wb: doctor: commit pending workbench changes")
                 # no new commit when a crash came after the ref moved: only the index was behind, and
                 # the checkpoint synced it — fixed if .workbench/ is clean now
-                finding.fixed = outcome.sha is not None or not run_git(
-                    wb.root, "status", "--porcelain", "--", ".workbench", check=False).stdout.strip()
+                finding.fixed = outcome.sha is not None or not workbench_status(wb.root)
                 if outcome.skipped:
                     finding.message += f" — {outcome.skipped}"
             add(finding)
@@ -489,16 +495,18 @@ def record_disagreement(wb: Workbench, rebuilt: Any) -> None:
         tx.summary = "wb: doctor: record the snapshots' hand edit" if edits else None
 
 
-def _snapshots_ahead(wb: Workbench, err: str, fix: bool, add: Callable[[Finding], None]) -> Loaded | None:
+def _snapshots_ahead(wb: Workbench, err: str, fix: bool, add: Callable[[Finding], None],
+                     code: str = "snapshot_ahead") -> Loaded | None:
     """state.md says it folds events the log (with the pending journal) does not hold: the user's git gave this
     branch a snapshot written on another (a modified state.md carried over by a checkout), or took the log's
     lines and left the snapshot (a `git stash` racing a write). The snapshots are derived: the log rebuilds them,
     and the ones found are kept aside, never deleted — what they folded is in the log of the branch they came
-    from, or was never acknowledged here."""
+    from, or was never acknowledged here. The same for a snapshot over its reader's cap (`snapshot_overlong`): wb
+    never writes one, and no command reads it."""
 
     p = wb.paths
-    finding = Finding("snapshot_ahead", f"{err.split('; run')[0]} (the event log rebuilds the snapshots; the ones "
-                                        "found are kept aside)", True)
+    what = err.split("; run")[0].split(" (restore it")[0]
+    finding = Finding(code, f"{what} (the event log rebuilds the snapshots; the ones found are kept aside)", True)
     add(finding)
     if not fix:
         return None
