@@ -40,9 +40,12 @@ def export(wb: Workbench, target: Path) -> dict[str, Any]:
             "calls": calls.count(b"\n"), "bytes": len(data)}
 
 
-def _fold(events: bytes, source: Path) -> reducer.Docs:
-    """The documents the dump's events fold to, each event validated and the chain checked."""
-    from workbench.model import ids
+def _fold(events: bytes, source: Path) -> tuple[reducer.Docs, tuple[int, bytes, bytes] | None]:
+    """The documents the dump's events fold to, each event validated and the chain checked, and the documents
+    at a seq before the end (a checkpoint: seq, state.md, board.json), or None for a short log."""
+    from workbench.model import ids, statefile
+    from workbench.model.boardfile import encode_board
+    from workbench.store.sqlitedb import CHECKPOINT_EVERY
 
     parsed = []
     prev = None
@@ -56,9 +59,16 @@ def _fold(events: bytes, source: Path) -> reducer.Docs:
         schemas.check("event", event, f"{source} (seq {n})")
         parsed.append(event)
         prev = line_hash(line)
-    docs = reducer.fold(iter(parsed), empty_ts=ids.utc_now())
+    # folded in two parts when the log is long: the documents at the last whole thousand before the end are kept
+    # as the SQLite backend's checkpoint (`wb diff @-1` then folds a few events, not all of them)
+    at = (len(parsed) - 1) // CHECKPOINT_EVERY * CHECKPOINT_EVERY
+    docs = reducer.fold(iter(parsed[:at] if at else parsed), empty_ts=ids.utc_now())
     assert docs is not None
-    return docs
+    checkpoint = None
+    if at:
+        checkpoint = (at, statefile.render(None, docs.state, docs.body), encode_board(docs.board))
+        reducer.fold_more(docs, iter(parsed[at:]))
+    return docs, checkpoint
 
 
 def import_(start: Path, source: Path, kind: str, *, no_git: bool = False, db: str | None = None) -> dict[str, Any]:
@@ -75,7 +85,7 @@ def import_(start: Path, source: Path, kind: str, *, no_git: bool = False, db: s
     config_text, events, calls = backend.read_dump(source)
     if not events:
         raise Refused(f"{source}: holds no events")
-    docs = _fold(events, source)
+    docs, checkpoint = _fold(events, source)
     if no_git:
         root = start.resolve()
     else:
@@ -96,7 +106,8 @@ def import_(start: Path, source: Path, kind: str, *, no_git: bool = False, db: s
         write_workbench_file(wb.paths.wb, "config.yaml", text.encode())
         write_workbench_file(wb.paths.wb, ".gitignore", sqlitedb.GITIGNORE)
         write_sealed(wb.paths, docs)  # the board's archive segments, as the files backend keeps them
-        wb.storage.import_lines(events, calls, statefile.render(None, docs.state, docs.body), encode_board(docs.board))
+        wb.storage.import_lines(events, calls, statefile.render(None, docs.state, docs.body), encode_board(docs.board),
+                                checkpoint)
         commit = None
     else:
         from workbench.ops import init as initcmd

@@ -15,8 +15,10 @@ session; @0 when no event names one): what the agent's latest session changed.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
+from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +78,8 @@ class LogSides:
                 raise NotFound(f"'{rev}': the event log is empty; @0 is its only point")
             raise NotFound(f"'{rev}': the event log holds seq 1 to {last}; name a point from @0 to @{last} "
                            "(or @-N: N events before the last)")
+        if self.sqlite:
+            return self._sqlite_point(rev, seq, last)
         lines: list[bytes] = []
         last_ts = [""]  # the time of the last event read
 
@@ -102,10 +106,53 @@ class LogSides:
             files["calls.jsonl"] = self._calls_until(last_ts[0] if seq < last else None)
         return Side(rev, None, files)
 
+    def _sqlite_point(self, rev: str, seq: int, last: int) -> Side:
+        """`point` on SQLite: folded from the nearest checkpoint at or before `seq` (the snapshots as a write left
+        them at that seq, store/sqlitedb.py) when there is one, else from the first event; its event lines are not
+        read here but by the diff, only those between the two sides (`Side.log_range`)."""
+        from workbench.model import reducer, statefile
+        from workbench.model.boardfile import encode_board, parse_board
+
+        files: dict[str, bytes | None] = {name: None for name in FILES}
+        files["config.yaml"] = self._config()  # not in the log: as it is now, on every side
+        side = Side(rev, None, files, seq=seq, log_range=self._log_range)
+        if not seq:
+            return side
+        storage = self._storage()
+        log: Any = self.wb.log  # store/sqlitedb.SqliteLog
+        with storage.reading():
+            near = storage.read_checkpoint(seq)
+            docs = None
+            if near is not None:
+                at, state_raw, board_raw = near
+                state, body = statefile.read_plain(state_raw)
+                # a checkpoint of another schema version than this wb writes is not used (a migration came since)
+                if state.get("schema_version") == reducer.STATE_VERSION:
+                    docs = reducer.fold_more(reducer.Docs(state, body, parse_board(board_raw)),
+                                             log.read_between(at, seq))
+            if docs is None:
+                docs = reducer.fold(takewhile(lambda event: event["seq"] <= seq,
+                                              (event for _line, event in log.iter_all())))
+            last_ts = str(log.read_between(seq - 1, seq)[0]["ts"])
+        assert docs is not None
+        files["state.md"] = statefile.render(None, docs.state, docs.body)
+        files["board.json"] = encode_board(docs.board)
+        files["calls.jsonl"] = self._calls_until(last_ts if seq < last else None)
+        return side
+
+    def _log_range(self, shared: int, upto: int) -> bytes:
+        """A SQLite side's events.jsonl from the point both sides share (`shared`, the older side's seq) up to
+        its own seq `upto`: the lines from the last one at or before `shared` that ends a write on — the line
+        that says where the older side stands; a write's lines before its last carry `more`, and a side that
+        ends inside a write ends where that write began, as on files (review/parse.complete_lines). In front,
+        the same on both sides, go the earlier `session.start` and `plan.commit` lines: the story of a session
+        begun before the older side looks its goal and steps up there (review/story.py)."""
+        log: Any = self.wb.log  # store/sqlitedb.SqliteLog
+        start = log.write_start(shared)
+        return bytes(log.bytes_of_types(("session.start", "plan.commit"), start) + log.bytes_between(start, upto))
+
     def _calls_until(self, ts: str | None) -> bytes:
         """The call records stamped no later than `ts` (None: all of them)."""
-        import json
-
         raw = self._storage().calls_bytes() if self.sqlite else _read(self.wb.paths.calls)
         if ts is None:
             return raw
@@ -127,9 +174,10 @@ class LogSides:
         storage = self._storage()
         with storage.reading():
             state, board = storage.read_snapshots()
-            files = {"state.md": state, "board.json": board, "events.jsonl": self.wb.log.complete_bytes(),
+            files = {"state.md": state, "board.json": board, "events.jsonl": None,
                      "calls.jsonl": storage.calls_bytes(), "config.yaml": self._config()}
-        return Side(NOW, None, files)
+            seq = self.wb.log.tail().seq
+        return Side(NOW, None, files, seq=seq, log_range=self._log_range)
 
     def session_start(self) -> Side:
         """The default old side on SQLite: the log just before the latest session's first event."""

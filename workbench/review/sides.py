@@ -6,6 +6,7 @@ without `.workbench/` is an empty workbench. A side is the files' bytes: parsing
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,10 @@ class Side:
     commit: str | None  # the commit it resolved to; None for the working tree or an empty side
     files: dict[str, bytes | None] = field(default_factory=dict)
     root: Path | None = None  # where to read its sealed log segments (.workbench/log/) from, when needed
+    # a SQLite workbench's side: the seq it stands at, and how to read its log's lines between two seqs — its
+    # events.jsonl is not held whole, only the lines between the two sides are read (review/logpoints.py)
+    seq: int | None = None
+    log_range: Callable[[int, int], bytes] | None = None
 
     def sealed_from(self, seq: int) -> bytes:
         """The event lines of this side's sealed segments with seq >= `seq` (read newest first, only as far
@@ -80,6 +85,10 @@ def aligned_logs(old: Side, new: Side) -> tuple[bytes | None, bytes | None]:
     revisions reads as what it is — nothing removed — and the events appended since are the ones shown."""
     from workbench.model.jsonl import loads_record
 
+    if old.seq is not None and new.seq is not None and old.log_range is not None and new.log_range is not None:
+        # two points of one SQLite log: only the lines after the older one differ
+        shared = min(old.seq, new.seq)
+        return old.log_range(shared, old.seq), new.log_range(shared, new.seq)
     raw = [old.files.get("events.jsonl"), new.files.get("events.jsonl")]
 
     def first_seq(data: bytes | None) -> int | None:

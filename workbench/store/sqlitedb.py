@@ -54,6 +54,8 @@ DB_NAME = "workbench.sqlite3"
 GITIGNORE = b"# wb: kept in SQLite (docs/storage.md); only config.yaml is a file\nworkbench.sqlite3*\n.local/\n"
 NO_GIT_PATH = f"{WB_DIR}/{DB_NAME}"
 FORMAT = 1
+CHECKPOINT_EVERY = 1000
+CHECKPOINTS_KEPT = 3
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY, type TEXT NOT NULL, hash TEXT NOT NULL,
@@ -157,6 +159,31 @@ class SqliteLog:
     def read_after(self, seq: int) -> list[dict[str, Any]]:
         rows = self.db.conn.execute("SELECT seq, line FROM events WHERE seq > ? ORDER BY seq", (seq,))
         return [_parse(line, s) for s, line in rows]
+
+    def read_between(self, after: int, upto: int) -> list[dict[str, Any]]:
+        """The events after seq `after` up to seq `upto`, both ends' seqs as given."""
+        rows = self.db.conn.execute("SELECT seq, line FROM events WHERE seq > ? AND seq <= ? ORDER BY seq",
+                                    (after, upto))
+        return [_parse(line, s) for s, line in rows]
+
+    def write_start(self, seq: int) -> int:
+        """The seq before the newest line at or before `seq` that ends a write (carries no `more`), so that the
+        lines after it begin with that line; 0 when none does."""
+        for s, line in self.db.conn.execute("SELECT seq, line FROM events WHERE seq <= ? ORDER BY seq DESC", (seq,)):
+            if not _parse(line, s).get("more"):
+                return int(s) - 1
+        return 0
+
+    def bytes_of_types(self, types: tuple[str, ...], upto: int) -> bytes:
+        """The lines of events of these types up to seq `upto`, oldest first (the index on type)."""
+        marks = ",".join("?" * len(types))
+        return b"".join(_blob(line) + b"\n" for (line,) in self.db.conn.execute(
+            f"SELECT line FROM events WHERE type IN ({marks}) AND seq <= ? ORDER BY seq", (*types, upto)))
+
+    def bytes_between(self, after: int, upto: int) -> bytes:
+        """The log's lines after seq `after` up to seq `upto`, as stored (not parsed), each ending in a newline."""
+        return b"".join(_blob(line) + b"\n" for (line,) in self.db.conn.execute(
+            "SELECT line FROM events WHERE seq > ? AND seq <= ? ORDER BY seq", (after, upto)))
 
     def scan_after(self, seq: int) -> tuple[Tail, list[dict[str, Any]]]:
         with self.db.reading():
@@ -272,7 +299,7 @@ class SqliteStorage:
         return _Reading(self.conn)
 
     def read_snapshots(self) -> tuple[bytes | None, bytes | None]:
-        rows = dict(self.conn.execute("SELECT name, data FROM snapshots"))
+        rows = dict(self.conn.execute("SELECT name, data FROM snapshots WHERE name IN ('state.md', 'board.json')"))
         state, board = rows.get("state.md"), rows.get("board.json")
         return (_blob(state) if state is not None else None), (_blob(board) if board is not None else None)
 
@@ -289,6 +316,34 @@ class SqliteStorage:
         else:
             self.conn.execute("DELETE FROM snapshots WHERE name IN ('state.json', 'state.body')")
         self.conn.executemany("INSERT OR REPLACE INTO snapshots(name, data) VALUES (?, ?)", rows)
+        tail = self.conn.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
+        newest = max(self.checkpoints(), default=0)
+        if tail // CHECKPOINT_EVERY > newest // CHECKPOINT_EVERY:
+            self.put_checkpoint(tail, state, board)
+
+    # -- checkpoints: the snapshots as they were at a seq, kept so that `wb diff @SEQ` folds from the nearest one
+    # at or before SEQ instead of from the first event (issue 33: 50,000 events folded for `wb diff @-1`). One is
+    # kept by the first write past each CHECKPOINT_EVERY events, the newest CHECKPOINTS_KEPT of them; in the same
+    # transaction as the snapshots, so a checkpoint is what the log folded to at its seq.
+    def checkpoints(self) -> list[int]:
+        """The seqs checkpoints are kept at, oldest first."""
+        names = self.conn.execute("SELECT name FROM snapshots WHERE name GLOB 'checkpoint/*/state.md'")
+        return sorted(int(seq) for (name,) in names for seq in [name.split("/")[1]] if seq.isdigit())
+
+    def put_checkpoint(self, seq: int, state: bytes, board: bytes) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO snapshots(name, data) VALUES (?, ?)",
+                              [(f"checkpoint/{seq}/state.md", state), (f"checkpoint/{seq}/board.json", board)])
+        for old in self.checkpoints()[:-CHECKPOINTS_KEPT]:
+            self.conn.execute("DELETE FROM snapshots WHERE name GLOB ?", (f"checkpoint/{old}/*",))
+
+    def read_checkpoint(self, at_most: int) -> tuple[int, bytes, bytes] | None:
+        """The newest checkpoint at or before seq `at_most`: (its seq, state.md, board.json), or None."""
+        for seq in reversed(self.checkpoints()):
+            if seq <= at_most:
+                state, board = (self.read_snapshot(f"checkpoint/{seq}/{name}") for name in ("state.md", "board.json"))
+                if state is not None and board is not None:
+                    return seq, state, board
+        return None
 
     def read_snapshot(self, name: str) -> bytes | None:
         row = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
@@ -306,8 +361,10 @@ class SqliteStorage:
         row = self.conn.execute("SELECT line FROM calls WHERE key = ? ORDER BY n DESC LIMIT 1", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def import_lines(self, events: bytes, calls: bytes, state: bytes, board: bytes) -> None:
-        """Fill an empty database: the lines as given, in one transaction."""
+    def import_lines(self, events: bytes, calls: bytes, state: bytes, board: bytes,
+                     checkpoint: tuple[int, bytes, bytes] | None = None) -> None:
+        """Fill an empty database: the lines as given, in one transaction (with the snapshots as they were at a
+        seq before the last, `checkpoint`, when the caller folded past one)."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             if self.conn.execute("SELECT 1 FROM events LIMIT 1").fetchone():
@@ -319,6 +376,8 @@ class SqliteStorage:
             self.conn.executemany("INSERT INTO events(seq, type, hash, line) VALUES (?, ?, ?, ?)", rows)
             self.conn.executemany("INSERT INTO calls(key, line) VALUES (?, ?)",
                                   [(str(json.loads(line).get("key") or ""), line) for line in calls.splitlines()])
+            if checkpoint is not None:
+                self.put_checkpoint(*checkpoint)
             self.put_snapshots(state, board)
             self.conn.execute("COMMIT")
         except BaseException:
