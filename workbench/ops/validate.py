@@ -29,7 +29,7 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
         from workbench.store.sqlitedb import Folded
 
         folded = Folded()
-        return sqlite_problems(wb, folded) or snapshot_disagreements(wb, folded=folded)
+        return sqlite_problems(wb, folded, full=full) or snapshot_disagreements(wb, folded=folded)
     problems: list[str] = []
     p = wb.paths
 
@@ -127,14 +127,14 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
     return problems
 
 
-def sqlite_problems(wb: Workbench, folded: Any = None) -> list[str]:
+def sqlite_problems(wb: Workbench, folded: Any = None, *, full: bool = False) -> list[str]:
     """The SQLite backend's checks (store/sqlitedb.validate: config.yaml, the events, the snapshots and the call
     records in the database), and what it keeps as files on both backends: the board's archive segments and the
     handoff packet."""
     from workbench.model.boardfile import parse_board
     from workbench.store import sqlitedb
 
-    problems = sqlitedb.validate(wb, folded)  # type: ignore[arg-type]
+    problems = sqlitedb.validate(wb, folded, full=full)  # type: ignore[arg-type]
     with wb.storage.reading():  # type: ignore[attr-defined]
         _state, board_raw = wb.storage.read_snapshots()  # type: ignore[attr-defined]
     if board_raw is not None and not problems:

@@ -196,10 +196,10 @@ class SqliteLog:
                                     "LIMIT ?", (*types, limit))
         return [_parse(line, s) for s, line in rows]
 
-    def iter_all(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
-        prev: str | None = None
-        expect = 1
-        for seq, line in self.db.conn.execute("SELECT seq, line FROM events ORDER BY seq"):
+    def iter_all(self, after: int = 0, prev: str | None = None) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        """Every event (after seq `after`, the line before them hashing to `prev`), the chain checked."""
+        expect = after + 1
+        for seq, line in self.db.conn.execute("SELECT seq, line FROM events WHERE seq > ? ORDER BY seq", (after,)):
             event = _parse(line, seq)
             if seq != expect:
                 raise Refused(f"workbench.sqlite3: seq {seq} follows seq {expect - 1}: a gap in the log")
@@ -610,12 +610,17 @@ class Folded:
         self.error: Refused | None = None
 
 
-def validate(wb: SqliteWorkbench, folded: Folded | None = None) -> list[str]:
+def validate(wb: SqliteWorkbench, folded: Folded | None = None, *, full: bool = False) -> list[str]:
     """`wb validate` on SQLite: config.yaml, every event against its schema and the chain, the snapshots
     against theirs, every call record, and the whole log's fold against the snapshots. With `folded`, the
-    events are also folded as they are read (issue 33: one read of the log for both, not two)."""
+    events are also folded as they are read (issue 33: one read of the log for both, not two), from the last
+    checkpoint a check on this machine reached when the lines up to it are unchanged (store/sqlitechecked.py;
+    `full`: from the first event)."""
+    import hashlib
+
     from workbench.model import reducer, statefile
     from workbench.model.boardfile import duplicate_ids, parse_board
+    from workbench.store import sqlitechecked
     from workbench.store.config import load_config
 
     problems: list[str] = []
@@ -623,9 +628,19 @@ def validate(wb: SqliteWorkbench, folded: Folded | None = None) -> list[str]:
         load_config(wb.paths.config)
     except (Refused, NotFound) as err:
         problems.append(str(err))
+    reached = None
     with wb.storage.reading():
+        start = None if full or folded is None else sqlitechecked.checked_start(wb.paths, wb.storage)
+        after, prev, digest = 0, None, hashlib.sha256()
+        if start is not None and folded is not None:
+            after, digest, last_line, folded.docs = start
+            prev, folded.events = line_hash(last_line), after
+        checkpoints = set(wb.storage.checkpoints()) if folded is not None else set()
         try:
-            for _line, event in wb.log.iter_all():
+            log: Any = wb.log  # this backend's: store/sqlitedb.SqliteLog
+            for line, event in log.iter_all(after, prev):
+                digest.update(line)
+                digest.update(b"\n")
                 problems.extend(str(e) for e in schemas.errors("event", event, f"events (seq {event['seq']})"))
                 if folded is not None and folded.error is None:
                     try:
@@ -633,6 +648,8 @@ def validate(wb: SqliteWorkbench, folded: Folded | None = None) -> list[str]:
                         folded.events += 1
                     except Refused as err:  # raised when it matters: when the log is otherwise valid
                         folded.error = err
+                if event["seq"] in checkpoints and folded is not None and folded.error is None and not problems:
+                    reached = _reached(wb.storage, event["seq"], folded.docs, digest.copy().hexdigest()) or reached
         except Refused as err:
             problems.append(str(err))
         state_raw, board_raw = wb.storage.read_snapshots()
@@ -655,7 +672,24 @@ def validate(wb: SqliteWorkbench, folded: Folded | None = None) -> list[str]:
                 problems.append(f"calls:{number}: damaged record (not JSON)")
                 continue
             problems.extend(str(e) for e in schemas.errors("call", call, f"calls:{number}"))
+    if reached is not None and not problems:
+        sqlitechecked.remember(wb.paths, wb.storage, *reached)
     return problems
+
+
+def _reached(storage: SqliteStorage, seq: int, docs: Any, lines: str) -> tuple[int, str, bytes, bytes] | None:
+    """Checkpoint `seq`, when its documents are the fold's: (seq, the lines' digest, its two documents)."""
+    from workbench.model import statefile
+    from workbench.model.boardfile import parse_board
+
+    state_raw, board_raw = (storage.read_snapshot(f"checkpoint/{seq}/{n}") for n in ("state.md", "board.json"))
+    if state_raw is None or board_raw is None:
+        return None
+    try:
+        same = statefile.read_plain(state_raw) == (docs.state, docs.body) and parse_board(board_raw) == docs.board
+    except Refused:
+        return None
+    return (seq, lines, state_raw, board_raw) if same else None
 
 
 if TYPE_CHECKING:  # mypy checks that both backends implement the interface of store/backend.py

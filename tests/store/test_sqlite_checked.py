@@ -1,0 +1,73 @@
+"""Issue 33: `wb validate` on SQLite checks only what came after the last checkpoint a check on this machine
+reached — the lines up to it are hashed, not parsed, and the fold goes on from the checkpoint (at 50,000 events
+0.78 s → 0.17 s of CPU, the files backend's 0.13 s) — and still finds any change to those earlier lines."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from tests.conftest import run_wb
+from workbench.api import Bench, init
+
+
+def _long_sqlite_log(path: Path) -> Bench:
+    path.mkdir()
+    init(path, backend="sqlite", no_git=True)
+    bench = Bench.open(path)
+    for batch in range(7):  # 1,400 notes: a checkpoint past seq 1,000
+        with bench.wb.transaction(actor="agent") as tx:
+            for i in range(200):
+                tx.emit("note.add", {"text": f"note {batch}.{i}"})
+    return bench
+
+
+def _db(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path / ".workbench" / "workbench.sqlite3")
+
+
+def test_a_change_before_the_checked_checkpoint_is_still_found(tmp_path: Path) -> None:
+    path = tmp_path / "scratch"
+    bench = _long_sqlite_log(path)
+    [seq] = bench.wb.storage.checkpoints()  # type: ignore[attr-defined]
+    bench.close()
+    assert run_wb(path, "validate").returncode == 0
+    record = json.loads((path / ".workbench" / ".local" / "wb" / "cache" / "sqlite-checked.json").read_text())
+    assert record["through"] == seq  # the next check starts there
+    assert run_wb(path, "validate").returncode == 0  # from the record: still valid
+    with _db(path) as db:  # a hand edit of an event long before the checkpoint
+        db.execute("UPDATE events SET line = replace(line, 'note 0.5\"', 'note 0.X\"') WHERE seq = 7")
+    r = run_wb(path, "validate")
+    assert r.returncode != 0 and "hash chain broken" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_a_checkpoint_changed_by_hand_is_not_trusted(tmp_path: Path) -> None:
+    path = tmp_path / "scratch"
+    bench = _long_sqlite_log(path)
+    [seq] = bench.wb.storage.checkpoints()  # type: ignore[attr-defined]
+    bench.close()
+    assert run_wb(path, "validate").returncode == 0
+    with _db(path) as db:  # the checkpoint's board says a task exists that no event added
+        board = json.loads(db.execute("SELECT data FROM snapshots WHERE name = ?",
+                                      (f"checkpoint/{seq}/board.json",)).fetchone()[0])
+        board["tasks"].append({"id": "T-999", "title": "never added", "status": "todo"})
+        db.execute("UPDATE snapshots SET data = ? WHERE name = ?",
+                   (json.dumps(board).encode(), f"checkpoint/{seq}/board.json"))
+    r = run_wb(path, "validate")  # its digest no longer matches: the whole log is checked, and it is valid
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert run_wb(path, "validate", "--full").returncode == 0
+
+
+def test_a_task_added_after_the_checkpoint_is_checked(tmp_path: Path) -> None:
+    path = tmp_path / "scratch"
+    bench = _long_sqlite_log(path)
+    assert run_wb(path, "validate").returncode == 0
+    bench.add_task("After the checkpoint")
+    bench.close()
+    with _db(path) as db:  # the newest event, past the checkpoint, made invalid by hand
+        db.execute("UPDATE events SET line = replace(line, '\"actor\":\"agent\"', '\"actor\":42') "
+                   "WHERE seq = (SELECT max(seq) FROM events)")
+        last = db.execute("SELECT max(seq) FROM events").fetchone()[0]
+    r = run_wb(path, "validate")
+    assert r.returncode != 0 and f"seq {last}" in r.stdout + r.stderr, r.stdout + r.stderr
