@@ -205,3 +205,32 @@ def test_plain_serve_refuses_every_write_with_one_line(served: Served) -> None:
     assert served.request("/act?token=anything")[0] == 404
     assert served.api("/api/act")["data"] == {"on": False}
     assert hash_workbench(served.repo) == before
+
+
+@pytest.mark.browser
+def test_in_a_browser_the_person_approves_comments_and_adds_a_task(page_of_person: Page, page: Any) -> None:
+    from .conftest import wait_until
+
+    repo = page_of_person.repo
+    approval_yield(repo)
+    page.goto(page_of_person.origin + "/")  # before the link: the page reads, and offers nothing to do
+    page.wait_for_selector("#inbox li[data-kind=approval]")
+    assert page.locator("#act-approve, #add-task").count() == 0
+    page.goto(page_of_person.origin + page_of_person.link)  # the link from the terminal: the session, then /
+    page.wait_for_selector("#act-approve")
+    assert "deploy" in page.text_content(".act-approval")
+    page.click("#act-approve")
+    page.wait_for_selector("#act-status.ok")
+    assert wait_until(lambda: events(repo, "approval.granted"))[0]["via"] == "web"
+    page.fill("#add-title", "Added from the page")
+    page.click("#add-task")
+    page.wait_for_selector('#board .card[data-id="T-004"]')
+    page.click('#board .card[data-id="T-001"]')
+    page.wait_for_selector("#comment-text")
+    page.fill("#comment-text", "looked at it in the browser")
+    page.click("#comment-task")
+    page.wait_for_selector("#task-act-status.ok")
+    assert "looked at it in the browser" in page.text_content("#drawer")
+    comments = events(repo, "task.comment")
+    assert [(e["via"], e["proof"]) for e in comments] == [("web", "web-token")], comments
+    assert page.errors == []
