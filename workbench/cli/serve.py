@@ -57,9 +57,12 @@ def serve_command(
     import sys
 
     sys.stdout.flush()
-    if server.acting is not None:
-        _show_link(f"{url}act?token={server.acting.token}")
     try:
+        if server.acting is not None:
+            from workbench.ops.person import tell_person
+
+            tell_person(f"wb serve: act from the page (a one-time link; it works once): {url}act?token="
+                        f"{server.acting.token}\n")
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         pass
@@ -69,14 +72,3 @@ def serve_command(
         bench.close()
     return 0
 
-
-def _show_link(link: str) -> None:
-    """The one-time link, on the controlling terminal alone: not stdout or stderr, which a program that started
-    wb serve may be reading (a person proved themselves on this terminal a moment ago)."""
-    import os
-
-    tty = os.open("/dev/tty", os.O_WRONLY | os.O_NOCTTY)
-    try:
-        os.write(tty, f"wb serve: act from the page (a one-time link; it works once): {link}\n".encode())
-    finally:
-        os.close(tty)
