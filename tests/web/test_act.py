@@ -222,9 +222,13 @@ def test_in_a_browser_the_person_approves_comments_and_adds_a_task(page_of_perso
     page.click("#act-approve")
     page.wait_for_selector("#act-status.ok")
     assert wait_until(lambda: events(repo, "approval.granted"))[0]["via"] == "web"
-    page.fill("#add-title", "Added from the page")
-    page.click("#add-task")
+    page.fill("#add-title", "Added from the page")  # half typed when a write elsewhere redraws the board
+    assert run_wb(repo, "task", "add", "Added at the terminal").returncode == 0
     page.wait_for_selector('#board .card[data-id="T-004"]')
+    assert page.input_value("#add-title") == "Added from the page"
+    page.click("#add-task")
+    page.wait_for_selector('#board .card[data-id="T-005"]')
+    assert page.input_value("#add-title") == ""
     page.click('#board .card[data-id="T-001"]')
     page.wait_for_selector("#comment-text")
     page.fill("#comment-text", "looked at it in the browser")
