@@ -238,3 +238,20 @@ def test_in_a_browser_the_person_approves_comments_and_adds_a_task(page_of_perso
     comments = events(repo, "task.comment")
     assert [(e["via"], e["proof"]) for e in comments] == [("web", "web-token")], comments
     assert page.errors == []
+
+
+def test_a_malformed_write_is_refused_in_one_line_and_writes_nothing(page_of_person: Page) -> None:
+    page_of_person.open_link()
+    before = hash_workbench(page_of_person.repo)
+    for body, code in (([1, 2], 400), ({"title": ""}, 400), ({"title": "x" * 10_001}, 400),
+                       ({"title": "x", "acceptance": "true"}, 400)):
+        answer = page_of_person.post("task-add", body, expect=code)
+        assert answer["ok"] is False and "\n" not in answer["error"], answer
+    assert page_of_person.post("task-set", {"id": "T-001", "changes": {"priority": "high"}}, expect=400)["ok"] is False
+    assert page_of_person.post("task-comment", {"id": "T-999", "text": "hello"}, expect=409)["ok"] is False
+    big = {"title": "x" * 70_000}
+    assert page_of_person.request("/api/act/task-add", method="POST", body=big)[0] == 413
+    status, _h, _b = page_of_person.request("/api/act/task-add", method="POST", body=None,
+                                            headers={"Content-Length": "0"})
+    assert status == 400
+    assert hash_workbench(page_of_person.repo) == before
