@@ -21,6 +21,7 @@ from tests.conftest import WB_ARGV, hash_workbench, run_wb
 from tests.person import PersonAtTerminal, as_person
 
 from .conftest import Served
+from .test_views import AXE  # read at import, before the suite's isolated HOME is in place
 
 
 class Page:
@@ -219,6 +220,7 @@ def test_in_a_browser_the_person_approves_comments_and_adds_a_task(page_of_perso
     page.goto(page_of_person.origin + page_of_person.link)  # the link from the terminal: the session, then /
     page.wait_for_selector("#act-approve")
     assert "deploy" in page.text_content(".act-approval")
+    assert axe_serious(page) == []  # the buttons and forms are labelled, with contrast, at a phone's width too
     page.click("#act-approve")
     page.wait_for_selector("#act-status.ok")
     assert wait_until(lambda: events(repo, "approval.granted"))[0]["via"] == "web"
@@ -228,12 +230,14 @@ def test_in_a_browser_the_person_approves_comments_and_adds_a_task(page_of_perso
     assert page.input_value("#add-title") == "Added from the page"
     page.click("#add-task")
     page.wait_for_selector('#board .card[data-id="T-005"]')
-    assert page.input_value("#add-title") == ""
+    page.wait_for_function("() => document.querySelector('#add-title').value === ''")  # drawn afresh once sent
     page.click('#board .card[data-id="T-001"]')
     page.wait_for_selector("#comment-text")
+    assert axe_serious(page) == []
     page.fill("#comment-text", "looked at it in the browser")
     page.click("#comment-task")
-    page.wait_for_selector("#task-act-status.ok")
+    page.wait_for_selector("#task-act-status.ok, #task-act-status.refused")
+    assert "refused" not in (page.get_attribute("#task-act-status", "class") or ""), page.text_content("#task-act-status")
     assert "looked at it in the browser" in page.text_content("#drawer")
     comments = events(repo, "task.comment")
     assert [(e["via"], e["proof"]) for e in comments] == [("web", "web-token")], comments
@@ -255,3 +259,19 @@ def test_a_malformed_write_is_refused_in_one_line_and_writes_nothing(page_of_per
                                             headers={"Content-Length": "0"})
     assert status == 400
     assert hash_workbench(page_of_person.repo) == before
+
+
+def axe_serious(page: Any) -> list[str]:
+    """axe-core's serious and critical violations at 1,280 and 390 px (none found when it is not installed)."""
+    if AXE is None:
+        return []
+    found: list[str] = []
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(100)
+        page.evaluate(AXE)
+        found += page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+                               ".filter(v => ['serious', 'critical'].includes(v.impact))"
+                               ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).slice(0, 3).join(' | '))")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    return found

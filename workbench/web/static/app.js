@@ -6,7 +6,7 @@ const SVGNS = "http://www.w3.org/2000/svg";
 const HEADINGS = { todo: "TODO", in_progress: "IN PROGRESS", blocked: "BLOCKED", done: "DONE", cancelled: "CANCELLED" };
 const view = { tab: "board", session: null, task: null, events: { type: "", session: "", pages: [] }, diff: { a: "", b: "" },
                board: { q: "", status: "", label: "", priority: "", assignee: "", epic: "" }, windows: {},
-               boardData: null, filtered: 0, opener: null, renders: 0, act: null };
+               boardData: null, filtered: 0, opener: null, renders: 0, act: null, said: null };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -155,6 +155,7 @@ async function loadAct() {
 
 async function act(action, body, from) {
   const where = from && from.closest(".drawer") ? "task-act-status" : "act-status";
+  view.said = null;
   if (from) from.disabled = true;
   let answer;
   try {
@@ -171,12 +172,17 @@ async function act(action, body, from) {
     await refresh();
     if (view.task) await openTask(view.task, null, true);
   }
+  // what the write answered stays under its form, however often a live refresh redraws it (statusNode)
+  view.said = { where, task: view.task, ok: answer.ok, text: answer.ok ? "done: " + inline(answer.data) : "refused: " + answer.error };
   const status = document.getElementById(where);
-  if (status) {
-    status.textContent = answer.ok ? "done: " + inline(answer.data) : "refused: " + answer.error;
-    status.className = "act-status " + (answer.ok ? "ok" : "refused");
-  }
+  if (status) status.replaceWith(statusNode(where));
   return answer;
+}
+
+function statusNode(id) {
+  const said = view.said && view.said.where === id && (id === "act-status" || view.said.task === view.task) ? view.said : null;
+  return el("p", { id, class: "act-status" + (said ? (said.ok ? " ok" : " refused") : ""), role: "status" },
+    said ? said.text : "");
 }
 
 function actForm(name, onsend, ...parts) {
@@ -221,7 +227,7 @@ function actingNode(items) {
       el("button", { type: "button", id: "act-trust", onclick: (e) => act("trust", { digests: a.trust.map((c) => c.digest) }, e.currentTarget) },
         "trust these " + a.trust.length)));
   }
-  out.push(addTaskForm(), el("p", { id: "act-status", class: "act-status", role: "status" }));
+  out.push(addTaskForm(), statusNode("act-status"));
   return el("div", { id: "acting" }, out);
 }
 
@@ -382,11 +388,9 @@ async function showBoard() {
   const fresh = await inboxNode();
   const now = document.getElementById("inbox");
   if (now && view.tab === "board") {
-    // a task the person is typing survives a live refresh, as does what the last write answered
-    const typing = now.querySelector("form[data-dirty]"), said = now.querySelector("#act-status");
-    const there = fresh.querySelector('form[data-act="task-add"]'), status = fresh.querySelector("#act-status");
+    // a task the person is typing survives a live refresh (what the last write answered is view.said)
+    const typing = now.querySelector("form[data-dirty]"), there = fresh.querySelector('form[data-act="task-add"]');
     if (typing && there) there.replaceWith(typing);
-    if (said && status) status.replaceWith(said);
     now.replaceWith(fresh);
   }
 }
@@ -471,7 +475,8 @@ function taskActs(t) {
     if (prio !== (typeof t.priority === "number" ? t.priority : 2)) changes.priority = prio;
     if (!Object.keys(changes).length) {
       const status = document.getElementById("task-act-status");
-      if (status) status.textContent = "nothing changed";
+      view.said = { where: "task-act-status", task: t.id, ok: false, text: "nothing changed" };
+      if (status) status.replaceWith(statusNode("task-act-status"));
       return;
     }
     act("task-set", { id: t.id, changes }, b);
@@ -489,7 +494,7 @@ function taskActs(t) {
     el("h3", {}, "Comment"),
     el("label", { class: "field" }, el("span", {}, "Comment"), el("textarea", { name: "text", rows: 2, required: "required", id: "comment-text" })),
     el("button", { type: "submit", id: "comment-task" }, "comment"));
-  return [el("div", { class: "task-acts" }, comment, edit, el("p", { id: "task-act-status", class: "act-status", role: "status" }))];
+  return [el("div", { class: "task-acts" }, comment, edit, statusNode("task-act-status"))];
 }
 
 document.addEventListener("keydown", (e) => {
