@@ -237,7 +237,8 @@ def test_in_a_browser_the_person_approves_comments_and_adds_a_task(page_of_perso
     page.fill("#comment-text", "looked at it in the browser")
     page.click("#comment-task")
     page.wait_for_selector("#task-act-status.ok, #task-act-status.refused")
-    assert "refused" not in (page.get_attribute("#task-act-status", "class") or ""), page.text_content("#task-act-status")
+    said = page.text_content("#task-act-status")
+    assert "refused" not in (page.get_attribute("#task-act-status", "class") or ""), said
     assert "looked at it in the browser" in page.text_content("#drawer")
     comments = events(repo, "task.comment")
     assert [(e["via"], e["proof"]) for e in comments] == [("web", "web-token")], comments
