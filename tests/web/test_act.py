@@ -193,6 +193,12 @@ def test_act_is_refused_in_an_agents_environment_or_off_a_terminal(seeded: Path)
     assert "token" not in term.output
 
 
+def test_act_is_for_this_machine_only(seeded: Path) -> None:
+    proc = run_wb(seeded, "serve", "--port", "0", "--act", "--host", "192.0.2.1", "--allow-remote")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "--act serves the page's writes on this machine only" in proc.stderr
+
+
 def test_a_person_who_does_not_confirm_gets_no_link(seeded: Path) -> None:
     term = as_person(seeded, "serve", "--port", "0", "--act", answer="0000")
     assert term.returncode == 5 and "not confirmed" in term.output and "token" not in term.output, term.output

@@ -36,6 +36,9 @@ def serve_command(
     if host in ("0.0.0.0", "::", ""):  # every interface: no one Host header names it, so none would be answered
         raise UsageError(f"--host {host or '(empty)'}: name the one address the page is reached at (its Host header "
                          "must match), e.g. --host 192.168.1.5 --allow-remote")
+    if act and not is_loopback(host):  # the session cookie and the token would cross a network in plain HTTP
+        raise UsageError(f"--act serves the page's writes on this machine only: leave --host {host} out "
+                         "(127.0.0.1), or serve it read-only there")
     bench = Bench.open(start_dir())
     if act:  # the one gate of every person-only action: a code on /dev/tty, never an agent's process
         from workbench.ops.person import require_person
