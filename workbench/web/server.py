@@ -219,18 +219,17 @@ class Handler(BaseHTTPRequestHandler):
     do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse_method
 
     # -- acting from the page (web/acting.py): only when a person started `wb serve --act` ---------------------
-    def _json(self, code: int, data: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+    def _json(self, code: int, data: dict[str, Any], head: bool = False) -> None:
         body = json.dumps(data, ensure_ascii=True).encode()
         self.send_response(code)
-        for name, value in (extra or {}).items():
-            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Content-Security-Policy", CSP)
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
-        self.wfile.write(body)
+        if not head:
+            self.wfile.write(body)
 
     def _open_session(self, acting: Acting, token: str | None) -> None:
         opened = acting.exchange(token)
@@ -249,12 +248,12 @@ class Handler(BaseHTTPRequestHandler):
         acting = self.server.acting
         session = acting.session_of(self.headers.get("Cookie")) if acting is not None else None
         if acting is None or session is None:
-            return self._json(200, {"ok": True, "error": None, "data": {"on": False}})
+            return self._json(200, {"ok": True, "error": None, "data": {"on": False}}, head)
         from workbench.web.acting import view
 
         csrf = acting.csrf_of(session)
         answer = self.server.source.answer("act", lambda: {"on": True, **view(self.server.source.bench, csrf)})
-        self._json(200, answer)
+        self._json(200, answer, head)
 
     def do_POST(self) -> None:
         acting = self.server.acting
@@ -294,6 +293,15 @@ class Handler(BaseHTTPRequestHandler):
                 line = " ".join(str(err).splitlines())
                 return self._json(400 if isinstance(err, UsageError) else 409,
                                   {"ok": False, "error": views.shown(line)})
+            except OSError as err:  # disk full, a read-only workbench: the environment, not a bug
+                return self._json(500, {"ok": False, "error": views.shown(
+                    f"the workbench could not be written ({err.strerror or err}); wb doctor says why")})
+            except Exception as err:  # a bug in a write: this request says so; the server stays up
+                import traceback
+
+                traceback.print_exc()
+                return self._json(500, {"ok": False, "error": views.shown(
+                    f"wb serve: {type(err).__name__}: {err} (a bug: please report it)")})
         self._json(200, {"ok": True, "error": None, "data": views.shown(done)})
 
     def _live(self) -> None:
