@@ -260,6 +260,9 @@ def test_a_malformed_write_is_refused_in_one_line_and_writes_nothing(page_of_per
         assert answer["ok"] is False and "\n" not in answer["error"], answer
     assert page_of_person.post("task-set", {"id": "T-001", "changes": {"priority": "high"}}, expect=400)["ok"] is False
     assert page_of_person.post("task-comment", {"id": "T-999", "text": "hello"}, expect=409)["ok"] is False
+    unseen = page_of_person.post("trust", {"digests": ["0" * 64]}, expect=409)  # not one the page showed
+    assert "no longer wait for trust as shown" in unseen["error"], unseen
+    assert page_of_person.post("approve", {"yield_id": "nope"}, expect=409)["ok"] is False  # no yield waits
     big = {"title": "x" * 70_000}
     assert page_of_person.request("/api/act/task-add", method="POST", body=big)[0] == 413
     status, _h, _b = page_of_person.request("/api/act/task-add", method="POST", body=None,
