@@ -39,10 +39,7 @@ def person_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return out
 
 
-def as_person(cwd: Path, *args: str, answer: str | None = "code", env: Mapping[str, str] | None = None,
-              timeout: float = 60, argv: Sequence[str] = WB_ARGV, lines: Sequence[str] = ()) -> Terminal:
-    """Run `wb ARGS…` at a terminal of its own as a person would; `answer="code"` types the code wb shows.
-    `lines`: typed in order at any other prompt (`Allow? [y/N]`)."""
+def _spawn(cwd: Path, args: Sequence[str], env: Mapping[str, str] | None, argv: Sequence[str]) -> tuple[int, int]:
     environment = person_env(env)
     pid, fd = pty.fork()
     if pid == 0:  # the child: its own session, the pty its controlling terminal
@@ -51,6 +48,14 @@ def as_person(cwd: Path, *args: str, answer: str | None = "code", env: Mapping[s
             os.execvpe(argv[0], [*argv, *args], environment)
         finally:
             os._exit(127)
+    return pid, fd
+
+
+def as_person(cwd: Path, *args: str, answer: str | None = "code", env: Mapping[str, str] | None = None,
+              timeout: float = 60, argv: Sequence[str] = WB_ARGV, lines: Sequence[str] = ()) -> Terminal:
+    """Run `wb ARGS…` at a terminal of its own as a person would; `answer="code"` types the code wb shows.
+    `lines`: typed in order at any other prompt (`Allow? [y/N]`)."""
+    pid, fd = _spawn(cwd, args, env, argv)
     out = b""
     asked = 0
     typed = 0
@@ -89,3 +94,61 @@ def as_person(cwd: Path, *args: str, answer: str | None = "code", env: Mapping[s
     _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
     return Terminal(code, out.decode("utf-8", "replace").replace("\r\n", "\n"), asked)
+
+
+class PersonAtTerminal:
+    """A long-running `wb ARGS…` (`wb serve --act`) at a terminal of its own, as `as_person` runs one that
+    ends: the person types the code wb asks for, and the test reads what the terminal shows as it comes."""
+
+    def __init__(self, cwd: Path, *args: str, env: Mapping[str, str] | None = None,
+                 argv: Sequence[str] = WB_ARGV) -> None:
+        self.args = args
+        self.pid, self.fd = _spawn(cwd, args, env, argv)
+        self.out = b""
+        self.returncode: int | None = None
+
+    def _read(self, left: float) -> bool:
+        ready, _, _ = select.select([self.fd], [], [], min(left, 0.5))
+        if not ready:
+            return True
+        try:
+            chunk = os.read(self.fd, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            return False
+        self.out += chunk
+        return bool(chunk)
+
+    def expect(self, pattern: bytes, timeout: float = 60) -> re.Match[bytes]:
+        """The first match of `pattern` on the terminal, typing the code wb asks for on the way."""
+        deadline = time.monotonic() + timeout
+        typed = 0
+        while True:
+            codes = CODE.findall(self.out)
+            if len(codes) > typed:
+                typed = len(codes)
+                os.write(self.fd, codes[-1] + b"\n")
+            found = re.search(pattern, self.out)
+            if found:
+                return found
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._read(left):
+                raise AssertionError(f"wb {' '.join(self.args)}: no {pattern!r} on the terminal:\n"
+                                     + self.text)
+
+    @property
+    def text(self) -> str:
+        return self.out.decode("utf-8", "replace").replace("\r\n", "\n")
+
+    def stop(self) -> int:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGTERM)
+            except ProcessLookupError:  # pragma: no cover - it ended already
+                pass
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and self._read(deadline - time.monotonic()):
+                pass
+            os.close(self.fd)
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode

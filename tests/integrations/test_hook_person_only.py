@@ -26,6 +26,7 @@ PERSON_ONLY = [
     "wb resume --deny",
     "wb trust",
     "wb untrust",
+    "wb serve --port 0 --act",  # issue 32: the page a person acts from
     "env WB_X=1 wb resume --approve",
     "sudo -u dev wb trust",
     "nohup timeout 5 setsid wb task done T-001 --force &",
@@ -67,6 +68,7 @@ ALLOWED = [
     "wb task set T-001 title='Parse the config file'",
     "wb resume --result '{\"ok\": true}'",
     "wb status --json",
+    "wb serve --port 0",  # the read-only page
     "python3 -c \"import json; print(json.load(open('.workbench/board.json'))['tasks'])\"",
     "cat .workbench/board.json | python3 -c \"import json, sys; json.dump(json.load(sys.stdin), sys.stdout)\"",
     "python3 -c \"import sys; sys.stdout.write(open('.workbench/state.md').read())\"",

@@ -396,6 +396,8 @@ def _person_verb(args: list[str]) -> str | None:
             flag = a.split("=", 1)[0]
             if flag in ("--approve", "--deny"):
                 return f"wb resume {flag}"
+    if verb[:1] == ["serve"] and "--act" in args[1:]:  # the page a person acts from (web/acting.py)
+        return "wb serve --act"
     if verb == ["task", "done"] and any(a == "--force" or a.startswith("--force=") for a in args[2:]):
         return "wb task done --force"
     if verb == ["task", "set"]:

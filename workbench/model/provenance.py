@@ -4,9 +4,11 @@ person proved it).
 An actor is a claim; `via` and `tty` say what it rests on. `via` is the door the command came through:
 `terminal` (wb run by hand at a terminal), `script` (wb run by a program: no terminal), `mcp` (the MCP
 server), `hook` (a coding agent's hook), `api` (Python importing wb), `edit` (a file edited outside wb, found
-on the next load), `git` (what git brought: a merge driver, a sync) and `wb` (wb's own bookkeeping). A
-person-only action carries `proof`: how the person was proven (`tty-code`: a code shown on /dev/tty and typed
-back there). The process-wide default is set once per entry point (`establish`); the API's is an agent's.
+on the next load), `git` (what git brought: a merge driver, a sync), `wb` (wb's own bookkeeping) and `web`
+(the page of a `wb serve --act` a person started, web/acting.py). A person-only action carries `proof`: how the
+person was proven (`tty-code`: a code shown on /dev/tty and typed back there; `web-token`: the page's session,
+opened with the one-time token shown on that person's terminal). The process-wide default is set once per
+entry point (`establish`); the API's is an agent's.
 
 Known agent environments (the markers their clients put in the environment of the commands they run,
 `model/agentenv.py`) make an actor an agent whatever it claims.
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-VIA = ("terminal", "script", "mcp", "hook", "api", "edit", "git", "wb")
+VIA = ("terminal", "script", "mcp", "hook", "api", "edit", "git", "wb", "web")
 
 # the markers coding agents' clients set in the commands they run: one list, in model/agentenv.py
 AGENT_ENV_MARKERS = tuple(name for name, _client in agentenv.AGENT_ENV_MARKERS)

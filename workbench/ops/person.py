@@ -111,6 +111,16 @@ def require_person(action: str, command: str) -> Who:
     return person
 
 
+def tell_person(text: str) -> None:
+    """`text` on the controlling terminal alone (/dev/tty), where a person proved themselves: not on stdout or
+    stderr, which a program that started wb may read (`wb serve --act`'s one-time link)."""
+    tty = os.open("/dev/tty", os.O_WRONLY | os.O_NOCTTY)
+    try:
+        os.write(tty, text.encode())
+    finally:
+        os.close(tty)
+
+
 def read_line(fd: int, limit: int = 64) -> str:
     """One line typed at the terminal `fd` (at most `limit` bytes), without its end."""
     out = b""

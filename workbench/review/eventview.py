@@ -55,7 +55,7 @@ def _refused(payload: dict[str, Any]) -> list[str]:
     return ["refused " + ", ".join(names)] if names else []
 
 
-PROOFS = {"tty-code": "proven at a terminal"}
+PROOFS = {"tty-code": "proven at a terminal", "web-token": "proven by the page's one-time token"}
 
 
 def who_shown(event: dict[str, Any]) -> str:

@@ -3,7 +3,8 @@ caller says so), answering GET and HEAD for its own static files and its JSON ro
 
 - Paths: a fixed table of routes and the files read from `static/` when the server starts (no symlinks, no
   directories); any other path — `/../`, `%2e%2e`, an absolute path, a file not in the table — is 404, and the
-  disk is never asked. Other methods: 405 (the page is read-only; no route writes).
+  disk is never asked. Other methods: 405 with one line (the page is read-only), unless a person started
+  `wb serve --act`: then `POST /api/act/<action>` writes, behind the checks of web/acting.py.
 - Host header: only `127.0.0.1:PORT` and `localhost:PORT` (and `HOST:PORT` for an explicit `--host`), so a
   page on another site that re-points its DNS name at 127.0.0.1 (DNS rebinding) gets 403, not the workbench.
 - Headers: a strict Content-Security-Policy (`default-src 'self'`, no inline script or style, no frames),
@@ -22,11 +23,14 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from workbench.errors import WorkbenchError
 from workbench.web import views
+
+if TYPE_CHECKING:
+    from workbench.web.acting import Acting
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -184,6 +188,11 @@ class Handler(BaseHTTPRequestHandler):
         if path in self.server.files:
             body, ctype = self.server.files[path]
             return self._send(200, body, ctype, head=head)
+        acting = self.server.acting
+        if acting is not None and path == "/act" and not head:
+            return self._open_session(acting, _one(query, "token"))
+        if path == "/api/act":
+            return self._act_view(head)
         if path == "/api/live" and not head:
             return self._live()
         route = self.server.routes.get(path)
@@ -193,13 +202,107 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, body, "application/json", head=head, cache=False)
 
     def _refuse_method(self) -> None:
+        from workbench.web.acting import READ_ONLY
+
+        acting = self.server.acting is not None
+        body = ("wb serve: only GET, HEAD and POST /api/act/… are answered" if acting else READ_ONLY).encode()
+        self.close_connection = True  # a body it did not read may follow
         self.send_response(405)
-        self.send_header("Allow", "GET, HEAD")
-        self.send_header("Content-Length", "0")
+        self.send_header("Allow", "GET, HEAD, POST" if acting else "GET, HEAD")
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body) + 1))
         self.send_header("Content-Security-Policy", CSP)
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body + b"\n")
+
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse_method
+
+    # -- acting from the page (web/acting.py): only when a person started `wb serve --act` ---------------------
+    def _json(self, code: int, data: dict[str, Any], head: bool = False) -> None:
+        body = json.dumps(data, ensure_ascii=True).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    def _open_session(self, acting: Acting, token: str | None) -> None:
+        opened = acting.exchange(token)
+        if opened is None:
+            return self._refuse(403, "this link opens nothing: the token is wrong or was used already (each "
+                                     "`wb serve --act` shows a new one, once)")
+        self.send_response(303)
+        self.send_header("Set-Cookie", acting.set_cookie(opened[0]))
+        self.send_header("Location", "/")
+        self.send_header("Content-Length", "0")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Referrer-Policy", "no-referrer")
         self.end_headers()
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse_method
+    def _act_view(self, head: bool) -> None:
+        acting = self.server.acting
+        session = acting.session_of(self.headers.get("Cookie")) if acting is not None else None
+        if acting is None or session is None:
+            return self._json(200, {"ok": True, "error": None, "data": {"on": False}}, head)
+        from workbench.web.acting import view
+
+        csrf = acting.csrf_of(session)
+        answer = self.server.source.answer("act", lambda: {"on": True, **view(self.server.source.bench, csrf)})
+        self._json(200, answer, head)
+
+    def do_POST(self) -> None:
+        acting = self.server.acting
+        if acting is None:
+            return self._refuse_method()
+        self.close_connection = True
+        if not self._host_ok():
+            return self._refuse(403, "wb serve answers only to its own address (Host header)")
+        from workbench.web.acting import ACTIONS, MAX_BODY, perform
+
+        action = urlsplit(self.path).path.removeprefix("/api/act/")
+        if not self.path.startswith("/api/act/") or action not in ACTIONS:
+            return self._refuse(404, "not found")
+        why = acting.refusal(self.headers, {f"http://{h}" for h in self.server.hosts})
+        if why is not None:
+            return self._json(403, {"ok": False, "error": why})
+        try:
+            length = int(self.headers.get("Content-Length") or "0")
+        except ValueError:
+            length = -1
+        if not 0 < length <= MAX_BODY:
+            return self._json(413 if length > MAX_BODY else 400,
+                              {"ok": False, "error": f"a write's body is JSON of at most {MAX_BODY} bytes"})
+        try:
+            body = json.loads(self.rfile.read(length))
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return self._json(400, {"ok": False, "error": "a write's body is a JSON object"})
+        source = self.server.source
+        with source.lock:
+            try:
+                done = perform(source.bench, action, body)
+            except WorkbenchError as err:  # the CLI's one line: 400 for what was asked wrongly, 409 refused
+                from workbench.errors import UsageError
+
+                line = " ".join(str(err).splitlines())
+                return self._json(400 if isinstance(err, UsageError) else 409,
+                                  {"ok": False, "error": views.shown(line)})
+            except OSError as err:  # disk full, a read-only workbench: the environment, not a bug
+                return self._json(500, {"ok": False, "error": views.shown(
+                    f"the workbench could not be written ({err.strerror or err}); wb doctor says why")})
+            except Exception as err:  # a bug in a write: this request says so; the server stays up
+                import traceback
+
+                traceback.print_exc()
+                return self._json(500, {"ok": False, "error": views.shown(
+                    f"wb serve: {type(err).__name__}: {err} (a bug: please report it)")})
+        self._json(200, {"ok": True, "error": None, "data": views.shown(done)})
 
     def _live(self) -> None:
         self.send_response(200)
@@ -232,7 +335,8 @@ class WebServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, bench: Any, host: str = "127.0.0.1", port: int = 0, *, verbose: bool = False) -> None:
+    def __init__(self, bench: Any, host: str = "127.0.0.1", port: int = 0, *, verbose: bool = False,
+                 act: bool = False) -> None:
         super().__init__((host, port), Handler)
         self.port = self.server_address[1]
         self.hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
@@ -243,6 +347,11 @@ class WebServer(ThreadingHTTPServer):
         self.files = static_files()
         self.verbose = verbose
         self.stopping = threading.Event()
+        self.acting: Acting | None = None
+        if act:  # the caller proved a person first (cli/serve.py)
+            from workbench.web.acting import Acting
+
+            self.acting = Acting(self.port)
 
     @property
     def url(self) -> str:

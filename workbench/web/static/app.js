@@ -6,7 +6,7 @@ const SVGNS = "http://www.w3.org/2000/svg";
 const HEADINGS = { todo: "TODO", in_progress: "IN PROGRESS", blocked: "BLOCKED", done: "DONE", cancelled: "CANCELLED" };
 const view = { tab: "board", session: null, task: null, events: { type: "", session: "", pages: [] }, diff: { a: "", b: "" },
                board: { q: "", status: "", label: "", priority: "", assignee: "", epic: "" }, windows: {},
-               boardData: null, filtered: 0, opener: null, renders: 0 };
+               boardData: null, filtered: 0, opener: null, renders: 0, act: null, said: null };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -144,17 +144,106 @@ function markdown(text) {
   return box;
 }
 
+// -- acting from the page: only when a person started `wb serve --act` and opened its one-time link ---------------
+// /api/act says whether this browser holds that session, and gives its CSRF token; every write is a POST with it.
+async function loadAct() {
+  const data = await api("/api/act");
+  view.act = data && data.on ? data : null;
+  document.body.dataset.acting = view.act ? "on" : "off";
+  return view.act;
+}
+
+async function act(action, body, from) {
+  const where = from && from.closest(".drawer") ? "task-act-status" : "act-status";
+  view.said = null;
+  if (from) from.disabled = true;
+  let answer;
+  try {
+    const response = await fetch("/api/act/" + action, { method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": view.act ? view.act.csrf : "" },
+      body: JSON.stringify(body) });
+    answer = await response.json().catch(() => ({ ok: false, error: "wb serve answered " + response.status }));
+  } catch (err) {
+    answer = { ok: false, error: "wb serve is not answering (" + err + ")" };
+  }
+  if (from) from.disabled = false;
+  if (answer.ok) {  // what was typed is sent: the forms are drawn afresh from the workbench
+    for (const f of document.querySelectorAll("form[data-dirty]")) delete f.dataset.dirty;
+    await refresh();
+    if (view.task) await openTask(view.task, null, true);
+  }
+  // what the write answered stays under its form, however often a live refresh redraws it (statusNode)
+  view.said = { where, task: view.task, ok: answer.ok, text: answer.ok ? "done: " + inline(answer.data) : "refused: " + answer.error };
+  const status = document.getElementById(where);
+  if (status) status.replaceWith(statusNode(where));
+  return answer;
+}
+
+function statusNode(id) {
+  const said = view.said && view.said.where === id && (id === "act-status" || view.said.task === view.task) ? view.said : null;
+  return el("p", { id, class: "act-status" + (said ? (said.ok ? " ok" : " refused") : ""), role: "status" },
+    said ? said.text : "");
+}
+
+function actForm(name, onsend, ...parts) {
+  // a form that never navigates (the CSP's form-action 'none' would refuse it): its values go to `onsend`, and
+  // while a person types in it a live refresh leaves it as it is (data-dirty)
+  return el("form", { class: "act-form", "data-act": name,
+                      oninput: (e) => { e.currentTarget.dataset.dirty = "1"; },
+                      onsubmit: (e) => { e.preventDefault(); onsend(new FormData(e.currentTarget), e.submitter); } },
+    parts);
+}
+
+function lines(text) {
+  return String(text || "").split("\n").map((l) => l.trim()).filter(Boolean);
+}
+
+function addTaskForm() {
+  return actForm("task-add", (d, b) => act("task-add", { title: d.get("title"), description: d.get("description") || null,
+                                                          acceptance: lines(d.get("acceptance")) }, b),
+    el("h3", {}, "Add a task"),
+    el("label", { class: "field" }, el("span", {}, "Title"), el("input", { name: "title", required: "required", id: "add-title" })),
+    el("label", { class: "field" }, el("span", {}, "Description"), el("textarea", { name: "description", rows: 2 })),
+    el("label", { class: "field" }, el("span", {}, "Acceptance (one command a line)"), el("textarea", { name: "acceptance", rows: 2 })),
+    el("button", { type: "submit", id: "add-task" }, "add task"));
+}
+
+function actingNode(items) {
+  // what the person can do from here: the yield's approval, the commands waiting for trust, a new task
+  const a = view.act;
+  const out = [el("p", { class: "acting" }, "Acting as the person who started wb serve --act: each change is recorded via web.")];
+  if (a.approval && items.some((it) => it.kind === "approval")) {
+    out.push(el("div", { class: "act-approval", "data-yield": a.approval.yield_id },
+      "Session \u201c" + (a.approval.goal || "") + "\u201d asks to run ", el("code", {}, a.approval.tool || "?"),
+      " (" + (a.approval.mode || "mutating") + "). ",
+      el("button", { type: "button", id: "act-approve", onclick: (e) => act("approve", { yield_id: a.approval.yield_id }, e.currentTarget) }, "approve"),
+      " ",
+      el("button", { type: "button", id: "act-deny", onclick: (e) => act("deny", { yield_id: a.approval.yield_id }, e.currentTarget) }, "deny")));
+  }
+  if ((a.trust || []).length) {
+    out.push(el("div", { class: "act-trust" },
+      el("p", {}, a.trust.length + " command(s) not trusted on this clone; each runs as you, exactly as shown:"),
+      el("ul", { class: "commands" }, a.trust.map((c) => el("li", {}, el("strong", {}, c.label), " (" + c.source + ") ", el("code", {}, c.how)))),
+      el("button", { type: "button", id: "act-trust", onclick: (e) => act("trust", { digests: a.trust.map((c) => c.digest) }, e.currentTarget) },
+        "trust these " + a.trust.length)));
+  }
+  out.push(addTaskForm(), statusNode("act-status"));
+  return el("div", { id: "acting" }, out);
+}
+
 // -- the person's inbox: what waits for a person, each with the exact command ------------------------------------
 async function inboxNode() {
   const data = await api("/api/inbox");
   const items = data ? data.items : [];
+  await loadAct();
+  const acting = view.act ? actingNode(items) : null;
   if (!items.length) return el("section", { id: "inbox", class: "inbox empty", "aria-label": "waiting for a person" },
-    el("p", { class: "muted" }, "Nothing waits for a person."));
+    el("p", { class: "muted" }, "Nothing waits for a person."), acting);
   return el("section", { id: "inbox", class: "inbox", "aria-labelledby": "inbox-h" },
     el("h2", { id: "inbox-h" }, "Waiting for you (" + items.length + ")"),
     el("ul", {}, items.map((it) => el("li", { "data-kind": it.kind },
       el("span", { class: "kind" }, it.kind.replace(/_/g, " ")), " ", el("span", {}, linkIds(it.what)),
-      it.command ? el("code", { class: "cmd" }, it.command) : null))));
+      it.command ? el("code", { class: "cmd" }, it.command) : null))), acting);
 }
 
 // -- the board ------------------------------------------------------------------------------------------------
@@ -298,14 +387,21 @@ async function showBoard() {
   }
   const fresh = await inboxNode();
   const now = document.getElementById("inbox");
-  if (now && view.tab === "board") now.replaceWith(fresh);
+  if (now && view.tab === "board") {
+    // a task the person is typing survives a live refresh (what the last write answered is view.said)
+    const typing = now.querySelector("form[data-dirty]"), there = fresh.querySelector('form[data-act="task-add"]');
+    if (typing && there) there.replaceWith(typing);
+    now.replaceWith(fresh);
+  }
 }
 
 // -- a task's detail: a drawer beside the board, where the person is; Escape or the close button shuts it ----------
 async function openTask(id, from, quiet) {
   if (from) view.opener = from;
-  view.task = id;
   const drawer = document.getElementById("drawer");
+  // a live refresh leaves the drawer alone while the person types in one of its forms
+  if (quiet && view.task === id && !drawer.hidden && drawer.querySelector("form[data-dirty]")) return;
+  view.task = id;
   const data = await api("/api/task", { id });
   const body = el("div", { class: "drawer-body" });
   if (!data || !data.task) body.append(el("h2", { id: "drawer-title" }, "no task " + id));
@@ -360,11 +456,45 @@ function taskDetail(data) {
     "reviews", "blocked_reason", "parent", "description", "acceptance", "proof", "scope", "depends_on", "comments"]);
   const rest = Object.fromEntries(Object.entries(t).filter(([k]) => !known.has(k)));
   if (Object.keys(rest).length) out.push(el("h3", {}, "More"), fields(rest));
+  if (view.act) out.push(...taskActs(t));
   out.push(el("h3", {}, "History: " + data.history.length + " event(s)"),
     el("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "history (scrolls)" }, el("table", { id: "task-history" }, el("tbody", {}, data.history.map((e) => el("tr", {},
       el("td", { class: "num" }, "#" + e.seq), el("td", { class: "num" }, e.ts), el("td", {}, e.who),
       el("td", {}, e.type), el("td", {}, e.summary)))))));
   return out;
+}
+
+function taskActs(t) {
+  // the drawer's forms when acting: a comment, and an edit of the fields the page changes (wb task set)
+  const edit = actForm("task-set", (d, b) => {
+    const changes = {}, want = { title: d.get("title"), description: d.get("description"), owner: d.get("owner") };
+    for (const [k, v] of Object.entries(want)) if (v !== (t[k] || "")) changes[k] = v;
+    const acceptance = lines(d.get("acceptance"));
+    if (acceptance.join("\n") !== (t.acceptance || []).join("\n")) changes.acceptance = acceptance;
+    const prio = Number(d.get("priority"));
+    if (prio !== (typeof t.priority === "number" ? t.priority : 2)) changes.priority = prio;
+    if (!Object.keys(changes).length) {
+      const status = document.getElementById("task-act-status");
+      view.said = { where: "task-act-status", task: t.id, ok: false, text: "nothing changed" };
+      if (status) status.replaceWith(statusNode("task-act-status"));
+      return;
+    }
+    act("task-set", { id: t.id, changes }, b);
+  },
+    el("h3", {}, "Edit"),
+    el("label", { class: "field" }, el("span", {}, "Title"), el("input", { name: "title", value: t.title, required: "required", id: "edit-title" })),
+    el("label", { class: "field" }, el("span", {}, "Description"), el("textarea", { name: "description", rows: 3 }, t.description || "")),
+    el("label", { class: "field" }, el("span", {}, "Acceptance (one command a line)"),
+      el("textarea", { name: "acceptance", rows: 3 }, (t.acceptance || []).join("\n"))),
+    el("label", { class: "field" }, el("span", {}, "Owner"), el("input", { name: "owner", value: t.owner || "", required: "required" })),
+    el("label", { class: "field" }, el("span", {}, "Priority"), el("select", { name: "priority" },
+      PRIORITY.map((p, i) => el("option", { value: String(i), selected: (t.priority ?? 2) === i ? "selected" : null }, p)))),
+    el("button", { type: "submit", id: "edit-task" }, "save"));
+  const comment = actForm("task-comment", (d, b) => act("task-comment", { id: t.id, text: d.get("text") }, b),
+    el("h3", {}, "Comment"),
+    el("label", { class: "field" }, el("span", {}, "Comment"), el("textarea", { name: "text", rows: 2, required: "required", id: "comment-text" })),
+    el("button", { type: "submit", id: "comment-task" }, "comment"));
+  return [el("div", { class: "task-acts" }, comment, edit, statusNode("task-act-status"))];
 }
 
 document.addEventListener("keydown", (e) => {
