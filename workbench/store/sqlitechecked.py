@@ -26,23 +26,28 @@ from workbench.store.caches import read_json
 _NAME = "sqlite-checked.json"
 
 
-def lines_digest(conn: Any, upto: int) -> tuple[Any, bytes | None]:
-    """A running sha256 of the log's lines up to seq `upto` (each followed by a newline), and the last line."""
+def lines_digest(conn: Any, upto: int, misrecorded: list[int] | None = None) -> tuple[Any, bytes | None]:
+    """A running sha256 of the log's lines up to seq `upto` (each followed by a newline), and the last line.
+    With `misrecorded`, the seqs whose `hash` column is not their line's hash are put in it (`wb doctor`)."""
     digest = hashlib.sha256()
     update = digest.update
     last = None
-    for (line,) in conn.execute("SELECT line FROM events WHERE seq <= ? ORDER BY seq", (upto,)):
+    query = "SELECT line, hash, seq FROM events WHERE seq <= ? ORDER BY seq"
+    for line, recorded, seq in conn.execute(query, (upto,)):
         if type(line) is not bytes:  # a value rewritten by hand as TEXT reads as its UTF-8, as store/sqlitedb
             line = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else bytes(line)
         update(line)
         update(b"\n")
         last = line
+        if misrecorded is not None and hashlib.sha256(line).hexdigest() != recorded:
+            misrecorded.append(seq)
     return digest, last
 
 
-def checked_start(p: Paths, storage: Any) -> tuple[int, Any, bytes, reducer.Docs] | None:
+def checked_start(p: Paths, storage: Any, misrecorded: list[int] | None = None,
+                  ) -> tuple[int, Any, bytes, reducer.Docs] | None:
     """Where a check may begin: (the seq checked through, the running digest of the lines up to it, its last
-    line, the documents at it), or None (check from the first event)."""
+    line, the documents at it), or None (check from the first event). `misrecorded`: as `lines_digest`."""
     record = read_json(p.cache / _NAME) or {}
     seq = record.get("through")
     if not isinstance(seq, int) or seq <= 0 or record.get("db") != str(storage.path):
@@ -51,7 +56,7 @@ def checked_start(p: Paths, storage: Any) -> tuple[int, Any, bytes, reducer.Docs
     if state_raw is None or board_raw is None or record.get("state") != _sha(state_raw) \
             or record.get("board") != _sha(board_raw):
         return None
-    digest, last = lines_digest(storage.conn, seq)
+    digest, last = lines_digest(storage.conn, seq, misrecorded)
     if last is None or digest.copy().hexdigest() != record.get("lines"):
         return None
     state, body = statefile.read_plain(state_raw)

@@ -649,7 +649,8 @@ def validate(wb: SqliteWorkbench, folded: Folded | None = None, *, full: bool = 
                     except Refused as err:  # raised when it matters: when the log is otherwise valid
                         folded.error = err
                 if event["seq"] in checkpoints and folded is not None and folded.error is None and not problems:
-                    reached = _reached(wb.storage, event["seq"], folded.docs, digest.copy().hexdigest()) or reached
+                    lines = digest.copy().hexdigest()
+                    reached = reached_checkpoint(wb.storage, event["seq"], folded.docs, lines) or reached
         except Refused as err:
             problems.append(str(err))
         state_raw, board_raw = wb.storage.read_snapshots()
@@ -677,7 +678,7 @@ def validate(wb: SqliteWorkbench, folded: Folded | None = None, *, full: bool = 
     return problems
 
 
-def _reached(storage: SqliteStorage, seq: int, docs: Any, lines: str) -> tuple[int, str, bytes, bytes] | None:
+def reached_checkpoint(storage: SqliteStorage, seq: int, docs: Any, lines: str) -> tuple[int, str, bytes, bytes] | None:
     """Checkpoint `seq`, when its documents are the fold's: (seq, the lines' digest, its two documents)."""
     from workbench.model import statefile
     from workbench.model.boardfile import parse_board
