@@ -18,7 +18,6 @@ TOO_LONG_FOR_NOW: dict[str, int] = {
     "workbench/store/sqlitedb.py": 609,  # store/: issue 34.2 rewrites the write path
     "workbench/store/transaction.py": 697,  # store/: issue 34.2
     "workbench/harness/loop.py": 773,
-    "workbench/integrations/mcp.py": 816,
     "workbench/ops/sync.py": 615,
     "tools/faultrun.py": 1074,
 }

@@ -25,7 +25,7 @@ OUTSIDE_THE_STORE = {
                                          "(never .workbench/)"),
     "integrations/agents_md.py": ({"atomic_write"}, "AGENTS.md at the repository root, outside .workbench/"),
     "ops/init.py": ({"atomic_write"}, "the agent's settings (`wb init --claude-code|--codex`), outside .workbench/"),
-    "integrations/mcp.py": ({"open:w"}, "the MCP protocol stream: a duplicate of stdout (os.fdopen), not a file"),
+    "integrations/mcpserve.py": ({"open:w"}, "the MCP protocol stream: a duplicate of stdout (os.fdopen), not a file"),
     "api.py": ({"write_text"}, "an inline plan (Bench.run(steps=...)), in a temporary directory outside the repo"),
     "cli/merge_driver.py": ({"write_bytes"}, "the merge result into the file git names (%A), outside .workbench/"),
     "ops/person.py": ({"os.open:w", "os.write"}, "the question to a person, on /dev/tty (a terminal, not a file)"),
