@@ -16,14 +16,12 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workbench import __version__
 from workbench.integrations.mcpcalls import Tools
 from workbench.integrations.mcptools import INSTRUCTIONS, SPECS, TOOLS, hints_of, listed_tools
 
-if TYPE_CHECKING:
-    pass
 
 def fast_server() -> Any:
     from workbench.integrations import mcpfast

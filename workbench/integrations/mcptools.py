@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from workbench.errors import UsageError
-
-if TYPE_CHECKING:
-    pass
 
 INSTRUCTIONS = (
     "wb keeps this repository's agent state (task board, decision log, event log) and records every change: "
