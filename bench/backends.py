@@ -8,7 +8,7 @@ workbench, moved there with `wb export` / `wb import` (so both hold the same eve
     backends.status    `wb status` on SQLite vs on files, the same history (information, no bar)
 
 Full runs use 50,000 events (note events, bench/_gen.py), quick runs 2,000. bench/run.py registers
-`bench_backends` as a group; it uses that module's Context and Result.
+`bench_backends` as a group; Context and Result are bench/common.py's.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from run import Context, Result
+    from common import Context, Result
 
 BACKEND_EVENTS = 50_000
 QUICK_EVENTS = 2_000
 
 
 def bench_backends(ctx: Context) -> list[Result]:
-    from run import ratio, side_by_side
+    from common import ratio, side_by_side
 
     s = ctx.settings
     r = ctx.runner

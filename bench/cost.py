@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import run as R  # bench/run.py, which registers itself under this name before importing this module
+import common as R  # bench/common.py: what every bench shares (this module imports no other bench's)
 import scale
 
 LIST_TASKS = 2_000  # half of them waiting on one of the other half

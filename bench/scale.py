@@ -29,7 +29,7 @@ import subprocess
 import time
 from pathlib import Path
 
-import run as R  # bench/run.py, which registers itself under this name before importing this module
+import common as R  # bench/common.py: what every bench shares (this module imports no other bench's)
 
 BIG_TASKS, BIG_DONE, BIG_EVENTS = 5_000, 4_800, 50_000
 SMALL_TASKS, SMALL_DONE, SMALL_EVENTS = 50, 48, 500

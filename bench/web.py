@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import run as R  # bench/run.py, which registers itself under this name before importing this module
+import common as R  # bench/common.py: what every bench shares (this module imports no other bench's)
 
 TASKS, SMALL = 5_000, 30
 WINDOW = 50  # the cards a column of the page shows before "show more" (static/app.js)

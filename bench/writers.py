@@ -10,7 +10,7 @@ default settings (no WB_LOCK_TIMEOUT), against one workbench.
   writers.per_write  the burst's wall time per write vs one lone `wb task add` (information, no bar): what a
                      write costs when twenty queue for the lock, against one that never waits
 
-Quick runs use 20 writers × 4 adds. Stdlib only, like bench/run.py, whose Context and Result it uses.
+Quick runs use 20 writers × 4 adds. Stdlib only, like bench/run.py; Context and Result are bench/common.py's.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from run import Context, Result
+import common as R  # bench/common.py: what every bench shares (this module imports no other bench's)
+from common import Context, Result
 
 WRITERS = 20
 EACH = 10
@@ -45,19 +45,7 @@ _WORKER = textwrap.dedent("""
 """)
 
 
-def _bench_module() -> Any:
-    """bench/run.py's namespace: the running script when it is the one that called us, else imported."""
-    main = sys.modules.get("__main__")
-    if main is not None and hasattr(main, "Result") and hasattr(main, "Context"):
-        return main
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import run
-
-    return run
-
-
 def bench_writers(ctx: Context) -> list[Result]:
-    run = _bench_module()
     each = ctx.settings.n(EACH, EACH_QUICK)
     total = WRITERS * each
     repo = ctx.workbench("writers")
@@ -69,7 +57,7 @@ def bench_writers(ctx: Context) -> list[Result]:
     add = ctx.runner.timer([ctx.wb, "task", "add", "alone"], lone)
     lone_s = [add() for _ in range(ctx.settings.n(7, 3))]
 
-    procs = [subprocess.Popen([run.PY, "-c", _WORKER, ctx.wb, f"w{w:02d}", str(each)], cwd=repo, env=env,
+    procs = [subprocess.Popen([R.PY, "-c", _WORKER, ctx.wb, f"w{w:02d}", str(each)], cwd=repo, env=env,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for w in range(WRITERS)]
     start = time.perf_counter()
@@ -81,7 +69,7 @@ def bench_writers(ctx: Context) -> list[Result]:
     for proc in procs:
         out, err = proc.communicate(timeout=1800)
         if proc.returncode != 0:
-            raise run.BenchError(f"a writer crashed ({proc.returncode}): {err.strip()[-600:]}")
+            raise R.BenchError(f"a writer crashed ({proc.returncode}): {err.strip()[-600:]}")
         adds.extend(json.loads(line) for line in out.splitlines() if line.strip())
     burst = time.perf_counter() - start
 
@@ -107,19 +95,19 @@ def bench_writers(ctx: Context) -> list[Result]:
     longest = max((a["s"] for a in adds), default=0.0)
     detail = (f"{WRITERS}×{each}: {timeouts} lock timeouts, {len(failed) - timeouts} other failures, {lost} lost, "
               f"{duplicates} duplicate ids, {uncommitted} not in git's history, {commits} commits carried "
-              f"them{', .workbench/ left dirty' if dirty else ''}; longest add {run.fmt_s(longest)}")
+              f"them{', .workbench/ left dirty' if dirty else ''}; longest add {R.fmt_s(longest)}")
     extra = {"writers": WRITERS, "each": each, "lock_timeouts": timeouts, "failed": len(failed), "lost": lost,
              "duplicate_ids": duplicates, "uncommitted": uncommitted, "commits": commits,
              "longest_add_ms": round(longest * 1000, 1), "burst_s": round(burst, 2)}
     if failed:
         extra["first_failure"] = failed[0]["err"]
     share = 100.0 * max(0, ok - (1 if dirty else 0)) / total if total else 0.0
-    results = [run.Result("writers.ok", "rate", share, 100.0, "% of writes ok", n=total, detail=detail,
-                          extra=extra)]
+    results = [R.Result("writers.ok", "rate", share, 100.0, "% of writes ok", n=total, detail=detail,
+                        extra=extra)]
     per_write = burst / total
-    results.append(run.Result("writers.per_write", "info", per_write / statistics.median(lone_s), None, "x",
-                              "20 writers", per_write, "lone", statistics.median(lone_s), n=total,
-                              detail=f"burst {run.fmt_s(burst)} for {total} writes"))
+    results.append(R.Result("writers.per_write", "info", per_write / statistics.median(lone_s), None, "x",
+                            "20 writers", per_write, "lone", statistics.median(lone_s), n=total,
+                            detail=f"burst {R.fmt_s(burst)} for {total} writes"))
     return results
 
 
@@ -132,10 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help=f"{WRITERS} writers × {EACH_QUICK} adds")
     args = parser.parse_args(argv)
-    run = _bench_module()
     tmp = Path(tempfile.mkdtemp(prefix="wb-bench-writers-"))
     try:
-        ctx = run.Context(run.Settings(quick=args.quick), tmp)
+        ctx = R.Context(R.Settings(quick=args.quick), tmp)
         results = bench_writers(ctx)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

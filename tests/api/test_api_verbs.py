@@ -268,7 +268,7 @@ def test_record_event_redacts_before_it_clips(bench: Bench, repo: Path, monkeypa
 # -- the CLI and the MCP server use the verbs -------------------------------------------------------------
 CALLERS = ["workbench/cli/run.py", "workbench/cli/resume.py", "workbench/cli/abort.py", "workbench/cli/doctor.py",
            "workbench/cli/diff.py", "workbench/cli/migrate.py", "workbench/cli/hook.py",
-           "workbench/integrations/mcp.py"]
+           "workbench/integrations/mcpcalls.py", "workbench/integrations/mcpserve.py"]
 BELOW_THE_VERBS = {"workbench.harness.bound", "workbench.ops.doctor", "workbench.migrate.apply",
                    "workbench.review.diff", "workbench.store.workbench"}
 

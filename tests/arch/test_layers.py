@@ -1,6 +1,6 @@
 """The package layout docs/architecture.md draws, kept true: the layers exist, each opens with a docstring, a
-module imports only from its own layer or below, no import circles outside cli/, no private name crosses a
-module, and at most ten modules sit directly under workbench/."""
+module imports only from its own layer or below, no import circles (lazy and type-only imports counted, cli/ and
+bench/ included), no private name crosses a module, and at most ten modules sit directly under workbench/."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "workbench"
+BENCH = ROOT / "bench"
 
 # Lowest first. A module may import from its own layer and the layers before it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
@@ -147,41 +148,118 @@ def test_no_private_name_crosses_a_module() -> None:
     assert wrong == [], "\n".join(wrong)
 
 
-def test_no_import_circles_outside_cli() -> None:
+# Circles left for issue 34.2, which rewrites the store's write path (transaction ↔ archive, commit, configedit,
+# humanedit, sealedfiles, spool): a strongly connected set of modules passes only if every member is named here.
+# Issue 34.2 removes these; nothing else goes on this list — a new circle is fixed by moving the shared piece
+# down a module, or by passing the collaborator in.
+KNOWN_CIRCLES: frozenset[str] = frozenset({
+    "workbench.store.archive", "workbench.store.commit", "workbench.store.configedit", "workbench.store.humanedit",
+    "workbench.store.logprefix", "workbench.store.sealedfiles", "workbench.store.spool",
+    "workbench.store.transaction", "workbench.store.workbench",
+})
+
+
+def bench_imports(path: Path) -> Iterator[tuple[str, int]]:
+    """(bench module, line) for each import of a sibling: bench/ is a folder of scripts that import each other by
+    bare name (`import run as R`, `from scale import x`), its own directory first on sys.path."""
+    siblings = {p.stem for p in BENCH.glob("*.py")}
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in siblings:
+                    yield "bench." + alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module in siblings:
+            yield "bench." + node.module, node.lineno
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the modules it imports, every import counted: at the top, inside a function (lazy) and under
+    TYPE_CHECKING alike — each is a place where one module needs the other. A package's __init__ is not counted
+    as a dependency of its own modules."""
+    paths = dict(modules())
+    paths.update(("bench." + p.stem, p) for p in sorted(BENCH.glob("*.py")))
     graph: dict[str, set[str]] = {}
-    known = {m for m, _p in modules()}
-    for module, path in modules():
-        if module.startswith("workbench.cli"):
-            continue
-        deps = set()
-        for target, _names, line in imports(path, module):
-            if is_type_only(path, line) or target.startswith("workbench.cli"):
-                continue
-            while target not in known and "." in target:
+    for module, path in paths.items():
+        deps: set[str] = set()
+        targets = ([t for t, _n, _l in imports(path, module)] if module.startswith("workbench")
+                   else [t for t, _l in bench_imports(path)] + [t for t, _n, _l in imports(path, "bench")])
+        for target in targets:
+            while target not in paths and "." in target:
                 target = target.rpartition(".")[0]
-            if target != module and target in known and not module.startswith(target + "."):
+            if target != module and target in paths and not module.startswith(target + "."):
                 deps.add(target)
         graph[module] = deps
-    # a package's __init__ is not a real dependency of its own modules
-    cycles = []
-    state: dict[str, int] = {}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected sets of more than one module (Tarjan's algorithm, iterative), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
     stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, deps = work[-1]
+            for dep in deps:
+                if dep not in index:
+                    index[dep] = low[dep] = len(index)
+                    stack.append(dep)
+                    on_stack.add(dep)
+                    work.append((dep, iter(sorted(graph.get(dep, ())))))
+                    break
+                if dep in on_stack:
+                    low[node] = min(low[node], index[dep])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    members = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        members.append(member)
+                        if member == node:
+                            break
+                    if len(members) > 1:
+                        found.append(sorted(members))
+    return sorted(found)
 
-    def visit(node: str) -> None:
-        state[node] = 1
-        stack.append(node)
-        for dep in sorted(graph.get(node, ())):
-            if state.get(dep) == 1:
-                cycles.append(" → ".join(stack[stack.index(dep):] + [dep]))
-            elif dep not in state:
-                visit(dep)
-        stack.pop()
-        state[node] = 2
 
-    for node in sorted(graph):
-        if node not in state:
-            visit(node)
-    assert cycles == [], "\n".join(cycles)
+def describe(members: list[str], graph: dict[str, set[str]]) -> str:
+    inside = set(members)
+    edges = "; ".join(f"{m} → {', '.join(sorted(graph[m] & inside))}" for m in members)
+    return f"circle of {len(members)}: {', '.join(members)} ({edges})"
+
+
+def test_no_import_circles() -> None:
+    graph = import_graph()
+    wrong = [describe(c, graph) for c in circles(graph) if not set(c) <= KNOWN_CIRCLES]
+    assert wrong == [], "import circles (move the shared piece down, or pass the collaborator in):\n" + \
+        "\n".join(wrong)
+
+
+def test_every_known_circle_is_still_one() -> None:
+    """KNOWN_CIRCLES only shrinks: a module that is in no circle any more comes off it."""
+    inside = {m for c in circles(import_graph()) for m in c}
+    assert sorted(KNOWN_CIRCLES - inside) == [], "in no import circle now: take them off KNOWN_CIRCLES"
+
+
+def test_the_circle_check_finds_a_circle_and_names_its_members() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert describe(["a", "b", "c"], graph) == "circle of 3: a, b, c (a → b; b → c; c → a)"
+    real = import_graph()
+    assert "bench.run" in real
+    assert "workbench.model.session" in real["workbench.model.reducer"]  # imported inside a function
 
 
 @pytest.mark.parametrize("module", ["workbench.model.reducer", "workbench.store.workbench"])

@@ -15,11 +15,17 @@ STORE = PACKAGE / "store"
 
 # module (relative to workbench/) → (the write calls it may make, what they write and why not via the store)
 OUTSIDE_THE_STORE = {
-    "git/repo.py": ({"open:w", "os.replace", "os.unlink"},
-                    "git's own objects, in .git/objects, and the commit-msg hook's message file (never .workbench/)"),
+    "git/objects.py": ({"open:w", "os.replace", "os.unlink"}, "git's own objects, in .git/objects (never .workbench/)"),
+    "git/blobstat.py": ({"open:w", "os.replace", "os.unlink"},
+                        "the blob ids of .workbench/'s files by stat, a cache in <git dir>/wb (never .workbench/)"),
+    "git/sharedrefs.py": ({"open:w", "os.replace", "os.unlink"},
+                          "the state ref's base, the sync-writing marker and the worktree's id, in <git dir>/wb "
+                          "(never .workbench/)"),
+    "git/userpolicy.py": ({"os.unlink"}, "the commit-msg hook's message file and the hooks' own index, temporary "
+                                         "(never .workbench/)"),
     "integrations/agents_md.py": ({"atomic_write"}, "AGENTS.md at the repository root, outside .workbench/"),
     "ops/init.py": ({"atomic_write"}, "the agent's settings (`wb init --claude-code|--codex`), outside .workbench/"),
-    "integrations/mcp.py": ({"open:w"}, "the MCP protocol stream: a duplicate of stdout (os.fdopen), not a file"),
+    "integrations/mcpserve.py": ({"open:w"}, "the MCP protocol stream: a duplicate of stdout (os.fdopen), not a file"),
     "api/loop.py": ({"write_text"}, "an inline plan (Bench.run(steps=...)), in a temporary directory outside the repo"),
     "cli/merge_driver.py": ({"write_bytes"}, "the merge result into the file git names (%A), outside .workbench/"),
     "ops/person.py": ({"os.open:w", "os.write"}, "the question to a person, on /dev/tty (a terminal, not a file)"),

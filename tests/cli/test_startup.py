@@ -278,7 +278,7 @@ def test_a_packed_parent_is_read_through_git_once_per_process(bench, repo, git, 
     packed (as wb's own packing leaves them: the refs stay loose), git reads them once per process, not once
     per caller (each read was one `git cat-file --batch` per tree level)."""
     from workbench.api import Bench
-    from workbench.git import repo as gitrepo
+    from workbench.git import objects as gitrepo
 
     bench.add_task("one")
     git(repo, "repack", "-a", "-d", "-q")

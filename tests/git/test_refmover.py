@@ -76,7 +76,7 @@ def test_the_helper_ends_when_the_bench_closes(repo):
 def test_every_live_helper_is_ended_by_the_exit_handler(repo):
     """At interpreter exit objects are torn down in no set order, and a Popen freed before its RefMover warns
     about a running subprocess; the atexit handler ends every helper first. Here it is called directly."""
-    from workbench.git import repo as gitstore
+    from workbench.git import refs as gitstore
 
     init(repo)
     bench = Bench.open(repo)

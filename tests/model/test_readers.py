@@ -90,7 +90,7 @@ def test_cat_batch(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("pattern", "home"), [
-    (r"\"cat-file\"", "git/repo.py"),
+    (r"\"cat-file\"", "git/plumbing.py"),
     (r"\bempty_docs\(", "model/reducer.py"),
     (r"TASK_ID = re\.compile", "model/ids.py"),
     (r"yamlio\.load_safe\(", "model/configfile.py|model/statefile.py|harness/planners.py"),

@@ -81,11 +81,13 @@ def reached(label: str, after: str) -> bool:
 def test_every_write_path_fault_point_is_covered() -> None:
     """A fault point added to the transaction or the git recording later must join POINTS (and so the matrix)."""
     import workbench.git.repo
+    import workbench.git.sharedrefs
     import workbench.store.transaction
     import workbench.store.workbench
 
     named = set()
-    for module in (workbench.store.workbench, workbench.store.transaction, workbench.git.repo):
+    for module in (workbench.store.workbench, workbench.store.transaction, workbench.git.repo,
+                   workbench.git.sharedrefs):
         named |= set(re.findall(r'faults\.point\("([^"]+)"\)', Path(module.__file__).read_text()))
     import sys
 

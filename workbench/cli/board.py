@@ -9,10 +9,7 @@ import typer
 
 from workbench.cli import output
 from workbench.cli.app import start_dir
-from workbench.ops.board import marks
-
-HEADINGS = {"todo": "TODO", "in_progress": "IN PROGRESS", "blocked": "BLOCKED", "done": "DONE",
-            "cancelled": "CANCELLED"}
+from workbench.ops.board import HEADINGS, marks
 
 
 def board_command(

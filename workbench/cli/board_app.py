@@ -21,9 +21,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Label, ListItem, ListView, Static
 
 from workbench.cli import output
-from workbench.cli.board import HEADINGS
 from workbench.errors import WorkbenchError
-from workbench.ops.board import marks, stamp, watched
+from workbench.ops.board import HEADINGS, marks, stamp, watched
 from workbench.ops.status import STATUSES
 
 POLL_SECONDS = 0.5

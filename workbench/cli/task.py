@@ -273,7 +273,7 @@ def set_(
     bench = _bench()
     changes = parse_assignments(assignments or [], TASK_LIST_KEYS)
     if changes.get("priority") is not None:
-        from workbench.cli.writes import priority_of
+        from workbench.cli.values import priority_of
 
         changes["priority"] = priority_of(changes["priority"])
     if not changes and not (allow or forbid):

@@ -14,7 +14,7 @@ def run(chdir: Path | None, status: str | None = None, ready: bool = False, bloc
         label: str | None = None, priority: str | None = None, parent: str | None = None,
         assignee: str | None = None, search: str | None = None, tree: bool = False, limit: int | None = None,
         all_: bool = False, json_: bool = False) -> int:
-    from workbench.cli.writes import priority_of
+    from workbench.cli.values import priority_of
     from workbench.model import proof
     from workbench.model.archive import archived_count
     from workbench.model.dependencies import task_statuses, unmet_dependencies

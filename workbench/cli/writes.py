@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli import output
+from workbench.cli.values import priority_of
 from workbench.errors import UsageError
 
 
@@ -183,15 +184,6 @@ def parse_assignments(pairs: list[str], list_keys: tuple[str, ...]) -> dict[str,
 
 STATE_LIST_KEYS = ("touched_files", "assumptions", "blockers")
 TASK_LIST_KEYS = ("acceptance", "depends_on", "labels")
-
-
-def priority_of(value: str | int | None) -> int | None:
-    """A priority as typed (`--priority 1`, `priority=1`): 0 (highest) … 4; a UsageError for anything else."""
-    if value is None or isinstance(value, int):
-        return value
-    if value.strip() not in ("0", "1", "2", "3", "4"):
-        raise UsageError(f"priority {value!r}: one of 0 (highest), 1, 2 (the default), 3, 4")
-    return int(value)
 
 
 def task_list(chdir: Path | None, status: str | None = None, ready: bool = False, blocked: bool = False,

@@ -15,14 +15,21 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.model.layout import WB_DIR
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from workbench.git.repo import GitRepo
+
+class Checkout(Protocol):
+    """What this module reads of git/repo's GitRepo, named here so it imports nothing of repo's (repo calls it)."""
+
+    @property
+    def worktree(self) -> Path: ...
+    @property
+    def git_dir(self) -> Path: ...
 
 Stat = tuple[int, int, int, int, int] | None  # (mode, size, mtime_ns, ctime_ns, inode); None: no file there
 Kept = tuple[bytes, int] | None  # (bytes, or a symbolic link's target; st_mode); None: no file there
@@ -78,7 +85,7 @@ def _put(path: Path, kept: Kept) -> None:
 
 
 class UserFiles:
-    def __init__(self, repo: GitRepo, cat: Callable[..., Any]) -> None:
+    def __init__(self, repo: Checkout, cat: Callable[..., Any]) -> None:
         self.repo = repo
         self.cat = cat  # git/repo.cat_batch, passed in: this module imports nothing of repo's (no circle)
         self.index_path = Path(os.environ.get("GIT_INDEX_FILE") or repo.git_dir / "index")
@@ -90,7 +97,7 @@ class UserFiles:
         self.kept: dict[str, Kept] = {}  # what `git status` lists: its bytes now
 
     @classmethod
-    def record(cls, repo: GitRepo, run_git: Callable[..., Any], cat: Callable[..., Any]) -> UserFiles:
+    def record(cls, repo: Checkout, run_git: Callable[..., Any], cat: Callable[..., Any]) -> UserFiles:
         """What the user has now; `run_git` and `cat` are git/repo's (passed in by the one caller there)."""
         self = cls(repo, cat)
         listed = run_git(repo.worktree, "ls-files", "-s", "-z").stdout.split(b"\0")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.errors import Refused, SchemaRefused
 from workbench.model import schemas
@@ -13,8 +13,13 @@ from workbench.model.jsonl import DuplicateKey, check_unicode, loads_unique
 if TYPE_CHECKING:
     from pathlib import Path
 
-if TYPE_CHECKING:
-    from workbench.model.reducer import Docs
+
+class TouchedBoard(Protocol):
+    """What `check_board` reads of the reducer's Docs, named here so this module needs nothing of the reducer's
+    (the reducer encodes its board with this module)."""
+
+    board: dict[str, Any]
+    touched: set[str]
 
 
 def encode_board(board: dict[str, Any], reuse: dict[str, str] | None = None) -> bytes:
@@ -139,7 +144,7 @@ def check_board_shape(board: dict[str, Any]) -> None:
         raise SchemaRefused("board.json", "tasks", "every task must be an object with a string id")
 
 
-def check_board(docs: Docs) -> None:
+def check_board(docs: TouchedBoard) -> None:
     """Validate the board. Tasks not touched since load were valid when written: only the touched ones and the
     top level are checked (a 5,000-task board costs ~70 ms to check whole), plus the ids' uniqueness."""
     board = docs.board

@@ -22,6 +22,9 @@ from workbench.ops.status import STATUSES, ready_tasks, waiting_on
 from workbench.store import caches
 from workbench.store.workbench import Workbench
 
+# each column's heading, for the terminal views (cli/board.py's print, cli/board_app.py's live board)
+HEADINGS = {"todo": "TODO", "in_progress": "IN PROGRESS", "blocked": "BLOCKED", "done": "DONE",
+            "cancelled": "CANCELLED"}
 EXTRA_KEYS = ("labels", "priority", "assignee", "parent")  # optional task keys, shown when a task has them
 
 
