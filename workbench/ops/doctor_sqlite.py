@@ -126,7 +126,7 @@ def _to_checkpoint(db: Any, events: list[dict[str, Any]],
     """The whole log, checked: folded up to the newest checkpoint, and whether that checkpoint is the fold there
     (what store/sqlitechecked.py remembers so that the next check starts from it) — (the documents there, the
     events after it, what to remember), or (None, all the events, None)."""
-    from workbench.store.sqlitedb import reached_checkpoint
+    from workbench.store.sqlitechecked import reached_checkpoint
 
     kept = [seq for seq in db.checkpoints() if seq <= len(events)]
     if not kept:

@@ -26,7 +26,7 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
 
     if getattr(wb, "storage", None) is not None:  # the SQLite backend (store/sqlitedb.py)
 
-        from workbench.store.sqlitedb import Folded
+        from workbench.store.sqlitechecked import Folded
 
         folded = Folded()
         return sqlite_problems(wb, folded, full=full) or snapshot_disagreements(wb, folded=folded)
@@ -128,13 +128,13 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
 
 
 def sqlite_problems(wb: Workbench, folded: Any = None, *, full: bool = False) -> list[str]:
-    """The SQLite backend's checks (store/sqlitedb.validate: config.yaml, the events, the snapshots and the call
-    records in the database), and what it keeps as files on both backends: the board's archive segments and the
-    handoff packet."""
+    """The SQLite backend's checks (store/sqlitechecked.validate: config.yaml, the events, the snapshots and the
+    call records in the database), and what it keeps as files on both backends: the board's archive segments and
+    the handoff packet."""
     from workbench.model.boardfile import parse_board
-    from workbench.store import sqlitedb
+    from workbench.store import sqlitechecked
 
-    problems = sqlitedb.validate(wb, folded, full=full)  # type: ignore[arg-type]
+    problems = sqlitechecked.validate(wb, folded, full=full)  # type: ignore[arg-type]
     with wb.storage.reading():  # type: ignore[attr-defined]
         _state, board_raw = wb.storage.read_snapshots()  # type: ignore[attr-defined]
     if board_raw is not None and not problems:
@@ -171,7 +171,7 @@ def snapshot_disagreements(wb: Workbench, check: SealedCheck | None = None, *, f
     """Where state.md and board.json differ from what the whole log rebuilds (a hand edit not yet recorded is
     not one: the next write records it). Each line ends with DISAGREE. With `check` (run already), the sealed
     segments' fold is the one recorded on this machine, and only events.jsonl is replayed; with `folded`
-    (store/sqlitedb.Folded), the fold SQLite's validate made as it read the log."""
+    (store/sqlitechecked.Folded), the fold SQLite's validate made as it read the log."""
     from workbench.ops.replay import compare, replay, replay_sealed_once
 
     if folded is not None:

@@ -1,6 +1,6 @@
-"""What this machine has checked of a SQLite workbench's log, so that `wb validate` checks only what came after
-(issue 33: at 50,000 events SQLite's validate read, schema-checked and folded every event, 6× the files
-backend, which trusts its sealed segments by digest — workbench/store/logcheck.py).
+"""`wb validate` on SQLite, and what this machine has checked of its log, so that validate and doctor check only
+what came after (issue 33: at 50,000 events SQLite's validate read, schema-checked and folded every event, 6× the
+files backend, which trusts its sealed segments by digest — workbench/store/logcheck.py).
 
 The record names a checkpoint (the snapshots as a write left them at a seq, store/sqlitedb.py) that a full
 check reached: its seq, the digest of every log line up to it, and the digests of the checkpoint's two
@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench.model import reducer, statefile
+from workbench.errors import NotFound, Refused
+from workbench.model import reducer, schemas, statefile
 from workbench.model.boardfile import parse_board
+from workbench.model.jsonl import line_hash
 from workbench.model.layout import Paths
 from workbench.store.atomic import atomic_write
 from workbench.store.caches import read_json
+
+if TYPE_CHECKING:
+    from workbench.store.sqlitedb import SqliteStorage, SqliteWorkbench
 
 _NAME = "sqlite-checked.json"
 
@@ -77,3 +82,97 @@ def remember(p: Paths, storage: Any, seq: int, lines: str, state_raw: bytes, boa
 
 def _sha(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
+
+
+class Folded:
+    """What the log folds to, taken on the way through `validate`'s one read of it: the documents, how many
+    events, and the Refused an event that cannot be applied raised (folding stopped there)."""
+
+    __slots__ = ("docs", "error", "events")
+
+    def __init__(self) -> None:
+        self.docs: Any = None
+        self.events = 0
+        self.error: Refused | None = None
+
+
+def validate(wb: SqliteWorkbench, folded: Folded | None = None, *, full: bool = False) -> list[str]:
+    """`wb validate` on SQLite: config.yaml, every event against its schema and the chain, the snapshots
+    against theirs, every call record, and the whole log's fold against the snapshots. With `folded`, the
+    events are also folded as they are read (issue 33: one read of the log for both, not two), from the last
+    checkpoint a check on this machine reached when the lines up to it are unchanged (store/sqlitechecked.py;
+    `full`: from the first event)."""
+    import hashlib
+
+    from workbench.model import reducer, statefile
+    from workbench.model.boardfile import duplicate_ids, parse_board
+    from workbench.store.config import load_config
+
+    problems: list[str] = []
+    try:
+        load_config(wb.paths.config)
+    except (Refused, NotFound) as err:
+        problems.append(str(err))
+    reached = None
+    with wb.storage.reading():
+        start = None if full or folded is None else checked_start(wb.paths, wb.storage)
+        after, prev, digest = 0, None, hashlib.sha256()
+        if start is not None and folded is not None:
+            after, digest, last_line, folded.docs = start
+            prev, folded.events = line_hash(last_line), after
+        checkpoints = set(wb.storage.checkpoints()) if folded is not None else set()
+        try:
+            log: Any = wb.log  # this backend's: store/sqlitedb.SqliteLog
+            for line, event in log.iter_all(after, prev):
+                digest.update(line)
+                digest.update(b"\n")
+                problems.extend(str(e) for e in schemas.errors("event", event, f"events (seq {event['seq']})"))
+                if folded is not None and folded.error is None:
+                    try:
+                        folded.docs = reducer.fold_more(folded.docs, (event,))
+                        folded.events += 1
+                    except Refused as err:  # raised when it matters: when the log is otherwise valid
+                        folded.error = err
+                if event["seq"] in checkpoints and folded is not None and folded.error is None and not problems:
+                    lines = digest.copy().hexdigest()
+                    reached = reached_checkpoint(wb.storage, event["seq"], folded.docs, lines) or reached
+        except Refused as err:
+            problems.append(str(err))
+        state_raw, board_raw = wb.storage.read_snapshots()
+        if state_raw is None or board_raw is None:
+            problems.append(f"{wb.storage.path}: no snapshots (run `wb init --backend sqlite`)")
+            return problems
+        try:
+            state = statefile.parse(state_raw).data
+            problems.extend(str(e) for e in schemas.errors("state", state, "state.md"))
+            board = parse_board(board_raw)
+            problems.extend(str(e) for e in schemas.errors("board", board, "board.json"))
+            problems.extend(f"board.json: tasks[{i}].id: duplicate id {tid}"
+                            for i, tid in duplicate_ids(board.get("tasks")))
+        except Refused as err:
+            problems.append(str(err))
+        for number, line in enumerate(wb.storage.calls_bytes().splitlines(), start=1):
+            try:
+                call = json.loads(line)
+            except ValueError:
+                problems.append(f"calls:{number}: damaged record (not JSON)")
+                continue
+            problems.extend(str(e) for e in schemas.errors("call", call, f"calls:{number}"))
+    if reached is not None and not problems:
+        remember(wb.paths, wb.storage, *reached)
+    return problems
+
+
+def reached_checkpoint(storage: SqliteStorage, seq: int, docs: Any, lines: str) -> tuple[int, str, bytes, bytes] | None:
+    """Checkpoint `seq`, when its documents are the fold's: (seq, the lines' digest, its two documents)."""
+    from workbench.model import statefile
+    from workbench.model.boardfile import parse_board
+
+    state_raw, board_raw = (storage.read_snapshot(f"checkpoint/{seq}/{n}") for n in ("state.md", "board.json"))
+    if state_raw is None or board_raw is None:
+        return None
+    try:
+        same = statefile.read_plain(state_raw) == (docs.state, docs.body) and parse_board(board_raw) == docs.board
+    except Refused:
+        return None
+    return (seq, lines, state_raw, board_raw) if same else None
