@@ -78,13 +78,13 @@ def test_every_stage_module_is_declared_and_says_what_it_does() -> None:
 
 def test_a_bad_declaration_is_refused_when_made() -> None:
     stages = pipeline.STAGES
-    with pytest.raises(AssertionError, match="named twice"):
+    with pytest.raises(ValueError, match="named twice"):
         pipeline.Pipeline("x", (*stages, stages[0]), enter=("lock", "apply"), load=("load", "load"),
                           write=("set aside", "settle"), finish=("settle spool", "commit owed"))
-    with pytest.raises(AssertionError, match="out of order"):
+    with pytest.raises(ValueError, match="out of order"):
         pipeline.Pipeline("x", stages, enter=("lock", "apply"), load=("fold spool", "load"),
                           write=("set aside", "settle"), finish=("settle spool", "commit owed"))
-    with pytest.raises(AssertionError, match="overlap"):
+    with pytest.raises(ValueError, match="overlap"):
         pipeline.Pipeline("x", stages, enter=("lock", "apply"), load=("load", "load"),
                           write=("apply", "settle"), finish=("settle spool", "commit owed"))
 

@@ -1,9 +1,9 @@
 """The write path as data: the transaction's stages, declared in the order they run, the way the harness's
-transition table is declared (habit 18 of docs/STYLE). Each stage is a module of `store/stages/` with one
+transition table is declared (harness/machine.py). Each stage is a module of `store/stages/` with one
 function `run(tx)` of the transaction (store/transaction.py, the context they share), knowing nothing of the
-others. The declaration is checked when this module is imported (names unique, every span's ends declared in
-order) and renders itself into docs/architecture.md (`render`; tests/arch/test_write_stages.py keeps the two
-the same).
+others. The declaration is checked when it is made (names unique, spans in order, every stage in one span)
+and renders itself into docs/architecture.md (`render`; tests/arch/test_write_stages.py keeps the two the
+same).
 
 A transaction runs its declaration in spans: `enter` when the `with` block opens (ending with `apply`, the
 caller's block, where `tx.emit()` is called), `load` again whenever it must read the files afresh (a person
@@ -124,14 +124,21 @@ class Pipeline:
 
     def __post_init__(self) -> None:
         names = [n for n, _run in self.stages]
-        assert len(set(names)) == len(names), f"{self.name}: a stage named twice"
-        for span in (self.enter, self.load, self.write, self.finish, self.release):
-            assert names.index(span[0]) <= names.index(span[1]), f"{self.name}: span {span} out of order"
-        assert self.enter[1] == "apply", f"{self.name}: the caller's block ends the enter span"
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.name}: a stage named twice")
+        spans = (self.enter, self.load, self.write, self.finish, self.release)
+        if any(end not in names for span in spans for end in span):
+            raise ValueError(f"{self.name}: a span names a stage not declared")
+        if any(names.index(first) > names.index(last) for first, last in spans):
+            raise ValueError(f"{self.name}: a span's stages out of order")
+        if self.enter[1] != "apply" or names[-1] != "release" or self.release != ("release", "release"):
+            raise ValueError(f"{self.name}: the enter span ends with the caller's block, the lock is released last")
         order = [self.enter, self.write, self.finish, self.release]
-        assert all(names.index(a[1]) < names.index(b[0]) for a, b in pairwise(order)), \
-            f"{self.name}: spans overlap"
-        assert names[-1] == "release", f"{self.name}: the lock is released last"
+        if any(names.index(a[1]) + 1 != names.index(b[0]) for a, b in pairwise(order)):
+            raise ValueError(f"{self.name}: the spans enter, write, finish and release overlap or leave a gap")
+        load = self.span(*self.load)
+        if load != self.span(*self.enter)[1:len(load) + 1]:
+            raise ValueError(f"{self.name}: the load span is not the enter span's after the lock")
 
     def span(self, first: str, last: str) -> tuple[Stage, ...]:
         names = [n for n, _run in self.stages]
@@ -177,6 +184,6 @@ def render(pipeline: Pipeline = FILES, form: str = "text") -> str:
         if name in heads:
             lines.append(f"── {heads[name]}")
         module = stage.__module__.rsplit(".", 1)[-1]
-        again = "   ↺ loaded again after a hand save" if name in load else ""
+        again = "   ↺ again at each reload (tx.begin)" if name in load else ""
         lines.append(f"  {name:<20} stages/{module}.py{again}")
     return "\n".join(lines)
