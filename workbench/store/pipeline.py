@@ -9,7 +9,8 @@ A transaction runs its declaration in spans: `enter` when the `with` block opens
 caller's block, where `tx.emit()` is called), `load` again whenever it must read the files afresh (a person
 saved a snapshot under the write, a config.yaml edit was committed first), `write` when the block ends
 (`tx.commit()`; a stage returning STOP ends the span: deferred, nothing to write, a dry run's checks done),
-`finish` after a write that returned, and `release` whatever happened.
+`finish` after the block unless its write raised or was a dry run (its stages tell a block that raised:
+`tx.failed`), and `release` whatever happened.
 """
 
 from __future__ import annotations
@@ -170,7 +171,7 @@ def render(pipeline: Pipeline = FILES, form: str = "text") -> str:
     load = {n for n, _run in pipeline.span(*pipeline.load)}
     heads = {pipeline.enter[0]: "with wb.transaction() as tx:  (enter)",
              pipeline.write[0]: "the block ends: tx.commit()  (write: a stage may STOP the rest of it)",
-             pipeline.finish[0]: "after a write that returned  (finish)",
+             pipeline.finish[0]: "after the block, unless its write raised  (finish)",
              pipeline.release[0]: "always  (release)"}
     if form == "mermaid":
         lines = ["flowchart TD"]
