@@ -5,6 +5,7 @@ stage module is declared, and a transaction runs the stages in the declared orde
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 from pathlib import Path
 from typing import Any
@@ -112,3 +113,29 @@ def test_a_write_runs_the_stages_in_the_declared_order(bench: Any, monkeypatch: 
     monkeypatch.setattr(cls, "PIPELINE", _recording(flow, seen))
     bench.add_task("in the declared order")
     assert seen == [n for n, _run in flow.stages]
+
+
+@pytest.mark.parametrize("kind", ["no events", "dry run", "the block raises"])
+def test_a_write_that_ends_early_keeps_the_order_and_releases_the_lock(bench: Any, monkeypatch: pytest.MonkeyPatch,
+                                                                       kind: str) -> None:
+    """A write that stops its span (nothing to write, `wb doctor`'s dry run) or whose block raises runs a
+    prefix of each span, in the declared order, and always ends with `release`."""
+    from workbench.store.sqlitetx import SqliteTransaction
+    from workbench.store.transaction import Transaction
+
+    seen: list[str] = []
+    cls = SqliteTransaction if TEST_BACKEND == "sqlite" else Transaction
+    flow = cls.PIPELINE
+    monkeypatch.setattr(cls, "PIPELINE", _recording(flow, seen))
+    names = [n for n, _run in flow.stages]
+    raises = pytest.raises(RuntimeError) if kind == "the block raises" else contextlib.nullcontext()
+    with raises, bench.wb.transaction("human", dry=kind == "dry run") as tx:
+        if kind != "no events":
+            tx.emit("note.add", {"text": "never written" if kind != "dry run" else "checked"})
+        if kind == "the block raises":
+            raise RuntimeError("the caller failed")
+    assert seen == sorted(seen, key=names.index) and seen[-1] == "release"
+    assert "apply" in seen and len(seen) < len(names)
+    if kind == "the block raises":
+        assert not set(seen) & {n for n, _run in flow.span(*flow.write)}
+
