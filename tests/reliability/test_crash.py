@@ -82,13 +82,15 @@ def test_every_write_path_fault_point_is_covered() -> None:
     """A fault point added to the transaction or the git recording later must join POINTS (and so the matrix)."""
     import workbench.git.repo
     import workbench.git.sharedrefs
-    import workbench.store.transaction
+    import workbench.store.snapshots
+    import workbench.store.stages
     import workbench.store.workbench
 
     named = set()
-    for module in (workbench.store.workbench, workbench.store.transaction, workbench.git.repo,
-                   workbench.git.sharedrefs):
-        named |= set(re.findall(r'faults\.point\("([^"]+)"\)', Path(module.__file__).read_text()))
+    stages = [p for p in Path(workbench.store.stages.__file__).parent.glob("*.py") if not p.name.startswith("sqlite")]
+    for path in [Path(m.__file__) for m in (workbench.store.workbench, workbench.store.snapshots, workbench.git.repo,
+                                            workbench.git.sharedrefs)] + stages:
+        named |= set(re.findall(r'faults\.point\("([^"]+)"\)', path.read_text()))
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
@@ -487,11 +489,12 @@ SQLITE_POINTS = [
 
 def test_every_sqlite_fault_point_is_covered() -> None:
     import workbench.store.sqlitedb
-    import workbench.store.sqlitetx
+    import workbench.store.stages
 
     named = set()
-    for module in (workbench.store.sqlitedb, workbench.store.sqlitetx):
-        named |= set(re.findall(r'faults\.point\("([^"]+)"\)', Path(module.__file__).read_text()))
+    stages = list(Path(workbench.store.stages.__file__).parent.glob("sqlite_*.py"))
+    for path in [Path(workbench.store.sqlitedb.__file__), *stages]:
+        named |= set(re.findall(r'faults\.point\("([^"]+)"\)', path.read_text()))
     assert named == {p.name for p in SQLITE_POINTS}
 
 

@@ -162,17 +162,17 @@ def test_disk_full_on_a_snapshot_keeps_the_logged_change(acked: Path, monkeypatc
     so in one line, and the next load brings the snapshots up to date."""
     from workbench.api import Bench, replay, validate_workbench
     from workbench.errors import WorkbenchError
-    from workbench.store import transaction
+    from workbench.store import snapshots
     from workbench.store.workbench import Workbench
 
-    real = transaction.atomic_write
+    real = snapshots.atomic_write
 
     def full(path: Path, data: bytes, **kwargs: bool) -> None:
         if path.name == failing:
             raise _enospc(path.parent / f".tmp-x1y2-{failing}")
         real(path, data, **kwargs)
 
-    monkeypatch.setattr(transaction, "atomic_write", full)
+    monkeypatch.setattr(snapshots, "atomic_write", full)
     with pytest.raises(WorkbenchError) as caught:
         Bench.open(acked).add_task("recorded despite the full disk")
     monkeypatch.undo()

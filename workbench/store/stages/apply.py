@@ -1,0 +1,13 @@
+"""Stage `apply`: the caller's block. Each `tx.emit()` folds its event into the documents at once
+(model/reducer.py), so later logic sees it; the caller's own events follow the ones the load made."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    tx.begun = len(tx.events)

@@ -1,0 +1,16 @@
+"""Stage `archive`: finished tasks past the threshold move to a sealed segment (store/archive.py): the
+`board.archive` events the board makes due, emitted before validation."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.store import archive
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    if tx.board_changed and tx.events and not tx.dry:
+        archive.seal_due(tx)

@@ -1,0 +1,16 @@
+"""Stage `fold spool`: the agent hooks' events, kept out of the work tree until now (store/spool.py), folded
+into this write; the spool drops them once the write is durable (stage `settle spool`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.store import spool
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    if not tx.create:
+        spool.fold(tx)

@@ -1,0 +1,22 @@
+"""Stage `check log`: a log the user's git took committed lines out of is never committed (store/logprefix.py:
+what this write lands back is counted), and a read-only workbench refuses before the log, not half-way
+through."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.model.layout import check_writable
+from workbench.store import commit as commit_policy
+from workbench.store import logprefix
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    if not tx.events and not tx.dry:
+        return
+    if tx.events and not tx.deferred and commit_policy.commits(tx.wb.config["git"]):
+        logprefix.check(tx.wb, tx.events)
+    check_writable(tx.wb.paths)

@@ -1,0 +1,17 @@
+"""Stage `new files`: the files of `.workbench/` besides the snapshots and logs a `create` names (`wb init`'s
+config.yaml, .gitignore…), written when still absent."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.store.atomic import write_workbench_file
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    for rel, data in tx.new_files.items():
+        if not (tx.wb.paths.wb / rel).exists():
+            write_workbench_file(tx.wb.paths.wb, rel, data)

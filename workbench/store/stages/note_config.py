@@ -1,0 +1,16 @@
+"""Stage `note config`: config.yaml as this write saw it is remembered (store/configedit.py), now that the
+`config.edit` recording any change of it is durable."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.store import configedit
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    if tx.failed is None and tx.config_seen:
+        configedit.remember(tx.wb)

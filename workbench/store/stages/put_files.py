@@ -1,0 +1,16 @@
+"""Stage `put files`: the files the events name (an acceptance command's output in artifacts/, the handoff
+packet), written whole after the snapshots and before the commit that records them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.store.atomic import write_workbench_file
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    for rel, data in tx.put_files.items():
+        write_workbench_file(tx.wb.paths.wb, rel, data)

@@ -1,0 +1,15 @@
+"""Stage `release`: the workbench lock is let go (on SQLite, whatever was not committed rolls back) — after
+the write, or after whatever stage failed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    if tx.held:
+        tx.held = False
+        tx.lock.release()

@@ -1,0 +1,14 @@
+"""Stage `revive pending`: the pending journal (store/pending.py) as an input — acknowledged events the user's
+git took back from the branch just after wb committed them go back into the journal, to be written again."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    if not tx.create and not tx.dry:
+        tx.revived = tx.wb.pending.revive(tx.wb.log, tx.wb.git)

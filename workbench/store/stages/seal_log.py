@@ -1,0 +1,15 @@
+"""Stage `seal log`: events.jsonl past its threshold moves to a sealed segment under log/ (store/sealing.py),
+in this write's commit."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.store.sealing import seal_log
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    seal_log(tx.wb.log, tx.wb.config)

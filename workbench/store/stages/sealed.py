@@ -1,0 +1,17 @@
+"""Stage `check sealed`: a sealed log segment or archive chunk changed by hand is never committed
+(store/sealedfiles.py): refused before anything is written."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.store import commit as commit_policy
+from workbench.store import sealedfiles
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    if tx.events and commit_policy.commits(tx.wb.config["git"]):
+        sealedfiles.check(tx.wb)

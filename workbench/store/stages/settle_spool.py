@@ -1,0 +1,16 @@
+"""Stage `settle spool`: the write is durable (log or pending journal), so the agent hooks' spool drops the
+lines it folded (store/spool.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.store import spool
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    if tx.failed is None:
+        spool.settle(tx)

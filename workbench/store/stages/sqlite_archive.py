@@ -1,0 +1,16 @@
+"""Stage `archive` on SQLite: finished tasks past the threshold move to a sealed segment, as on files
+(store/archive.py) — in a dry run too, whose events the rollback drops."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.store import archive
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    if tx.board_changed:
+        archive.seal_due(tx)

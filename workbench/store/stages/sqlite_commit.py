@@ -1,0 +1,19 @@
+"""Stage `commit` on SQLite: COMMIT — durable once it returns (WAL, synchronous=FULL): the write is
+acknowledged. No git commit: a SQLite workbench is not committed file by file."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from workbench import faults
+from workbench.git.repo import CommitOutcome
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    lock: Any = tx.lock  # store/sqlitedb.SqliteLock
+    lock.commit()
+    faults.point("sqlite_after_commit")
+    tx.outcome = CommitOutcome()

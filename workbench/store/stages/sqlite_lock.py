@@ -1,0 +1,16 @@
+"""Stage `lock` on SQLite: BEGIN IMMEDIATE (store/sqlitedb.SqliteLock) is the workbench lock, held to the
+COMMIT."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> None:
+    if tx.create:
+        tx.wb.paths.wb.mkdir(exist_ok=True)
+    tx.lock.acquire()
+    tx.held = True

@@ -1,0 +1,17 @@
+"""Stage `validate` on SQLite: the same checks as on files (store/writecheck.py); a dry run (`wb doctor`) stops
+after them, nothing written."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.store import writecheck
+from workbench.store.stages import STOP
+
+if TYPE_CHECKING:
+    from workbench.store.transaction import Transaction
+
+
+def run(tx: Transaction) -> str | None:
+    writecheck.check(tx, "events")
+    return STOP if tx.dry else None
