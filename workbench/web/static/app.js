@@ -455,7 +455,7 @@ function drawTable() {
   box.replaceChildren(...[  // replaceChildren(null) would insert the text "null"
     el("div", { class: "scroll table-scroll", tabindex: 0, role: "region", "aria-label": "all tasks (scrolls)" },
       el("table", { id: "tasks-table", class: "tasks" },
-        el("caption", {}, "All tasks, " + caption + " (a heading sorts by its column; again, the other way)"),
+        el("caption", {}, "All tasks, " + caption),
         el("thead", {}, head), body)),
     more > 0 ? el("button", { type: "button", class: "more", "data-more": "table",
                               onclick: () => { view.rows = shown.length + 4 * ROWS; drawTable(); } },
@@ -463,7 +463,7 @@ function drawTable() {
   const back = refind(focused);
   if (back) back.focus();
   const count = document.getElementById("total");
-  if (count) count.textContent = rows.length + " of " + data.total + " task(s)" + (data.total ? " · click a row, or Enter on its id, for its detail" : "");
+  if (count) count.textContent = rows.length + " of " + data.total + " task(s)" + (data.total ? " · a heading sorts by its column (again: the other way); a row, or Enter on its id, opens its detail" : "");
   document.body.dataset.filtered = String(++view.filtered);
 }
 
