@@ -130,11 +130,12 @@ def web(repo: Path) -> Path:
             page.screenshot(path=str(phone))
             page.set_viewport_size({"width": 1280, "height": 560})
             page.goto(server.url + "#table")
+            page.wait_for_selector("#inbox h2")  # the inbox fills in just after the table
             page.click('#tasks-table button[data-sort="priority"]')
             page.wait_for_selector("#tasks-table th[aria-sort=ascending]")
             page.screenshot(path=str(table))
             page.goto(server.url)
-            page.wait_for_selector("#board .card")
+            page.wait_for_selector("#inbox h2")
             page.keyboard.press("Control+k")
             page.wait_for_selector("#palette[open]")
             page.keyboard.type("parser")
