@@ -84,6 +84,9 @@ def test_ctrl_k_finds_a_task_by_title_enter_opens_its_drawer_escape_closes(serve
     assert options.first.get_attribute("aria-selected") == "true"
     no_sideways_scroll(page, width)
     assert axe_serious(page) == []
+    page.emulate_media(color_scheme="dark")
+    assert axe_serious(page) == [], "dark"
+    page.emulate_media(color_scheme="light")
     page.keyboard.press("Enter")
     page.wait_for_selector("#drawer:not([hidden]) h2")
     assert not palette_open(page)
@@ -192,6 +195,9 @@ def test_the_table_sorts_by_priority_both_ways_and_by_id(served: Served, page: A
     assert not BARE.search(text), BARE.search(text)
     no_sideways_scroll(page, width)
     assert axe_serious(page) == []
+    page.emulate_media(color_scheme="dark")
+    assert axe_serious(page) == [], "dark"
+    page.emulate_media(color_scheme="light")
     page.click('#tasks-table tr[data-id="T-007"] td.title')  # a row opens its drawer
     page.wait_for_selector("#drawer:not([hidden]) h2")
     assert page.inner_text("#drawer h2").startswith("T-007 Release notes")

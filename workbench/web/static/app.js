@@ -769,7 +769,7 @@ function paletteKey(e) {
 function paletteSetup() {
   const dialog = document.getElementById("palette"), input = document.getElementById("palette-input");
   input.addEventListener("input", drawPalette);
-  input.addEventListener("keydown", paletteKey);
+  dialog.addEventListener("keydown", paletteKey);  // from the box, or after a click left the focus on the dialog
   dialog.addEventListener("cancel", (e) => { e.preventDefault(); closePalette(); });  // Escape off the input
   dialog.addEventListener("click", (e) => { if (e.target === dialog) closePalette(); });  // a click on the shade
   document.getElementById("find").addEventListener("click", openPalette);
