@@ -5,7 +5,12 @@ under docs/views/; a new view adds its function to PARTS.
 - tui: `wb board` at 80×24, through textual's own screenshot (docs/views/board.svg).
 - web: `wb serve`'s board and a session's timeline in headless Chromium, through Playwright
   (docs/views/web-board.png, web-graph.png, web-session.png, web-detail.png: a task's drawer, web-dark.png:
-  the system's dark setting, web-phone.png: 390 px wide; tools/browser.sh installs both).
+  the system's dark setting, web-phone.png: 390 px wide, web-table.png: the table of all tasks sorted by
+  priority, web-palette.png: the Ctrl+K palette finding a task; tools/browser.sh installs both).
+- act: `wb serve --act`'s page with a yield waiting for approval (docs/views/web-act.png), in a demo workbench
+  of its own. The server is made in this process with `act=True`, as cli/serve.py makes it once a person has
+  confirmed at the terminal: the person gate guards the command, and this tool runs no command — it opens the
+  one-time link itself and clicks nothing, so no write is made.
 """
 
 from __future__ import annotations
@@ -95,6 +100,7 @@ def web(repo: Path) -> Path:
     chromium = os.environ.get("WB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     board, session, graph = VIEWS / "web-board.png", VIEWS / "web-session.png", VIEWS / "web-graph.png"
     detail, dark, phone = VIEWS / "web-detail.png", VIEWS / "web-dark.png", VIEWS / "web-phone.png"
+    table, palette = VIEWS / "web-table.png", VIEWS / "web-palette.png"
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
@@ -122,6 +128,20 @@ def web(repo: Path) -> Path:
             page.set_viewport_size({"width": 390, "height": 844})
             page.wait_for_timeout(200)
             page.screenshot(path=str(phone))
+            page.set_viewport_size({"width": 1280, "height": 560})
+            page.goto(server.url + "#table")
+            page.wait_for_selector("#inbox h2")  # the inbox fills in just after the table
+            page.click('#tasks-table button[data-sort="priority"]')
+            page.wait_for_selector("#tasks-table th[aria-sort=ascending]")
+            page.screenshot(path=str(table))
+            page.goto(server.url)
+            page.wait_for_selector("#inbox h2")
+            page.keyboard.press("Control+k")
+            page.wait_for_selector("#palette[open]")
+            page.keyboard.type("parser")
+            page.wait_for_selector("#palette-list [role=option][aria-selected=true]")
+            page.keyboard.press("ArrowDown")
+            page.screenshot(path=str(palette))
             browser.close()
     finally:
         server.shutdown()
@@ -129,7 +149,42 @@ def web(repo: Path) -> Path:
     return board
 
 
-PARTS: dict[str, Callable[[Path], Path]] = {"tui": tui, "web": web}
+def act(repo: Path) -> Path:
+    """`wb serve --act` in headless Chromium at 1280×720: the inbox with a yield waiting for approval and its
+    approve and deny buttons, the form to add a task (a demo workbench of its own beside `repo`)."""
+    import os
+    import shutil
+    import threading
+
+    from playwright.sync_api import sync_playwright
+
+    from workbench.api import Bench
+    from workbench.web.server import WebServer
+
+    own = repo.parent / "act"
+    seed(own)
+    Bench.open(own).run("Ship the parser", steps=[{"description": "deploy to production", "tool": "deploy",
+                                                   "mode": "mutating"}])
+    server = WebServer(Bench.open(own), act=True)  # as cli/serve.py does once a person confirmed
+    assert server.acting is not None
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    chromium = os.environ.get("WB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    out = VIEWS / "web-act.png"
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            page.goto(server.url + "act?token=" + server.acting.token)  # the one-time link: a session, then /
+            page.wait_for_selector("#act-approve")
+            page.screenshot(path=str(out))
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return out
+
+
+PARTS: dict[str, Callable[[Path], Path]] = {"tui": tui, "web": web, "act": act}
 
 
 def main(argv: list[str]) -> int:

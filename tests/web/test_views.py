@@ -20,7 +20,7 @@ from .conftest import Served, start_serve, stop_serve, wait_until, yielding_sess
 
 pytestmark = pytest.mark.browser
 
-TABS = ("board", "graph", "sessions", "decisions", "handoff", "diff", "events")
+TABS = ("board", "table", "graph", "sessions", "decisions", "handoff", "diff", "events")
 BARE = re.compile(r"\bnull\b|\bundefined\b|\bNaN\b|\[object Object\]|(?:^|\s)\d+: ")
 
 

@@ -42,11 +42,14 @@ def shown(value: Any, layout: bool = False) -> Any:
 
 def board(bench: Any, *, label: str | None = None, owner: str | None = None,
           status: str | None = None) -> dict[str, Any]:
-    """`wb board --json`'s columns, each card with the markers `wb board` shows on it (`marks`)."""
+    """`wb board --json`'s columns, each card with the markers `wb board` shows on it (`marks`) and when its
+    task last changed (`updated_at`: the page's table sorts by it)."""
     from workbench.ops.board import marks
 
     data: dict[str, Any] = bench.board(label=label, owner=owner, status=status)
     every = data if label is None and owner is None and status is None else bench.board()
+    tasks = bench.wb.load(detect_human=False, need_body=False).docs.board["tasks"]
+    updated = {t.get("id"): t.get("updated_at") for t in tasks}
     children: dict[str, list[int]] = {}  # an epic's children: [done, all] (an epic is a task with children)
     for col in every["columns"]:
         for card in col["tasks"]:
@@ -59,6 +62,7 @@ def board(bench: Any, *, label: str | None = None, owner: str | None = None,
             # the page shows ready, waits, priority and labels as their own badges, the rest as marks
             hidden = {"ready", *own_mark(card)}
             card["marks"] = [m for m in marks(card) if m not in hidden and not m.startswith("waits ")]
+            card["updated_at"] = updated.get(card["id"])
             if card["id"] in children:
                 done, total = children[card["id"]]
                 card["children"] = {"done": done, "total": total}

@@ -6,7 +6,8 @@ const SVGNS = "http://www.w3.org/2000/svg";
 const HEADINGS = { todo: "TODO", in_progress: "IN PROGRESS", blocked: "BLOCKED", done: "DONE", cancelled: "CANCELLED" };
 const view = { tab: "board", session: null, task: null, events: { type: "", session: "", pages: [] }, diff: { a: "", b: "" },
                board: { q: "", status: "", label: "", priority: "", assignee: "", epic: "" }, windows: {},
-               boardData: null, filtered: 0, opener: null, renders: 0, act: null, said: null };
+               boardData: null, filtered: 0, opener: null, renders: 0, act: null, said: null,
+               sort: { key: "", dir: 1 }, rows: 0 };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -328,7 +329,8 @@ function boardForm(f) {
     view.board = { q: d.get("q") || "", status: d.get("status") || "", label: d.get("label") || "", priority: d.get("priority") || "",
                    assignee: d.get("assignee") || "", epic: d.get("epic") || "" };
     view.windows = {};
-    drawColumns();
+    view.rows = 0;
+    redraw();
   };
   let timer = null;
   return el("form", { class: "filters", "data-form": "board", role: "search",
@@ -372,8 +374,106 @@ function drawColumns() {
   document.body.dataset.filtered = String(++view.filtered);
 }
 
+// -- the table of all tasks: the board's cards (and its search and filters) as rows, sorted by a column ------------
+const ROWS = 100;  // rows the table shows before "show more": sorting 5,000 rows is quick, drawing them is not
+const TABLE = [["id", "id"], ["title", "title"], ["status", "status"], ["priority", "priority"], ["assignee", "assignee"],
+               ["labels", "labels"], ["parent", "parent"], ["updated_at", "updated"]];
+const STATUS_ORDER = Object.keys(HEADINGS);
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+
+function idNumber(id) {
+  const m = /^T-(\d+)$/i.exec(String(id));
+  return m ? Number(m[1]) : null;
+}
+
+function byId(a, b) {
+  const x = idNumber(a), y = idNumber(b);
+  return x !== null && y !== null ? x - y : collator.compare(String(a), String(b));
+}
+
+const SORTS = {
+  // each column's order of two present values; a value absent (no assignee, no labels...) sorts last both ways
+  id: [(c) => c.id, byId],
+  title: [(c) => c.title, collator.compare],
+  status: [(c) => c.status, (a, b) => STATUS_ORDER.indexOf(a) - STATUS_ORDER.indexOf(b)],
+  priority: [(c) => (typeof c.priority === "number" ? c.priority : 2), (a, b) => a - b],  // wb's default: 2
+  assignee: [(c) => c.assignee || null, collator.compare],
+  labels: [(c) => ((c.labels || []).length ? c.labels.join(" ") : null), collator.compare],
+  parent: [(c) => c.parent || null, byId],
+  updated_at: [(c) => c.updated_at || null, (a, b) => (a < b ? -1 : a > b ? 1 : 0)],
+};
+
+function sorted(rows, key, dir) {
+  // a stable sort: rows equal in the column keep the board's order, whichever way it goes
+  const [value, compare] = SORTS[key];
+  const keyed = rows.map((c) => [value(c), c]);
+  keyed.sort(([a], [b]) => (a === null ? (b === null ? 0 : 1) : b === null ? -1 : dir * compare(a, b)));
+  return keyed.map(([, c]) => c);
+}
+
+function sortBy(key) {
+  view.sort = view.sort.key === key ? { key, dir: -view.sort.dir } : { key, dir: 1 };
+  drawTable();
+}
+
+function rowNode(c) {
+  const prio = typeof c.priority === "number" ? c.priority : null;
+  const none = () => el("span", { class: "muted" }, "—");
+  return el("tr", { "data-id": c.id, class: view.task === c.id ? "open" : null,
+                    onclick: (e) => { if (!e.target.closest("a, button")) openTask(c.id, e.currentTarget.querySelector("a.task-link")); } },
+    el("td", { class: "id" }, taskLink(c.id)),
+    el("td", { class: "title" }, c.title),
+    el("td", { class: "status" }, (HEADINGS[c.status] || c.status).toLowerCase()),
+    el("td", {}, prio !== null ? el("span", { class: "badge p" + prio, title: PRIORITY[prio] || "" }, "P" + prio)
+                               : el("span", { class: "muted", title: "not set: wb takes 2" }, "P2")),
+    el("td", {}, c.assignee ? "@" + c.assignee : none()),
+    el("td", {}, (c.labels || []).length ? c.labels.map((l) => el("span", { class: "chip" }, l)) : none()),
+    el("td", {}, c.parent ? taskLink(c.parent) : none()),
+    el("td", { class: "num" }, c.updated_at ? el("time", { datetime: c.updated_at }, String(c.updated_at).replace("T", " ").replace(/(:\d\d)(\.\d+)?Z$/, "$1Z")) : none()));
+}
+
+function drawTable() {
+  // the rows from the cards already loaded, filtered as the board is, sorted, a window of them drawn
+  const data = view.boardData;
+  const box = document.getElementById("table-box");
+  if (!data || !box) return;
+  const f = view.board, s = view.sort;
+  let rows = data.columns.filter((col) => !f.status || col.status === f.status).flatMap((col) => col.tasks.filter((c) => keep(c, f)));
+  if (s.key && SORTS[s.key]) rows = sorted(rows, s.key, s.dir);
+  const shown = rows.slice(0, view.rows || ROWS);
+  const order = s.dir > 0 ? "ascending" : "descending";
+  const head = el("tr", {}, TABLE.map(([key, label]) => el("th", { scope: "col", "data-key": key, "aria-sort": s.key === key ? order : null },
+    el("button", { type: "button", class: "sort", "data-sort": key, onclick: () => sortBy(key) },
+      label, el("span", { class: "arrow", "aria-hidden": "true" }, s.key === key ? (s.dir > 0 ? " ▲" : " ▼") : " ↕")))));
+  const body = el("tbody", {});
+  const frag = document.createDocumentFragment();
+  for (const c of shown) frag.append(rowNode(c));
+  body.append(frag);
+  const caption = s.key ? "sorted by " + TABLE.find(([k]) => k === s.key)[1] + ", " + order : "in the board's order";
+  const more = rows.length - shown.length;
+  const focused = box.contains(document.activeElement) ? document.activeElement : null;
+  box.replaceChildren(...[  // replaceChildren(null) would insert the text "null"
+    el("div", { class: "scroll table-scroll", tabindex: 0, role: "region", "aria-label": "all tasks (scrolls)" },
+      el("table", { id: "tasks-table", class: "tasks" },
+        el("caption", {}, "All tasks, " + caption),
+        el("thead", {}, head), body)),
+    more > 0 ? el("button", { type: "button", class: "more", "data-more": "table",
+                              onclick: () => { view.rows = shown.length + 4 * ROWS; drawTable(); } },
+      "show " + Math.min(more, 4 * ROWS) + " more of " + more) : null].filter(Boolean));
+  const back = refind(focused);
+  if (back) back.focus();
+  const count = document.getElementById("total");
+  if (count) count.textContent = rows.length + " of " + data.total + " task(s)" + (data.total ? " · a heading sorts by its column (again: the other way); a row, or Enter on its id, opens its detail" : "");
+  document.body.dataset.filtered = String(++view.filtered);
+}
+
+function redraw() {
+  if (view.tab === "table") drawTable(); else drawColumns();
+}
+
 async function showBoard() {
-  // the board paints first; the inbox (a `wb status` read) fills in above it right after
+  // the board (or the table of all tasks: the same cards, filters and inbox) paints first; the inbox (a
+  // `wb status` read) fills in above it right after
   const data = await api("/api/board");
   const kept = document.getElementById("inbox");
   const inbox = kept && view.tab === document.body.dataset.tab ? kept : el("section", { id: "inbox", class: "inbox empty", "aria-label": "waiting for a person" });
@@ -381,13 +481,14 @@ async function showBoard() {
   else {
     view.boardData = data;
     const all = data.columns.flatMap((c) => c.tasks);
-    put(boardForm(facets(all)), inbox, el("p", { class: "muted", id: "total" }), el("div", { class: "columns", id: "board" }));
-    drawColumns();
+    put(boardForm(facets(all)), inbox, el("p", { class: "muted", id: "total" }),
+        view.tab === "table" ? el("div", { id: "table-box" }) : el("div", { class: "columns", id: "board" }));
+    redraw();
     if (view.task) openTask(view.task, null, true);
   }
   const fresh = await inboxNode();
   const now = document.getElementById("inbox");
-  if (now && view.tab === "board") {
+  if (now && (view.tab === "board" || view.tab === "table")) {
     // a task the person is typing survives a live refresh (what the last write answered is view.said)
     const typing = now.querySelector("form[data-dirty]"), there = fresh.querySelector('form[data-act="task-add"]');
     if (typing && there) there.replaceWith(typing);
@@ -411,9 +512,7 @@ async function openTask(id, from, quiet) {
   drawer.replaceChildren(close, body);
   drawer.hidden = false;
   document.body.classList.add("drawer-open");
-  for (const c of document.querySelectorAll(".card.open")) c.classList.remove("open");
-  const card = document.querySelector('#board .card[data-id="' + CSS.escape(id) + '"]');
-  if (card) card.classList.add("open");
+  markOpen(id);
   if (!quiet) close.focus();
 }
 
@@ -423,11 +522,31 @@ function closeTask() {
   drawer.replaceChildren();
   document.body.classList.remove("drawer-open");
   view.task = null;
-  for (const c of document.querySelectorAll(".card.open")) c.classList.remove("open");
-  const back = view.opener && document.contains(view.opener) ? view.opener
-    : view.opener && view.opener.dataset ? document.querySelector('#board .card[data-id="' + CSS.escape(view.opener.dataset.id || "") + '"]') : null;
+  markOpen(null);
+  const back = refind(view.opener);
   if (back) back.focus();
   view.opener = null;
+}
+
+function markOpen(id) {
+  for (const c of document.querySelectorAll("#board .card.open, #tasks-table tr.open")) c.classList.remove("open");
+  if (id === null) return;
+  const is = '[data-id="' + CSS.escape(id) + '"]';
+  for (const n of document.querySelectorAll("#board .card" + is + ", #tasks-table tr" + is)) n.classList.add("open");
+}
+
+function refind(node) {
+  // the node that had the focus, or, when a live refresh has drawn it afresh since, its new self
+  if (!node || node === document.body) return null;
+  if (document.contains(node)) return node;
+  const d = node.dataset || {};
+  if (d.id) return document.querySelector('#board .card[data-id="' + CSS.escape(d.id) + '"]');
+  if (d.task) {
+    const is = '[data-task="' + CSS.escape(d.task) + '"]';
+    return document.querySelector("#tasks-table td.id a" + is) || document.querySelector("#main a.task-link" + is);
+  }
+  if (d.sort) return document.querySelector('#tasks-table button[data-sort="' + CSS.escape(d.sort) + '"]');
+  return node.id ? document.getElementById(node.id) : null;
 }
 
 function taskDetail(data) {
@@ -498,12 +617,164 @@ function taskActs(t) {
 }
 
 document.addEventListener("keydown", (e) => {
+  if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && (e.key === "k" || e.key === "K")) {
+    e.preventDefault();
+    openPalette();
+    return;
+  }
+  if (document.getElementById("palette").open) return;  // the palette's own keys (paletteKey)
+  const typing = /INPUT|SELECT|TEXTAREA/.test(document.activeElement.tagName) || document.activeElement.isContentEditable;
   if (e.key === "Escape" && !document.getElementById("drawer").hidden) { e.preventDefault(); closeTask(); }
-  else if (e.key === "/" && view.tab === "board" && !/INPUT|SELECT|TEXTAREA/.test(document.activeElement.tagName)) {
+  else if (e.key === "/" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) {
+    // on the board and the table `/` goes to their search box (it filters what is shown); elsewhere, to the palette
     const s = document.getElementById("search");
-    if (s) { e.preventDefault(); s.focus(); }
+    e.preventDefault();
+    if (s && (view.tab === "board" || view.tab === "table")) s.focus(); else openPalette();
   }
 });
+
+// -- the quick-search palette: Ctrl+K or ⌘K anywhere (`/` off the board) finds a task by id, title or label ---------
+// It searches the cards the page holds (every task on the board: /api/board is read whole, filters apply in the
+// page), read afresh when the tab shown is not the board's. Enter opens the task's drawer; Escape gives the focus back.
+const FOUND = 50;  // options listed, the best first
+const palette = { cards: null, found: [], active: -1, returnTo: null, hay: new WeakMap() };
+
+function hayOf(card) {
+  let h = palette.hay.get(card);
+  if (h === undefined) {
+    h = (card.id + " " + card.title + " " + (card.labels || []).join(" ")).toLowerCase();
+    palette.hay.set(card, h);
+  }
+  return h;
+}
+
+function findTasks(cards, text) {
+  // 0: the id itself (`12`, `t-12` and `T-012` name T-012); 1: an id that starts so; 2: a title that starts so;
+  // 3: a title with the words in this order; 4: so in the labels; 5: each word somewhere in the id, title and
+  // labels. Ties keep the board's order.
+  const q = text.trim().toLowerCase().replace(/\s+/g, " ");
+  if (!q) return { found: cards.slice(0, FOUND), matched: cards.length };
+  const words = q.split(" "), m = /^(?:t-?)?(\d+)$/.exec(q), num = m ? Number(m[1]) : null;
+  const scored = [];
+  cards.forEach((c, i) => {
+    const id = String(c.id).toLowerCase(), h = hayOf(c);
+    let rank = -1;
+    if (id === q || (num !== null && idNumber(c.id) === num)) rank = 0;
+    else if (words.every((w) => h.includes(w))) {
+      const title = String(c.title).toLowerCase();
+      rank = id.startsWith(q) ? 1 : title.startsWith(q) ? 2 : title.includes(q) ? 3 : h.includes(q) ? 4 : 5;
+    }
+    if (rank >= 0) scored.push([rank, i, c]);
+  });
+  scored.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  return { found: scored.slice(0, FOUND).map(([, , c]) => c), matched: scored.length };
+}
+
+async function paletteCards() {
+  let data = view.tab === "board" || view.tab === "table" ? view.boardData : null;
+  if (!data) {  // read quietly: the banner speaks for the tab shown
+    try {
+      const answer = await (await fetch("/api/board", { headers: { Accept: "application/json" } })).json();
+      data = answer.data;
+    } catch (err) {
+      data = view.boardData;
+    }
+  }
+  return data ? data.columns.flatMap((c) => c.tasks) : [];
+}
+
+async function openPalette() {
+  const dialog = document.getElementById("palette"), input = document.getElementById("palette-input");
+  if (dialog.open) { input.select(); return; }
+  palette.returnTo = document.activeElement;
+  input.value = "";
+  palette.cards = null;
+  drawPalette();
+  dialog.showModal();
+  input.focus();
+  palette.cards = await paletteCards();
+  if (dialog.open) drawPalette();
+}
+
+function closePalette() {
+  const dialog = document.getElementById("palette");
+  if (dialog.open) dialog.close();
+  document.getElementById("palette-list").replaceChildren();
+  palette.found = [];
+  const back = refind(palette.returnTo);
+  palette.returnTo = null;
+  if (back) back.focus();
+  return back;
+}
+
+function drawPalette() {
+  const input = document.getElementById("palette-input"), list = document.getElementById("palette-list");
+  const count = document.getElementById("palette-count");
+  if (!palette.cards) {
+    list.replaceChildren();
+    count.textContent = "reading the tasks…";
+    palette.found = [];
+    return setActive(-1);
+  }
+  const { found, matched } = findTasks(palette.cards, input.value);
+  palette.found = found;
+  list.replaceChildren(...found.map((c, i) => el("li", { role: "option", id: "palette-option-" + i, "aria-selected": "false",
+                                                         "data-id": c.id, onclick: () => choosePalette(i) },
+    el("span", { class: "id" }, c.id), el("span", { class: "title" }, c.title),
+    el("span", { class: "muted" }, (HEADINGS[c.status] || c.status).toLowerCase()),
+    (c.labels || []).length ? el("span", { class: "chips" }, c.labels.map((l) => el("span", { class: "chip" }, l))) : null)));
+  count.textContent = !matched ? "no task matches" : matched > found.length ? "the first " + found.length + " of " + matched + " tasks"
+    : matched + " task(s)";
+  setActive(found.length ? 0 : -1);
+}
+
+function setActive(i) {
+  const input = document.getElementById("palette-input");
+  const options = document.getElementById("palette-list").children;
+  palette.active = i;
+  for (let k = 0; k < options.length; k++) options[k].setAttribute("aria-selected", k === i ? "true" : "false");
+  input.setAttribute("aria-expanded", options.length ? "true" : "false");
+  if (i >= 0 && options[i]) {
+    input.setAttribute("aria-activedescendant", options[i].id);
+    options[i].scrollIntoView({ block: "nearest" });
+  } else input.removeAttribute("aria-activedescendant");
+}
+
+function choosePalette(i) {
+  const card = palette.found[i];
+  if (!card) return;
+  const back = closePalette();
+  view.opener = back;  // closing the drawer gives the focus back to where it was before the palette
+  openTask(card.id, null);
+}
+
+function paletteKey(e) {
+  const n = palette.found.length;
+  if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+    e.preventDefault();
+    if (n) setActive((palette.active + (e.key === "ArrowDown" ? 1 : n - 1)) % n);
+  } else if (e.key === "PageDown" || e.key === "PageUp") {
+    e.preventDefault();
+    if (n) setActive(e.key === "PageDown" ? Math.min(n - 1, palette.active + 10) : Math.max(0, palette.active - 10));
+  } else if (e.key === "Enter") {
+    e.preventDefault();
+    choosePalette(palette.active);
+  } else if (e.key === "Escape") {
+    e.preventDefault();
+    e.stopPropagation();  // the drawer behind stays open: Escape closes one thing
+    closePalette();
+  }
+}
+
+function paletteSetup() {
+  const dialog = document.getElementById("palette"), input = document.getElementById("palette-input");
+  input.addEventListener("input", drawPalette);
+  dialog.addEventListener("keydown", paletteKey);  // from the box, or after a click left the focus on the dialog
+  dialog.addEventListener("cancel", (e) => { e.preventDefault(); closePalette(); });  // Escape off the input
+  dialog.addEventListener("click", (e) => { if (e.target === dialog) closePalette(); });  // a click on the shade
+  document.getElementById("find").addEventListener("click", openPalette);
+  if (/Mac|iPhone|iPad/.test(navigator.platform || "")) document.getElementById("find-keys").textContent = "⌘K";
+}
 
 // -- the dependency graph: layers left to right, edges from a dependency to the task waiting on it ---------------
 async function showGraph() {
@@ -694,7 +965,7 @@ async function showEvents() {
   put(form, el("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "events (scrolls)" }, rowsTable), nav);
 }
 
-const TABS = { board: showBoard, graph: showGraph, sessions: showSessions, decisions: showDecisions,
+const TABS = { board: showBoard, table: showBoard, graph: showGraph, sessions: showSessions, decisions: showDecisions,
                handoff: showHandoff, diff: showDiff, events: showEvents };
 
 let busy = false, again = false;
@@ -723,4 +994,4 @@ function live() {
 }
 
 window.addEventListener("hashchange", refresh);
-document.addEventListener("DOMContentLoaded", () => { refresh(); live(); });
+document.addEventListener("DOMContentLoaded", () => { paletteSetup(); refresh(); live(); });
