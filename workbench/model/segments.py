@@ -29,7 +29,7 @@ FORMAT = 1
 # A write seals events.jsonl into a segment once it holds this many events or bytes (config.yaml `log:`).
 SEGMENT_EVENTS = 1000
 SEGMENT_BYTES = 512 * 1024
-_SCAN = json.JSONDecoder(object_pairs_hook=unique_pairs).scan_once
+_SCAN = json.JSONDecoder(object_pairs_hook=unique_pairs).scan_once  # type: ignore[attr-defined]  # the C scanner
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # as jsonl.check_unicode looks for one
 
 
