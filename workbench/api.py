@@ -40,10 +40,8 @@ from workbench.ops.acceptance import (
     task_problem,
     unmet_refusal,
 )
-from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import STATUSES, next_task, status_of
 from workbench.ops.taskquery import TASK_FILTERS, filter_tasks
-from workbench.ops.validate import validate_workbench
 from workbench.progress import tick as progress_tick
 from workbench.store import opening, trust
 from workbench.store.transaction import LastWrite, Transaction
@@ -53,9 +51,27 @@ if TYPE_CHECKING:  # the harness, review, doctor and migrate load only when thei
     from workbench.harness.types import Pending, Result
     from workbench.migrate.apply import Report as MigrateReport
     from workbench.ops.doctor import Report as DoctorReport
+    from workbench.ops.replay import ReplayReport, replay
+    from workbench.ops.validate import validate_workbench
 
 __all__ = ["TASK_FILTERS", "Bench", "LastWrite", "ReplayReport", "diff", "filter_tasks", "init", "replay",
            "run_acceptance", "status_of", "validate_workbench"]
+
+
+
+def __getattr__(name: str) -> Any:
+    """replay, ReplayReport and validate_workbench, imported when first asked for: replay's dataclasses bring
+    inspect, ast and tokenize, which no write needs (issue 33: a `wb task add` imports what it uses)."""
+    if name in ("ReplayReport", "replay"):
+        from workbench.ops import replay as replay_module
+
+        return getattr(replay_module, name)
+    if name == "validate_workbench":
+        from workbench.ops.validate import validate_workbench
+
+        return validate_workbench
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 EVENT_TYPE = re.compile(r"^[a-z]+(\.[a-z_]+)+$")  # as schemas/event.schema.json
 SETTABLE_TASK_KEYS = ("title", "description", "owner", "acceptance", "depends_on", "status", "reviews", "scope",
@@ -625,9 +641,13 @@ class Bench:
     def validate(self, progress: Callable[[int, int], None] | None = None, *, full: bool = False) -> list[str]:
         """Every workbench file against its schema, the log's chain, the snapshots against the log. Sealed
         segments checked before on this machine are trusted by digest; `full` checks everything again."""
+        from workbench.ops.validate import validate_workbench
+
         return validate_workbench(self.wb, progress, full=full)
 
     def replay(self, progress: Callable[[int, int], None] | None = None) -> ReplayReport:
+        from workbench.ops.replay import replay
+
         return replay(self.wb, progress)
 
 
