@@ -15,6 +15,9 @@ a ratio of medians measured side by side in this run (or, where the issue asks s
   cost.sqlite_doctor    `wb doctor` likewise                                                     (≤ 1× each)
   cost.sqlite_diff      `wb diff @-1` on that SQLite workbench: seconds (≤ 0.2 s) and its peak memory beside
                         it (cost.sqlite_diff_mib, ≤ 60 MiB)
+  cost.peak_first_add  peak memory of the first `wb task add` after that build, in MiB            (≤ 64)
+  cost.peak_first_doctor  of the first `wb doctor` after it                                       (≤ 64)
+  cost.peak_log_all     of `wb log --all` on it                                                  (≤ 64)
 The first MCP `tools/call` is the mcp group's row (mcp.first_call_*: ≤ 25× the floor, ≤ 0.3 s).
 """
 
@@ -49,6 +52,9 @@ R.BARS.update({
     "cost.sqlite_doctor": 1.0,
     "cost.sqlite_diff": 0.2,  # seconds, at most
     "cost.sqlite_diff_mib": 60.0,  # MiB of peak memory, at most
+    "cost.peak_first_add": 64.0,  # MiB, at most
+    "cost.peak_first_doctor": 64.0,
+    "cost.peak_log_all": 64.0,
 })
 
 
@@ -92,6 +98,29 @@ def peak(ctx: R.Context, argv: list[str], repo: Path) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024  # KiB on Linux
 
 
+def peak_rows(ctx: R.Context, big: Path, names: list[str], size: str) -> list[R.Result]:
+    """cost.peak_*: the peak resident memory of the first `wb task add` and the first `wb doctor` after the
+    build (each on its own copy of the workbench as the build left it: a first run happens once) and of
+    `wb log --all`, in MiB (≤ 64 each); the seconds beside them."""
+    out: list[R.Result] = []
+    argvs = {"first_add": [ctx.wb, "task", "add", "X"], "first_doctor": [ctx.wb, "doctor"],
+             "log_all": [ctx.wb, "log", "--all"]}
+    for name in names:
+        runs = []
+        for i in range(ctx.settings.n(3, 1)):
+            repo = big
+            if name != "log_all":
+                repo = ctx.tmp / f"{big.name}-{name}-{i}"
+                shutil.copytree(big, repo, symlinks=True)
+            runs.append(peak(ctx, argvs[name], repo))
+        mib = max(m for _, m in runs)
+        out.append(R.Result(f"cost.peak_{name}", "limit", mib, R.BARS[f"cost.peak_{name}"], "MiB",
+                            f"{' '.join(argvs[name][1:])}: peak memory", None, n=len(runs),
+                            detail=f"the largest of {len(runs)} runs, {size}, "
+                                   f"{statistics.median(t for t, _ in runs):.2f} s"))
+    return out
+
+
 def bench_cost(ctx: R.Context) -> list[R.Result]:
     s = ctx.settings
     r = ctx.runner
@@ -121,10 +150,12 @@ def bench_cost(ctx: R.Context) -> list[R.Result]:
         out.append(R.ratio("cost.task_add", "wb task add", w, "python start + git commit", g))
 
     cold = [n for n in ("task_add", "validate", "doctor", "replay") if R.wanted(ctx, f"cost.cold_{n}")]
-    if cold:
+    peaks = [n for n in ("first_add", "first_doctor", "log_all") if R.wanted(ctx, f"cost.peak_{n}")]
+    if cold or peaks:
         tasks, done, events = COLD_QUICK if s.quick else COLD_FULL
         big, _, _ = scale.build(ctx, f"cost-cold-{events}", tasks, done, events)
         size = f"{tasks:,} tasks / {events:,} events"
+        out += peak_rows(ctx, big, peaks, size)
         for name in cold:
             argv = {"task_add": [ctx.wb, "task", "add", "X"], "validate": [ctx.wb, "validate"],
                     "doctor": [ctx.wb, "doctor"], "replay": [ctx.wb, "replay", "--verify"]}[name]

@@ -52,3 +52,11 @@ def test_nothing_hidden_survives_and_escaping_twice_changes_nothing(text: str) -
 @given(st.text(st.characters(blacklist_categories=("Cc", "Cs", "Cf", "Zl", "Zp"))))
 def test_visible_text_is_unchanged(text: str) -> None:
     assert escape(text) == text
+
+
+def test_every_escaped_character_is_unprintable() -> None:
+    """escape returns a printable string as it is: that is right only while Python calls every character it
+    escapes unprintable (str.isprintable), which this checks over the whole of Unicode."""
+    escaped = [c for c in map(chr, range(0x110000)) if HIDDEN.match(c)]
+    assert escaped and not [c for c in escaped if c.isprintable()]
+    assert all(escape(c) != c for c in escaped)

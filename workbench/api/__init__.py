@@ -19,6 +19,8 @@ last commit and its warnings.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from workbench.api.bench import Bench
 from workbench.api.revisions import diff
 from workbench.api.rules import (
@@ -38,11 +40,13 @@ from workbench.api.rules import (
 )
 from workbench.api.setup import export_workbench, import_workbench, init, join
 from workbench.ops.acceptance import run_acceptance
-from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import status_of
 from workbench.ops.taskquery import TASK_FILTERS, filter_tasks
-from workbench.ops.validate import validate_workbench
 from workbench.store.transaction import LastWrite
+
+if TYPE_CHECKING:
+    from workbench.ops.replay import ReplayReport, replay
+    from workbench.ops.validate import validate_workbench
 
 __all__ = [
     "Bench", "EVENT_TYPE", "GOALPOSTS", "KEPT_STATE_KEYS", "LastWrite", "ReplayReport", "SETTABLE_STATE_KEYS",
@@ -51,3 +55,17 @@ __all__ = [
     "person_only", "replay", "run_acceptance", "scope_blocking", "set_command", "status_of",
     "validate_workbench",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """replay, ReplayReport and validate_workbench, imported when first asked for: replay's dataclasses bring
+    inspect, ast and tokenize, which no write needs (issue 33: a `wb task add` imports what it uses)."""
+    if name in ("ReplayReport", "replay"):
+        from workbench.ops import replay as replay_module
+
+        return getattr(replay_module, name)
+    if name == "validate_workbench":
+        from workbench.ops.validate import validate_workbench
+
+        return validate_workbench
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

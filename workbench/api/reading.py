@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.api.core import BenchCore
 from workbench.errors import UsageError
 from workbench.model import ids
-from workbench.ops.replay import ReplayReport, replay
 from workbench.ops.status import STATUSES, status_of
-from workbench.ops.validate import validate_workbench
+
+if TYPE_CHECKING:
+    from workbench.ops.replay import ReplayReport
 
 
 class ReadingVerbs(BenchCore):
@@ -61,8 +62,12 @@ class ReadingVerbs(BenchCore):
     def validate(self, progress: Callable[[int, int], None] | None = None, *, full: bool = False) -> list[str]:
         """Every workbench file against its schema, the log's chain, the snapshots against the log. Sealed
         segments checked before on this machine are trusted by digest; `full` checks everything again."""
+        from workbench.ops.validate import validate_workbench  # imported when used: no write needs it
+
         return validate_workbench(self.wb, progress, full=full)
 
     def replay(self, progress: Callable[[int, int], None] | None = None) -> ReplayReport:
+        from workbench.ops.replay import replay  # imported when used: its dataclasses bring inspect, ast, tokenize
+
         return replay(self.wb, progress)
 

@@ -38,28 +38,35 @@ def log_command(
     bench = Bench.open(start_dir())
     if mermaid:
         return _mermaid(bench, session, type_ or limit or all_ or json_)
-    if all_ or (json_ and not limit):  # --json is every matching event unless -n says otherwise
-        events, earlier = bench.log(type=type_, session=session), 0
+    if json_:  # --json is every matching event unless -n says otherwise
+        output.emit_json(bench.log(type=type_, session=session) if all_ or not limit
+                         else bench.log_newest(limit, type=type_, session=session)[0])
+        return 0
+    if all_:  # each event read, shown and let go: a listing of 50,000 holds its lines, not the events (issue 33)
+        from workbench.ops import eventlist
+
+        rows, earlier = [_row(e) for e in eventlist.each(bench.wb.log, type=type_, session=session)], 0
     else:
         events, earlier = bench.log_newest(limit or SHOWN, type=type_, session=session)
-    if json_:
-        output.emit_json(events)
-        return 0
+        rows = [_row(e) for e in events]
     if earlier:
         output.say(f"({earlier} earlier matching event{'s' if earlier != 1 else ''} not shown: "
                    f"{_again(type_, session)} --all shows them, -n N the last N)")
     # columns as wide as what they show (issue 31): `wb`, `agent (script)` and `human (proven at a terminal)`
     # in one listing keep the type and the summary lined up
-    who = [who_shown(e) for e in events]
-    who_w = max((len(w) for w in who), default=5)
-    type_w = max((len(e["type"]) for e in events), default=16)
-    seq_w = max((len(str(e["seq"])) + 1 for e in events), default=5)
-    for e, w in zip(events, who, strict=True):
-        output.say(output.shown(f"{'#' + str(e['seq']):<{seq_w}} {e['ts']}  {w:<{who_w}}  {e['type']:<{type_w}}  "
-                                f"{summarize(e['payload'])}".rstrip()))
-    if not events:
+    seq_w = max((len(r[0]) for r in rows), default=5)
+    who_w = max((len(r[2]) for r in rows), default=5)
+    type_w = max((len(r[3]) for r in rows), default=16)
+    for seq, ts, who, type_name, summary in rows:
+        output.say(output.shown(f"{seq:<{seq_w}} {ts}  {who:<{who_w}}  {type_name:<{type_w}}  {summary}".rstrip()))
+    if not rows:
         output.say("no events match")
     return 0
+
+
+def _row(e: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    """What a line of the listing shows of an event: #seq, ts, who, type, the payload's summary."""
+    return "#" + str(e["seq"]), str(e["ts"]), who_shown(e), str(e["type"]), summarize(e["payload"])
 
 
 def _again(type_: str | None, session: str | None) -> str:

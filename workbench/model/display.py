@@ -46,4 +46,6 @@ def escape(text: object, *, layout: bool = False) -> str:
     """`text` (made a string) with every control, escape, bidi and invisible character shown as its escape;
     `layout=True` keeps newlines and tabs."""
     value = text if isinstance(text, str) else str(text)
+    if value.isprintable():  # nothing to escape: every character below is unprintable (tests/model/test_display)
+        return value
     return (_LAYOUT if layout else _ONE_LINE).sub(_visible, value)

@@ -17,17 +17,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 from workbench.errors import Refused
-from workbench.model.jsonl import line_hash, read_line, split_lines
+from workbench.model.jsonl import MAX_LINE_BYTES, line_hash, read_line, split_lines, unique_pairs
 
 LOG_DIR = "log"
 FORMAT = 1
 # A write seals events.jsonl into a segment once it holds this many events or bytes (config.yaml `log:`).
 SEGMENT_EVENTS = 1000
 SEGMENT_BYTES = 512 * 1024
+_SCAN = json.JSONDecoder(object_pairs_hook=unique_pairs).scan_once  # type: ignore[attr-defined]  # the C scanner
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # as jsonl.check_unicode looks for one
 
 
 def segment_name(number: int) -> str:
@@ -109,8 +112,9 @@ def check_body(raw: bytes, header: Header) -> list[tuple[bytes, dict[str, Any]]]
         raise Refused(f"{where}: ends without a newline; restore it with `git checkout -- .workbench/log/`")
     out = []
     prev, expected = header.prev_hash, header.first
-    for number, line in enumerate(lines, start=2):
-        event = read_line(line, where, f"line {number}")
+    for number, (line, event) in enumerate(zip(lines, _parsed(lines), strict=True), start=2):
+        if event is None:  # not wb's own encoding of an object: read on its own, refused as read_line refuses it
+            event = read_line(line, where, f"line {number}")
         if event.get("seq") != expected:
             raise Refused(f"{where}: line {number}: seq {event.get('seq')} where {expected} was expected")
         if event.get("prev") != prev:
@@ -120,6 +124,34 @@ def check_body(raw: bytes, header: Header) -> list[tuple[bytes, dict[str, Any]]]
         out.append((line, event))
     if expected - 1 != header.last or prev != header.last_hash:
         raise Refused(f"{where}: holds seq {header.first}..{expected - 1}, its header says ..{header.last}")
+    return out
+
+
+def _parsed(lines: list[bytes]) -> list[dict[str, Any] | None]:
+    """Each line's event, read by json's C scanner straight off the segment's text (one decode, no per-line
+    json.loads: that was most of a cold start's time, issue 33), keeping a repeated key refused (the same hook);
+    None for a line that is not exactly one JSON object from its first byte to its last, or for every line when
+    the segment holds a lone surrogate's escape — its caller reads those with read_line, and refuses what
+    read_line refuses."""
+    none: list[dict[str, Any] | None] = [None] * len(lines)
+    body = b"\n".join(lines)
+    if _ESCAPED_SURROGATE.search(body):
+        return none
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return none
+    out = list(none)
+    start = 0
+    for i, part in enumerate(text.split("\n")):  # UTF-8 puts no newline byte inside a character: one part a line
+        end = start + len(part)
+        try:
+            event, stop = _SCAN(text, start)
+        except (StopIteration, ValueError, RecursionError):
+            event, stop = None, -1
+        if stop == end and isinstance(event, dict) and len(lines[i]) <= MAX_LINE_BYTES:
+            out[i] = event
+        start = end + 1
     return out
 
 

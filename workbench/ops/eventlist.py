@@ -30,7 +30,12 @@ def matches(event: dict[str, Any], type: str | None, session: str | None) -> boo
 
 def every(log: EventLog, *, type: str | None = None, session: str | None = None) -> list[dict[str, Any]]:
     """Every matching event, oldest first, the whole log checked."""
-    return [e for _line, e in log.iter_all() if matches(e, type, session)]
+    return list(each(log, type=type, session=session))
+
+
+def each(log: EventLog, *, type: str | None = None, session: str | None = None) -> Iterator[dict[str, Any]]:
+    """`every`, one event at a time: a caller that keeps only what it shows holds no more of the log than that."""
+    return (e for _line, e in log.iter_all() if matches(e, type, session))
 
 
 CHECKED = 1000  # events read back and checked (seq, hash chain) before the rest are only looked at as bytes

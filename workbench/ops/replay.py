@@ -67,7 +67,11 @@ def replay_sealed_once(wb: Workbench, check: SealedCheck) -> ReplayReport:
 
 def compare(wb: Workbench, docs: reducer.Docs | None, n: int, elapsed: float) -> ReplayReport:
     """The report of a replay that rebuilt `docs` from `n` events: where the snapshots differ from them."""
+    from workbench.store import humanedit
+
     mismatches: list[str] = []
+    if docs is not None and docs.state.get("last_event") == n:  # the whole log, from seq 1: the load's check
+        humanedit.made_fold(wb, docs)  # for hand edits in a fresh clone need not fold it again
     current = wb.load(detect_human=True, thorough=True)
     if docs is None:
         return ReplayReport(0, elapsed, ["events.jsonl: empty log; nothing to replay"])

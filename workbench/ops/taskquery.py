@@ -29,6 +29,8 @@ def filter_tasks(board: dict[str, Any], tasks: list[dict[str, Any]], where: Mapp
     pri = where.get("priority")
     if pri is not None and (not isinstance(pri, int) or isinstance(pri, bool) or not 0 <= pri <= 4):
         raise UsageError(f"priority {pri!r}: one of 0 (highest), 1, 2 (the default), 3, 4")
+    if not where:
+        return list(tasks)
     needle = str(where["search"]).casefold() if where.get("search") else None
     ready = {t.get("id") for t in ready_tasks(board["tasks"], board)} if where.get("ready") else set()
     statuses = task_statuses(board["tasks"]) if where.get("blocked") else {}

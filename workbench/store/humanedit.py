@@ -202,6 +202,28 @@ def _committed(wb: Workbench, name: str) -> bytes | None:
 
 
 # -- what the log folds to at a snapshot's last_event --------------------------------------------------
+# The fold of the whole log that `wb replay` (validate, doctor) made just before it loads the snapshots to compare
+# them: in a fresh clone that load's check for hand edits would fold the whole log again (issue 33). It serves
+# while the log object it was read from still ends where it ended (seq and line hash: the hash chain binds every
+# earlier line) and no one has folded more into it (its last_event unchanged); read-only, as every fold_at is.
+_MADE: list[tuple[object, str | None, Docs]] = []
+
+
+def made_fold(wb: Workbench, docs: Docs) -> None:
+    """`docs` is what the whole log of `wb` folds to, as it ends now, for the `fold_at`s that follow."""
+    tail = wb.log.tail()
+    _MADE[:] = [(wb.log, tail.hash, docs)] if tail.seq and docs.state.get("last_event") == tail.seq else []
+
+
+def _made(wb: Workbench, seq: int) -> Docs | None:
+    for log, last_hash, docs in _MADE:
+        if log is wb.log and docs.state.get("last_event") == seq:
+            tail = wb.log.tail()
+            if tail.seq == seq and tail.hash == last_hash:
+                return docs
+    return None
+
+
 def fold_at(wb: Workbench, seqs: set[int]) -> dict[int, Docs]:
     """The documents the log folds to at each of `seqs` (events 1..seq; one pass each, and there are at most
     two). Empty for a log that cannot be read whole (damage is doctor's to report)."""
@@ -209,6 +231,10 @@ def fold_at(wb: Workbench, seqs: set[int]) -> dict[int, Docs]:
 
     out: dict[int, Docs] = {}
     for seq in sorted(seqs):
+        made = _made(wb, seq)
+        if made is not None:
+            out[seq] = made
+            continue
         def upto(last: int = seq) -> Iterator[dict[str, Any]]:
             for _line, event in wb.log.iter_all():
                 if event["seq"] > last:

@@ -141,12 +141,15 @@ class Pending:
             raw = self.committed.read_bytes()
         except FileNotFoundError:
             return [], []
-        events, calls = _records(raw)
-        made = next((r for r in (loads_record(line) for line in split_lines(raw)[0])
+        lines = split_lines(raw)[0]
+        # the batch's last event and its commit, read from the end: the whole batch (a Bench.record_events of
+        # 10,000 events) is parsed only in the rare case below, not by every first write after it (issue 33)
+        made = next((r for r in (loads_record(line) for line in lines if b'"commit"' in line)
                      if r is not None and r.get("kind") == "commit"), None)
-        if not events or made is None:
+        last = next((r["record"] for r in map(loads_record, reversed(lines))
+                     if r is not None and r.get("kind") == "event" and isinstance(r.get("record"), dict)), None)
+        if last is None or made is None:
             return [], []
-        last = events[-1]
         try:
             if any(e.get("id") == last.get("id") for e in log.read_after(max(0, int(last.get("seq") or 1) - 1))):
                 return [], []
@@ -162,6 +165,7 @@ class Pending:
             have = {e.get("id") for _line, e in log.iter_all()}  # rare: confirm against the whole log
         except (OSError, ValueError, WorkbenchError):
             return [], []  # a log that does not read: the load says what is wrong with it
+        events, calls = _records(raw)
         return [e for e in events if e.get("id") not in have], calls
 
     def set_aside(self, events: list[dict[str, Any]]) -> Path:

@@ -16,7 +16,6 @@ saved a snapshot under the write, a config.yaml edit was committed first), `writ
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -111,19 +110,18 @@ SQLITE_STAGES: tuple[Stage, ...] = (
 )
 
 
-@dataclass(frozen=True)
 class Pipeline:
-    """One backend's stages and the spans a transaction runs them in (each a first and last stage name)."""
+    """One backend's stages and the spans a transaction runs them in (each a first and last stage name). A plain
+    class, not a dataclass: dataclasses imports inspect, ast and tokenize on every write (issue 33)."""
 
-    name: str
-    stages: tuple[Stage, ...]
-    enter: tuple[str, str]
-    load: tuple[str, str]
-    write: tuple[str, str]
-    finish: tuple[str, str]
-    release: tuple[str, str] = ("release", "release")
+    def __init__(self, name: str, stages: tuple[Stage, ...], *, enter: tuple[str, str], load: tuple[str, str],
+                 write: tuple[str, str], finish: tuple[str, str],
+                 release: tuple[str, str] = ("release", "release")) -> None:
+        self.name, self.stages = name, stages
+        self.enter, self.load, self.write, self.finish, self.release = enter, load, write, finish, release
+        self._check()
 
-    def __post_init__(self) -> None:
+    def _check(self) -> None:
         names = [n for n, _run in self.stages]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.name}: a stage named twice")

@@ -14,7 +14,6 @@ crash safety), the merge driver (inside `git merge`), a tool's artifacts — use
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.git.repo import CommitOutcome
@@ -33,12 +32,29 @@ if TYPE_CHECKING:
 __all__ = ["LastWrite", "SnapshotsBehind", "Transaction", "default_summary"]
 
 
-@dataclass
 class LastWrite:
-    seqs: list[int] = field(default_factory=list)
-    summary: str = ""  # what the write did, as in its commit message: "T-004 in_progress → done"
-    commit: str | None = None
-    warnings: list[str] = field(default_factory=list)
+    """What the last write did: its events' seqs, its summary as in its commit message ("T-004 in_progress →
+    done"), its commit and its warnings. A plain class, not a dataclass: dataclasses imports inspect, ast and
+    tokenize, about 12 ms of every `wb task add` (issue 33)."""
+
+    __slots__ = ("commit", "seqs", "summary", "warnings")
+
+    def __init__(self, seqs: list[int] | None = None, summary: str = "", commit: str | None = None,
+                 warnings: list[str] | None = None) -> None:
+        self.seqs = seqs if seqs is not None else []
+        self.summary = summary
+        self.commit = commit
+        self.warnings = warnings if warnings is not None else []
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LastWrite) and (self.seqs, self.summary, self.commit, self.warnings) == (
+            other.seqs, other.summary, other.commit, other.warnings)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return (f"LastWrite(seqs={self.seqs!r}, summary={self.summary!r}, commit={self.commit!r}, "
+                f"warnings={self.warnings!r})")
 
 
 class Transaction:
