@@ -20,13 +20,22 @@ from workbench.git.repo import INDEX_LOCK_WAIT_S
 
 pytestmark = about_git
 
-SLACK = 4.0  # a loaded CI machine: wb's own work beside the wait
+SLACK = 4.0  # wb's own work beside the wait, on a loaded CI machine — or twice a plain write's time in the same run
 
 
 def _timed_add(repo: Path, title: str) -> tuple[subprocess.CompletedProcess[str], float]:
     began = time.monotonic()
     proc = spawn_wb(repo, "task", "add", title)
     return proc, time.monotonic() - began
+
+
+def _slack(repo: Path) -> float:
+    """What wb's own work beside the wait may take here, now: a plain write timed in the same run (twice it, for
+    the write beside the wait does a little more), at least SLACK — a machine loaded by other jobs slows both
+    alike, where a fixed bound failed (CI: 16.1 s against 14 s, the lock test itself unchanged)."""
+    proc, took = _timed_add(repo, "a plain write, timed")
+    assert proc.returncode == 0, proc.stderr
+    return max(SLACK, 2 * took)
 
 
 def _stale_lock(repo: Path) -> Path:
@@ -40,11 +49,12 @@ def _stale_lock(repo: Path) -> Path:
 
 def test_a_stale_index_lock_costs_a_write_one_wait_and_one_line(repo: Path) -> None:
     assert spawn_wb(repo, "init").returncode == 0
+    slack = _slack(repo)
     _stale_lock(repo)
     for title in ("first", "second"):
         proc, took = _timed_add(repo, title)
         assert proc.returncode == 0, proc.stderr
-        assert took < INDEX_LOCK_WAIT_S + SLACK, f"a write waited {took:.1f}s for a stale index.lock"
+        assert took < INDEX_LOCK_WAIT_S + slack, f"a write waited {took:.1f}s for a stale index.lock"
         line = one_error_line(proc.stderr)
         assert "rm .git/index.lock" in line and "no git command" in line, line
         assert f'"{title}"' in run_git(repo, "show", "HEAD:.workbench/board.json")  # committed all the same
@@ -103,6 +113,7 @@ def test_a_write_waits_out_a_users_git_holding_the_index_briefly(repo: Path) -> 
 
 def test_a_users_git_holding_the_index_longer_than_the_limit_costs_one_wait(repo: Path) -> None:
     assert spawn_wb(repo, "init").returncode == 0
+    slack = _slack(repo)
     holder = _users_commit_holding_the_index(repo, 120)
     try:
         proc, took = _timed_add(repo, "beside a long commit")
@@ -110,6 +121,6 @@ def test_a_users_git_holding_the_index_longer_than_the_limit_costs_one_wait(repo
         os.killpg(holder.pid, signal.SIGTERM)  # the person gives up their commit: git lets go of the lock
         holder.wait(timeout=30)
     assert proc.returncode == 0, proc.stderr
-    assert INDEX_LOCK_WAIT_S - 0.5 < took < INDEX_LOCK_WAIT_S + SLACK, took
+    assert INDEX_LOCK_WAIT_S - 0.5 < took < INDEX_LOCK_WAIT_S + slack, took
     assert "rm .git/index.lock" in one_error_line(proc.stderr)
     assert '"beside a long commit"' in run_git(repo, "show", "HEAD:.workbench/board.json")

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from workbench.git.plumbing import size_batch
 from workbench.git.repo import run_git
 from workbench.model.layout import WB_DIR
 
@@ -215,11 +216,9 @@ def workbench_status(root: Path) -> str:
             meta, _, name = entry.partition("\t")
             if name and meta.split()[2:3] == ["0"]:  # stage 0: a conflicted path is left to git
                 blobs[name] = meta.split()[1]
-        if blobs:
-            asked = ("\n".join(blobs.values()) + "\n").encode()
-            sizes = run_git(root, "cat-file", "--batch-check=%(objectsize)", stdin=asked, check=False).stdout.split()
-            changed = [name for (name, _blob), size in zip(blobs.items(), sizes, strict=False)
-                       if size.isdigit() and int(size) != big[name]]
+        sizes = size_batch(root, list(blobs.values()))
+        changed = [name for (name, _blob), size in zip(blobs.items(), sizes, strict=False)
+                   if size is not None and size != big[name]]
     excluded = [f":(exclude){name}" for name in changed]
     rest = run_git(root, "status", "--porcelain", "--", WB_DIR, *excluded, check=False).stdout.decode().strip()
     return "\n".join([*(f" M {name}" for name in changed), *([rest] if rest else [])])

@@ -54,6 +54,15 @@ def cat_batch(cwd: Path, specs: list[str]) -> list[tuple[str, bytes] | None]:
     return result
 
 
+def size_batch(cwd: Path, shas: list[str]) -> list[int | None]:
+    """Each object's size in bytes (None: missing), in one `git cat-file --batch-check` (contents unread)."""
+    if not shas:
+        return []
+    out = run_git(cwd, "cat-file", "--batch-check=%(objectsize)", stdin=("\n".join(shas) + "\n").encode(),
+                  check=False).stdout
+    return [int(line) if line.isdigit() else None for line in out.splitlines()]
+
+
 def exist_batch(cwd: Path, shas: list[str]) -> list[bool]:
     """Whether the object store has each object, in one `git cat-file --batch-check` (contents unread)."""
     if not shas:
