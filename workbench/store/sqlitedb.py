@@ -44,13 +44,13 @@ from workbench.model.jsonl import encode, line_hash
 from workbench.model.layout import WB_DIR
 from workbench.store.eventlog import LogMoved, Tail
 from workbench.store.sqliteerrors import os_errors
+from workbench.store.sqlitefile import DB_NAME, check_not_foreign, check_schema, db_path
 from workbench.store.workbench import Loaded, Workbench
 
 if TYPE_CHECKING:
     from workbench.model.provenance import Who
     from workbench.store.transaction import Transaction
 
-DB_NAME = "workbench.sqlite3"
 GITIGNORE = b"# wb: kept in SQLite (docs/storage.md); only config.yaml is a file\nworkbench.sqlite3*\n.local/\n"
 NO_GIT_PATH = f"{WB_DIR}/{DB_NAME}"
 FORMAT = 1
@@ -68,66 +68,6 @@ CREATE TABLE IF NOT EXISTS calls(n INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT, 
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def db_path(root: Path, config: dict[str, Any]) -> Path:
-    """The database file of the workbench whose work tree top is `root`."""
-    named = config.get("sqlite_path")
-    if named:
-        from workbench.store import trust
-
-        path = (root / str(named)) if not os.path.isabs(str(named)) else Path(str(named))
-        setting = trust.outside_path(named)
-        if setting is not None:  # out of the repository: only where a person said so (`wb init --db`, `wb trust`)
-            trust.require(root, [setting])
-        elif not _inside(path, root):
-            raise Refused(f"config.yaml: sqlite_path {named} leads out of the repository through a link; wb does "
-                          "not follow it: name the database's own path (a person then trusts it with `wb trust`)")
-        return path
-    from workbench.git.repo import GitRepo
-    from workbench.store import kept
-
-    git_dir = GitRepo(root).git_dir
-    keep = kept.keep_dir(root, git_dir)
-    if keep != git_dir / "wb":  # a linked worktree: kept past `git worktree remove` (store/kept.py)
-        kept.adopt_database(root, git_dir / "wb" / DB_NAME, keep / DB_NAME)
-        kept.note(keep, root)
-    return keep / DB_NAME
-
-
-def _inside(path: Path, root: Path) -> bool:
-    """Whether `path`, its links resolved, is under the work tree `root`."""
-    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
-
-
-WB_TABLES = {"meta", "events", "snapshots", "calls"}
-
-
-def check_not_foreign(conn: sqlite3.Connection, path: Path) -> None:
-    """Refuse, before anything is written, a database that is not wb's: wb keeps its own in WAL mode, so one in
-    any other mode is another program's, and `PRAGMA journal_mode=WAL` would change it (its bytes changed by a
-    read-only `wb status`). Asked through the connection — reading the mode changes nothing — never by opening
-    the file apart: closing a second descriptor of a database drops this process's POSIX locks on it."""
-    (mode,) = conn.execute("PRAGMA journal_mode").fetchone()
-    if str(mode).lower() != "wal":
-        raise Refused(f"{path}: a SQLite database that is not wb's (wb keeps its own in WAL mode); wb leaves it as "
-                      "it is: point sqlite_path at wb's own database")
-
-
-def check_schema(conn: sqlite3.Connection, path: Path) -> None:
-    """Refuse a database whose schema is not wb's own: a trigger (one can abort every write, or call a function
-    on each), a view where a table should be, a table missing (issue 30: hostile files a clone ships)."""
-    rows = conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view', 'trigger')").fetchall()
-    triggers = sorted(str(n) for t, n in rows if t == "trigger")
-    views = sorted(str(n) for t, n in rows if t == "view")
-    tables = {str(n) for t, n in rows if t == "table"}
-    if triggers or views:
-        what = ", ".join([*(f"trigger {n}" for n in triggers), *(f"view {n}" for n in views)])
-        raise Refused(f"{path}: holds what no wb database has ({what}); wb does not use it: restore wb's own "
-                      "database, or start an empty one with `wb init --backend sqlite`")
-    missing = sorted(WB_TABLES - tables)
-    if missing:
-        raise Refused(f"{path}: not a wb database (no table {', '.join(missing)}); wb does not use it")
 
 
 def _blob(value: Any) -> bytes:
