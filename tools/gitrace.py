@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from faultrun import WB, base_env, git, make_user_repo  # noqa: E402 - the shared helpers of the reliability tools
+from faultrun_world import WB, base_env, git, make_user_repo  # noqa: E402 - the shared helpers of the reliability tools
 
 # Why a user's git command failed. The user's stream runs one git command at a time, so an index.lock it finds
 # taken is wb's (its index update), and so is a work-tree file under .workbench/ that git finds modified.

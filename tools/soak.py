@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from faultrun import (  # noqa: E402 - the shared helpers of the reliability tools
+from faultrun_world import (  # noqa: E402 - the shared helpers of the reliability tools
     WB,
     add_user_changes,
     base_env,
