@@ -78,6 +78,9 @@ def test_a_hostile_title_is_shown_as_text_and_nothing_runs(served: Served, page:
 def test_an_invalid_workbench_shows_a_banner_over_the_last_good_board(served: Served, page: object) -> None:
     page.goto(served.url)  # type: ignore[attr-defined]
     page.wait_for_selector("#board .card")  # type: ignore[attr-defined]
+    # the live stream says `live` once the server watches from there: a write before that sends no change (CI5
+    # timed out when the board was torn between the first read and the stream's start)
+    page.wait_for_function("document.getElementById('live').textContent.startsWith('live')")  # type: ignore[attr-defined]
     saved = read_board(served.repo)
     write_board(served.repo, b'{"schema_version": 2, "tasks": [')  # torn by hand (board.json, or its row)
     page.wait_for_selector("#banner:not([hidden])", timeout=10_000)  # type: ignore[attr-defined]

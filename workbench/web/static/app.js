@@ -988,9 +988,7 @@ async function refresh() {
 function live() {
   const status = document.getElementById("live");
   const source = new EventSource("/api/live");
-  // each (re)connection reads the board again: a change between the page's first read (or the last event before
-  // a disconnection) and the stream's start sends no `change`, the server's stream comparing from its own start
-  source.addEventListener("hello", () => { status.textContent = "live"; refresh(); });
+  source.addEventListener("hello", () => { status.textContent = "live"; });
   source.addEventListener("change", () => { status.textContent = "live · updated " + new Date().toLocaleTimeString(); refresh(); });
   source.onerror = () => { status.textContent = "reconnecting…"; };
 }
