@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from .conftest import Served, wait_until
-from .test_views import AXE, BARE
+from .test_views import AXE, BARE, import_two_thousand
 
 pytestmark = pytest.mark.browser
 
@@ -225,11 +225,7 @@ def test_the_table_takes_the_boards_search_and_filters(served: Served, page: Any
 
 
 def test_two_thousand_tasks_stay_a_window_of_rows_and_sort_fast(served: Served, page: Any) -> None:
-    tasks = [{"title": f"task number {i}", "labels": [f"l{i % 9}"], "priority": i % 5, "assignee": f"a{i % 7}"}
-             for i in range(2000)]
-    path = served.repo / "big.json"
-    path.write_text(json.dumps(tasks))
-    served.wb("task", "import", str(path))
+    import_two_thousand(served)
     started = time.monotonic()
     page.goto(served.url + "#table")
     page.wait_for_selector("#tasks-table tbody tr")
