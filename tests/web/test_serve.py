@@ -9,6 +9,7 @@ import http.client
 import socket
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from tests.conftest import TEST_BACKEND, hash_workbench, run_wb
 from tests.damage import read_board, write_board
@@ -158,6 +159,37 @@ def test_a_write_reaches_the_live_stream(served: Served) -> None:
         while b"event: change" not in got and time.monotonic() < deadline:
             got += sock.recv(4096)
     assert b"event: change" in got, got
+
+
+def read_stream(served: Served, path: str, seconds: float) -> bytes:
+    """What `/api/live` sends on a stream opened at `path` within `seconds` of its `hello`."""
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n\r\n".encode())
+        got = b""
+        while b"event: hello" not in got:
+            got += sock.recv(4096)
+        sock.settimeout(0.5)
+        deadline = time.monotonic() + seconds
+        while b"event: change" not in got and time.monotonic() < deadline:
+            try:
+                got += sock.recv(4096)
+            except TimeoutError:
+                continue
+    return got
+
+
+def test_a_write_between_the_pages_read_and_its_stream_still_reaches_the_page(served: Served) -> None:
+    # The page reads the board, a write lands, then the page's stream opens: the stream starts from the stamp
+    # the page's read answered, so the write is a change the page is told about (it was lost before: the
+    # stream compared from its own start).
+    answer = served.api("/api/board")
+    stamp = answer["stamp"]
+    assert isinstance(stamp, str) and stamp
+    served.wb("task", "add", "Lands before the stream")
+    assert b"event: change" in read_stream(served, "/api/live?since=" + quote(stamp), 10)
+    # nothing changed since a fresh read: no change event (a since that matches is not a change)
+    fresh = served.api("/api/board")["stamp"]
+    assert b"event: change" not in read_stream(served, "/api/live?since=" + quote(fresh), 2)
 
 
 def test_the_graph_layout_takes_a_long_chain_a_cycle_and_a_missing_dependency() -> None:

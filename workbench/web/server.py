@@ -17,6 +17,7 @@ caller says so), answering GET and HEAD for its own static files and its JSON ro
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -75,29 +76,34 @@ class Source:
         self.last_good: dict[str, Any] = {}
 
     def answer(self, key: str, read: Callable[[], Any]) -> dict[str, Any]:
+        """The route's answer and the stamp of the files taken before it was read: the page opens its live
+        stream from that stamp (`/api/live?since=`), so a write that lands between its read and the stream's
+        start is still a change it is told about. A write during the read only costs one more refresh."""
         with self.lock:
+            seen = self.stamp()
             try:
                 data = views.shown(read())
             except WorkbenchError as err:
-                return {"ok": False, "error": views.shown(str(err)), "data": self.last_good.get(key)}
+                return {"ok": False, "error": views.shown(str(err)), "data": self.last_good.get(key), "stamp": seen}
             except (OSError, ValueError, KeyError, TypeError) as err:  # a file caught mid-write
                 return {"ok": False, "error": views.shown(f"the workbench could not be read ({err}); "
                                                           "wb validate says why"),
-                        "data": self.last_good.get(key)}
+                        "data": self.last_good.get(key), "stamp": seen}
             except Exception as err:  # a bug in a view: this route says so, the server and the others stay up
                 import traceback
 
                 traceback.print_exc()
                 return {"ok": False, "error": views.shown(f"wb serve: {type(err).__name__}: {err} (a bug: "
                                                           "please report it)"),
-                        "data": self.last_good.get(key)}
+                        "data": self.last_good.get(key), "stamp": seen}
             self.last_good[key] = data
-            return {"ok": True, "error": None, "data": data}
+            return {"ok": True, "error": None, "data": data, "stamp": seen}
 
     def stamp(self) -> str:
+        """A short digest of the watched files' (inode, size, mtime): equal stamps, nothing to read again."""
         from workbench.ops.board import stamp, watched
 
-        return json.dumps(stamp(watched(self.bench.wb)))
+        return hashlib.sha256(json.dumps(stamp(watched(self.bench.wb))).encode()).hexdigest()[:20]
 
 
 def _one(query: dict[str, list[str]], name: str) -> str | None:
@@ -194,7 +200,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/api/act":
             return self._act_view(head)
         if path == "/api/live" and not head:
-            return self._live()
+            return self._live(_one(query, "since"))
         route = self.server.routes.get(path)
         if route is None:
             return self._refuse(404, "not found", head)
@@ -304,7 +310,10 @@ class Handler(BaseHTTPRequestHandler):
                     f"wb serve: {type(err).__name__}: {err} (a bug: please report it)")})
         self._json(200, {"ok": True, "error": None, "data": views.shown(done)})
 
-    def _live(self) -> None:
+    def _live(self, since: str | None) -> None:
+        """Server-sent events: `hello`, then `change` whenever the stamp differs from the last one sent — the
+        first comparison is with `since` (the stamp of the page's last read) when the page gives one, so
+        nothing that landed before the stream started is missed."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-store")
@@ -312,7 +321,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("X-Content-Type-Options", "nosniff")
         self.end_headers()
         self.close_connection = True
-        last, beat = self.server.source.stamp(), time.monotonic()
+        last = since[:64] if since else self.server.source.stamp()
+        beat = time.monotonic()
         try:
             self.wfile.write(b"retry: 1000\nevent: hello\ndata: {}\n\n")
             self.wfile.flush()

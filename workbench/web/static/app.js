@@ -7,7 +7,7 @@ const HEADINGS = { todo: "TODO", in_progress: "IN PROGRESS", blocked: "BLOCKED",
 const view = { tab: "board", session: null, task: null, events: { type: "", session: "", pages: [] }, diff: { a: "", b: "" },
                board: { q: "", status: "", label: "", priority: "", assignee: "", epic: "" }, windows: {},
                boardData: null, filtered: 0, opener: null, renders: 0, act: null, said: null,
-               sort: { key: "", dir: 1 }, rows: 0 };
+               sort: { key: "", dir: 1 }, rows: 0, stamp: null };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -48,7 +48,13 @@ async function api(path, params) {
   const url = path + (query.toString() ? "?" + query.toString() : "");
   const response = await fetch(url, { headers: { Accept: "application/json" } });
   const answer = await response.json();
-  banner(answer.ok ? null : answer.error);
+  // only an answer that read the workbench carries its files' stamp, and only such an answer says whether the
+  // workbench can be read (/api/act, about this browser's session, read the board no more than it hides a tear)
+  if (typeof answer.stamp === "string") {
+    banner(answer.ok ? null : answer.error);
+    // the stamp of the files as the page's first read found them: the live stream starts from it
+    if (view.stamp === null) view.stamp = answer.stamp;
+  }
   return answer.data;
 }
 
@@ -987,11 +993,12 @@ async function refresh() {
 
 function live() {
   const status = document.getElementById("live");
-  const source = new EventSource("/api/live");
+  // opened after the first read, from that read's stamp: a write between the two is still a `change`
+  const source = new EventSource("/api/live" + (view.stamp ? "?since=" + encodeURIComponent(view.stamp) : ""));
   source.addEventListener("hello", () => { status.textContent = "live"; });
   source.addEventListener("change", () => { status.textContent = "live · updated " + new Date().toLocaleTimeString(); refresh(); });
   source.onerror = () => { status.textContent = "reconnecting…"; };
 }
 
 window.addEventListener("hashchange", refresh);
-document.addEventListener("DOMContentLoaded", () => { paletteSetup(); refresh(); live(); });
+document.addEventListener("DOMContentLoaded", () => { paletteSetup(); refresh().then(live); });
