@@ -65,6 +65,7 @@ POINTS = [
     Point("after_state_write", "after_state_write", 0, False),
     Point("before_rename:.cache/board.json", "before_rename:board.json", 1, True),
     Point("before_rename:.cache/state.json", "before_rename:state.json", 0, False),
+    Point("before_git_listing", "before_git_listing", 0, False),
     Point("after_git_objects", "after_git_objects", 0, False),
     Point("before_git_ref", "before_git_ref", 0, False),
     Point("after_git_ref", "after_git_ref", 0, False),

@@ -295,3 +295,67 @@ def test_a_snapshot_ahead_of_its_log_is_rebuilt_and_kept_aside(tmp_path: Path) -
     events = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
     assert [e["payload"].get("text") for e in events if e["type"] == "note.add"] == ["a", "d"]
     assert git(repo, "status", "--porcelain") == ""
+
+
+def _held_at(repo: Path, tmp_path: Path, point: str, *args: str) -> tuple[subprocess.Popen[str], Path]:
+    pause = tmp_path / f"pause-{point}"
+    held = subprocess.Popen([WB, *args], cwd=repo, env=_env(WB_PAUSE=point, WB_PAUSE_FILE=str(pause)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not Path(f"{pause}.here").exists():
+        assert held.poll() is None and time.monotonic() < deadline, f"wb never reached {point}"
+        time.sleep(0.02)
+    return held, pause
+
+
+def _committed_log(repo: Path) -> list[dict]:
+    raw = git(repo, "show", "HEAD:.workbench/events.jsonl")
+    return [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+
+@about_git  # the files the user's git rewrites are the files backend's
+def test_a_log_git_is_rewriting_while_wb_commits_is_never_committed_as_deleted(tmp_path: Path) -> None:
+    """gitrace seed 11 (under load): `git stash push` rewrote events.jsonl (git unlinks a file, then writes it
+    again) just as wb listed .workbench/ for its commit; wb committed a tree without events.jsonl — the event log
+    deleted on the user's branch, every later write refused, `wb doctor --fix` unable to rebuild. Here the
+    listing is held (WB_PAUSE) inside that window: the file is gone as git's checkout leaves it for a moment."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "note", "first").returncode == 0
+    log = repo / ".workbench" / "events.jsonl"
+    held, pause = _held_at(repo, tmp_path, "before_git_listing", "note", "held")
+    aside = log.read_bytes()
+    log.unlink()  # git's checkout_entry: the old file unlinked, the new one not yet written
+    Path(f"{pause}.go").write_text("")
+    deadline = time.monotonic() + 60
+    while held.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    log.write_bytes(aside)  # ... and written
+    _out, err = held.communicate(timeout=60)
+    assert held.returncode == 0, err  # acknowledged: its event is in the log (and the pending journal)
+    committed = git(repo, "ls-tree", "-r", "--name-only", "HEAD")
+    assert ".workbench/events.jsonl" in committed, "the log was committed as deleted"
+    assert wb(repo, "note", "after").returncode == 0
+    assert [e["payload"]["text"] for e in _committed_log(repo) if e["type"] == "note.add"] == ["first", "held", "after"]
+    validate = wb(repo, "validate")
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+
+
+@about_git
+def test_a_log_the_users_git_took_back_while_wb_commits_is_not_committed_beside_newer_snapshots(tmp_path: Path) -> None:
+    """The same window, a whole git command in it: `git checkout -- .workbench/events.jsonl` puts back HEAD's log
+    after wb checked what it commits and before it listed the files. wb committed the old log beside the
+    snapshots of the new write (state.md's last_event beyond the committed log: HEAD does not validate)."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "note", "first").returncode == 0
+    held, pause = _held_at(repo, tmp_path, "before_git_listing", "note", "held")
+    git(repo, "checkout", "--", ".workbench/events.jsonl")
+    Path(f"{pause}.go").write_text("")
+    _out, err = held.communicate(timeout=60)
+    assert held.returncode == 0, err
+    state = git(repo, "show", "HEAD:.workbench/state.md")
+    last_event = int(next(line for line in state.splitlines() if line.startswith("last_event:")).split(":")[1])
+    assert last_event <= _committed_log(repo)[-1]["seq"], "HEAD holds snapshots of events its log does not"
+    assert wb(repo, "note", "after").returncode == 0
+    assert [e["payload"]["text"] for e in _committed_log(repo) if e["type"] == "note.add"] == ["first", "held", "after"]
+    validate = wb(repo, "validate")
+    assert validate.returncode == 0, validate.stderr + validate.stdout

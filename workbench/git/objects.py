@@ -20,6 +20,16 @@ from workbench.model.layout import WB_DIR
 IGNORED_NAMES = {".lock", ".cache", ".migrate.json"}  # .migrate.json: wb migrate's intent, never committed
 
 
+def listing_key(path: str | os.PathLike[str]) -> tuple[int, int, int, int] | None:
+    """What a file's stat says of its content, as the commit's listing keys it (None: no such file): a file git
+    rewrote (unlink, write) has another inode or ctime even when its size and mtime come out the same."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
 class RepoObjects(RepoRefs):
     """The object store and the trees of `.workbench/` (GitRepo's third layer)."""
 

@@ -22,11 +22,11 @@ from workbench import faults
 from workbench.errors import GitError
 from workbench.git.blobstat import BlobStatCache
 from workbench.git.discovery import HOOK_MARK, INDEX_LOCK_WAIT_S, find_worktree, in_commit_hook
-from workbench.git.objects import IGNORED_NAMES
+from workbench.git.objects import IGNORED_NAMES, listing_key
 from workbench.git.plumbing import cat_batch, run_git
 from workbench.git.refs import RefMover
 from workbench.git.sharedrefs import STATE_REF_MOVED, SharedRefs
-from workbench.model.layout import WB_DIR
+from workbench.model.layout import COMMITTED_FILES, WB_DIR
 
 __all__ = ["HOOK_MARK", "IGNORED_NAMES", "INDEX_LOCK_WAIT_S", "STATE_REF_MOVED", "WRITTEN_BY_WB", "BlobStatCache",
            "CommitOutcome", "GitRepo", "RefMover", "cat_batch", "find_worktree", "in_commit_hook", "run_git"]
@@ -68,9 +68,12 @@ class GitRepo(SharedRefs):
         self._refs.close()
 
     # -- the commit -----------------------------------------------------------------------------
-    def commit_workbench(self, message: str, ref_name: str | None = None) -> CommitOutcome:
+    def commit_workbench(self, message: str, ref_name: str | None = None,
+                         checked: dict[str, tuple[int, int, int, int] | None] | None = None) -> CommitOutcome:
         """Commit the current `.workbench/` files. `ref_name` (config git.ref) names a branch that holds only
-        workbench state; otherwise the checked-out branch gets the commit."""
+        workbench state; otherwise the checked-out branch gets the commit. `checked`: the listing key
+        (objects.listing_key) of each file as the caller's gate checked it; a file that differs when listed,
+        or a COMMITTED_FILES file the parent holds and the listing does not, is not committed (see _moved)."""
         state_only = ref_name is not None
         if state_only:
             assert ref_name is not None
@@ -91,7 +94,13 @@ class GitRepo(SharedRefs):
                                          "someone works on; set git.ref to a branch of its own)")
         # the parent's blobs are in the object store: a file the blob cache knows is not hashed again
         known = self._parent_info(ref)
+        faults.point("before_git_listing")
         files = self._snapshot_files({sha for _mode, sha in known[2].values()})
+        moved = _moved(self.worktree / WB_DIR, files, known[2], checked)
+        if moved:
+            return CommitOutcome(skipped=f"not committed: .workbench/{moved} changed while wb committed (a git "
+                                         "command rewriting it?); the write is kept, and the next wb write "
+                                         "commits it")
         wb_tree = self._workbench_tree(files)
         faults.point("after_git_objects")
         if state_only:
@@ -285,3 +294,19 @@ def _also_changed(files: dict[str, tuple[str, str]], old: dict[str, tuple[str, s
     return sorted(rel for rel in set(files) | set(old)
                   if rel not in WRITTEN_BY_WB and not rel.startswith(("artifacts/", "log/"))  # log/: sealed by wb
                   and files.get(rel) != old.get(rel))
+
+
+def _moved(base: Path, files: dict[str, tuple[str, str]], parent: dict[str, tuple[str, str]],
+           checked: dict[str, tuple[int, int, int, int] | None] | None) -> str | None:
+    """The first workbench file that is not as it may be committed: one of COMMITTED_FILES the parent commit
+    holds that the listing found missing (the user's git unlinks a file before writing it again: committed
+    then, the event log would be deleted on the branch), or, after the listing, a file not as the caller's gate
+    checked it (git put back an older log beside the new snapshots). The write stays in the log and the
+    pending journal either way; only this commit waits for the next write."""
+    for rel in COMMITTED_FILES:
+        if rel in parent and rel not in files:
+            return rel
+    for rel, key in (checked or {}).items():
+        if listing_key(base / rel) != key:
+            return rel
+    return None

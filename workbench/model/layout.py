@@ -27,6 +27,11 @@ GITIGNORE_REF = """\
 *
 """
 
+# The files every commit of a files-backend workbench carries, each as the commit gate checked it: the user's git
+# may rewrite one while wb commits (a checkout or a stash unlinks a file, then writes it again; wb does not hold
+# git's locks), and a commit listing .workbench/ in that moment would record it deleted or older than the rest.
+COMMITTED_FILES = ("config.yaml", "state.md", "board.json", "events.jsonl", "calls.jsonl")
+
 # Entries of .workbench/ that wb reads or writes: none may be a symbolic link (a clone can carry one).
 LINK_CHECKED = ("config.yaml", "state.md", "board.json", "events.jsonl", "calls.jsonl", "artifacts", "archive",
                 ".cache", ".lock", ".gitignore", ".gitattributes", ".migrate.json", "log")

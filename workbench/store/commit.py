@@ -39,12 +39,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import GitError, NotFound, Refused, SchemaRefused, WorkbenchError
+from workbench.git.objects import listing_key
 from workbench.git.repo import CommitOutcome
 from workbench.model import reducer, schemas
 from workbench.model.boardfile import check_board_shape, duplicate_ids, parse_board, read_board_bytes
 from workbench.model.display import escape
 from workbench.model.jsonl import split_lines
-from workbench.model.layout import Paths
+from workbench.model.layout import COMMITTED_FILES, Paths
 from workbench.model.redaction import redact, secret_values
 from workbench.store import caches, sealedfiles
 from workbench.store.config import load_config
@@ -78,6 +79,7 @@ def commit(wb: Workbench, summary: str, *, seq: int | None = None, session: str 
     if left:  # writes whose commit was left to this one: the gate checks their events too
         first = min(w["first"] for w in left) - 1
         events_since = first if events_since is None else min(events_since, first)
+    checked = {rel: listing_key(wb.paths.wb / rel) for rel in COMMITTED_FILES}  # as the gate below reads them
     try:
         tail = check_committable(wb, events_since)
     except WorkbenchError as err:
@@ -90,7 +92,8 @@ def commit(wb: Workbench, summary: str, *, seq: int | None = None, session: str 
         return CommitOutcome(skipped=f"not committed: {err}")
     except OSError as err:
         return CommitOutcome(skipped=f"not committed: {err.filename or 'a sealed file'}: {err.strerror or err}")
-    outcome = _land(wb, _message(summary, tail.seq if seq is None else seq, session, left), git_cfg, secrets)
+    outcome = _land(wb, _message(summary, tail.seq if seq is None else seq, session, left), git_cfg, secrets,
+                    checked)
     if left and outcome.skipped is None:
         _owed_path(wb).unlink(missing_ok=True)  # carried (or already in HEAD's tree): owed no longer
     return outcome
@@ -110,11 +113,12 @@ def commit_sqlite_files(wb: Workbench, summary: str) -> CommitOutcome:
     return _land(wb, _message(summary, wb.log.tail().seq, None, []), git_cfg, None)
 
 
-def _land(wb: Workbench, message: str, git_cfg: dict[str, Any], secrets: list[str] | None) -> CommitOutcome:
+def _land(wb: Workbench, message: str, git_cfg: dict[str, Any], secrets: list[str] | None,
+          checked: dict[str, tuple[int, int, int, int] | None] | None = None) -> CommitOutcome:
     message = redact(message, secret_values(wb.config) if secrets is None else secrets)
     message = escape(message, layout=True)  # `git log` prints it raw: an ESC or a bidi override is shown, not obeyed
     try:
-        return wb.git.commit_workbench(message, git_cfg.get("ref"))
+        return wb.git.commit_workbench(message, git_cfg.get("ref"), checked)
     except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
         # The change is durable (log + snapshots); only its commit failed. The next write commits it.
         return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")
