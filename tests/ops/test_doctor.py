@@ -65,6 +65,21 @@ def test_snapshots_behind_the_log_are_caught_up_and_committed(repo: Path) -> Non
     assert run_wb(repo, "replay", "--verify").returncode == 0
 
 
+@files_only  # a line of events.jsonl; on SQLite a row is a record or none
+def test_a_damaged_line_is_a_finding_of_the_doctor_not_its_refusal(repo: Path) -> None:
+    """A whole line that is not an event (no seq) stopped `wb doctor` itself: exit 5, nothing on stdout, and the
+    one line said "run `wb doctor`". It is a finding, with what to do, like a broken chain."""
+    init(repo)
+    Bench.open(repo).note("one")
+    log = repo / ".workbench" / "events.jsonl"
+    log.write_bytes(log.read_bytes() + b'{"not": "an event"}\n')
+    for args in ((), ("--fix",)):
+        code, report = _doctor(repo, *args)
+        assert code == 1, report
+        messages = [f["message"] for f in report["findings"] if f["code"] == "log_damaged"]
+        assert messages and "damaged line" in messages[0] and "run `wb doctor`" not in messages[0], report
+
+
 @files_only  # edits events.jsonl; the SQLite one: test_doctor_sqlite.py (an event row damaged with sqlite3)
 def test_broken_hash_chain_is_reported_not_fixed(repo: Path) -> None:
     init(repo)

@@ -359,3 +359,46 @@ def test_a_log_the_users_git_took_back_while_wb_commits_is_not_committed_beside_
     assert [e["payload"]["text"] for e in _committed_log(repo) if e["type"] == "note.add"] == ["first", "held", "after"]
     validate = wb(repo, "validate")
     assert validate.returncode == 0, validate.stderr + validate.stdout
+
+
+@about_git
+def test_doctor_fix_brings_forward_a_work_tree_the_users_git_left_behind_head(tmp_path: Path) -> None:
+    """gitrace seed 18 (under load): a `git stash push` raced a write's commit — HEAD got the write's events,
+    the stash reset the work tree's files to the commit before. The work tree's log is then HEAD's minus its last
+    lines, and every write refuses it (an uncommitted undo, as far as wb can tell). `wb doctor --fix` — what a
+    person runs — brings back HEAD's log and snapshots (nothing of the work tree's is lost: its log is a prefix of
+    HEAD's, and the files it replaces are kept aside) instead of refusing too."""
+    repo = new_repo(tmp_path / "repo")
+    for text in ("first", "second"):
+        assert wb(repo, "note", text).returncode == 0
+    # the race's outcome: the files as the commit before, the index (synced by wb) as HEAD
+    git(repo, "checkout", "HEAD~1", "--", ".workbench/")
+    git(repo, "reset", "-q", "--", ".workbench/")
+    refused = wb(repo, "note", "refused while behind")
+    assert refused.returncode == 5, refused.stderr
+    doctor = wb(repo, "doctor", "--json")
+    found = {f["code"]: f for f in json.loads(doctor.stdout)["findings"]}
+    assert found["log_behind"]["fixable"], doctor.stdout
+    fixed = wb(repo, "doctor", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "set-aside" in fixed.stdout, fixed.stdout  # where the replaced files are
+    assert wb(repo, "validate").returncode == 0
+    assert wb(repo, "note", "third").returncode == 0
+    assert [e["payload"]["text"] for e in _committed_log(repo) if e["type"] == "note.add"] == ["first", "second",
+                                                                                                "third"]
+    assert git(repo, "status", "--porcelain", "--", ".workbench") == ""
+
+
+@about_git
+def test_doctor_fix_leaves_a_log_with_lines_of_its_own_to_the_person(tmp_path: Path) -> None:
+    """The same, but the work tree's log has a line HEAD's has not (not a prefix): nothing is brought back."""
+    repo = new_repo(tmp_path / "repo")
+    for text in ("first", "second"):
+        assert wb(repo, "note", text).returncode == 0
+    git(repo, "checkout", "HEAD~1", "--", ".workbench/")
+    git(repo, "reset", "-q", "--", ".workbench/")
+    log = repo / ".workbench" / "events.jsonl"
+    log.write_bytes(log.read_bytes() + b'{"not": "an event of HEAD"}\n')
+    doctor = wb(repo, "doctor", "--json")
+    assert "log_behind" not in {f["code"] for f in json.loads(doctor.stdout)["findings"]}, doctor.stdout
+    assert wb(repo, "doctor", "--fix").returncode != 0

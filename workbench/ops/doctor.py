@@ -63,6 +63,14 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _last_seq(wb: Workbench) -> int:
+    """The log's last seq for the progress bar; 0 when the log cannot be read (the checks below say why)."""
+    try:
+        return wb.log.tail().seq
+    except WorkbenchError:
+        return 0
+
+
 def tree_cache_finding(wb: Workbench, fix: bool) -> Finding | None:
     """`.workbench/.cache/` in the work tree: wb keeps its caches in the git directory and never reads this one
     (a commit or an agent can put anything there). `fix` removes it when it is a plain folder inside the tree
@@ -95,11 +103,15 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
     if overlong_finding(wb, fix, add) and not fix:
         return report  # every later check reads the log, and stops at that line
 
+    # 0b. a work tree the user's git left behind the last commit (its log that commit's first lines): --fix brings
+    # the committed files back, keeping the work tree's aside
+    behind_finding(wb, fix, add)
+
     # 1. the event log: chain (sealed segments checked once, then trusted by digest; `full`: all), then a torn tail
     from workbench.store.logcheck import SealedCheck
 
     chain_ok = True
-    seqs = wb.log.tail().seq if progress else 0
+    seqs = _last_seq(wb) if progress else 0
     first = share(progress, 0, 1, 2)
     check = SealedCheck(wb.log, p, full=full)
     try:
@@ -111,13 +123,14 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
             tick(first, n, seqs)
     except WorkbenchError as err:
         chain_ok = False
-        add(Finding("log_damaged", f"{err} — not repaired: the log is the audit trail; restore it from git "
+        said = str(err).replace("; run `wb doctor`", "")
+        add(Finding("log_damaged", f"{said} — not repaired: the log is the audit trail; restore it from git "
                                    "(`git log -p -- .workbench/events.jsonl .workbench/log/`) or keep it for "
                                    "inspection", False))
     if chain_ok:
         segment_findings(wb, check, fix, add)
-    tail = wb.log.tail()
-    if tail.torn:
+    tail = wb.log.tail() if chain_ok else None  # a damaged line stops the tail's reader as it stopped the chain's
+    if tail is not None and tail.torn:
         finding = Finding("torn_tail", f"events.jsonl ends with {tail.torn} bytes of an interrupted write "
                                        "(never acknowledged)", True)
         if fix:
@@ -545,3 +558,22 @@ def overlong_finding(wb: Workbench, fix: bool, add: Callable[[Finding], None]) -
                                                         f" — {outcome.skipped}" if outcome.skipped else "")
     add(finding)
     return True
+
+
+def behind_finding(wb: Workbench, fix: bool, add: Callable[[Finding], None]) -> None:
+    from workbench.store import logprefix
+
+    found = logprefix.behind(wb)
+    if found is None:
+        return
+    where, lines = found
+    finding = Finding("log_behind", f"events.jsonl is {where}'s log without its last {lines} line(s): the "
+                                    "user's git put back an older commit's files (a `git stash` racing wb's commit, "
+                                    "a checkout of .workbench/); every write refuses it as an undo — commit that "
+                                    "undo if it is one, or --fix brings back the committed files", True)
+    if fix:
+        with wb.lock():
+            aside = logprefix.bring_forward(wb)
+        finding.fixed = True
+        finding.message += f": brought back; the work tree's files are kept in {aside}"
+    add(finding)

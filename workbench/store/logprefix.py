@@ -18,6 +18,8 @@ from workbench.errors import GitError, Refused, WorkbenchError
 from workbench.model.layout import WB_DIR
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from workbench.store.workbench import Workbench
 
 
@@ -41,28 +43,10 @@ def committed_lines_changed(wb: Workbench, appending: bytes = b"") -> str | None
     committed line — the last one included, which no `prev` of a later line protects yet — is reported, and so
     are removed lines. None when the file still starts with every committed line (or there is no commit to
     compare with, or git owns the files: mid-merge, mid-rebase)."""
-    try:
-        git_cfg = wb.config["git"]
-    except WorkbenchError:
-        return None  # config.yaml itself is reported as a problem of its own
-    if git_cfg.get("commit") == "off" or wb.git.operation_in_progress():
-        return None  # mid-merge or mid-rebase the file is git's to rewrite until the operation ends
-    ref = git_cfg.get("ref")
-    ref = (ref if ref.startswith("refs/") else "refs/heads/" + ref) if ref else "HEAD"
-    where = ref
-    if ref != "HEAD":  # state on its own ref: the work tree was made from the state commit recorded for it, which
-        # a `wb sync` on another worktree (or one killed between its ref and its files) may have moved past
-        ref = wb.git.state_base(ref) or ref
-    try:
-        found = wb.git.committed_wb_file("events.jsonl", ref)
-        if found is None:
-            return None
-        if wb.git.known_blob("events.jsonl") == found[0]:
-            return None  # the work tree's file is the committed one, as its stat says
-        committed = found[1]
-        working = wb.paths.events.read_bytes()
-    except (GitError, OSError):
+    sides = _sides(wb)
+    if sides is None:
         return None
+    where, _ref, committed, working = sides
     # the write's own append lands after the torn tail's truncation
     current = working[:working.rfind(b"\n") + 1] + appending if appending else working
     committed = committed[:committed.rfind(b"\n") + 1]  # a torn last line committed by hand was never an event
@@ -85,6 +69,65 @@ def committed_lines_changed(wb: Workbench, appending: bytes = b"") -> str | None
                     "what you need)")
     return (f"events.jsonl: committed lines were removed after {where} recorded them (restore the log with "
             f"`git checkout {where} -- {WB_DIR}/events.jsonl`)")
+
+
+def _sides(wb: Workbench) -> tuple[str, str, bytes, bytes] | None:
+    """(the ref as named, the commit it is compared with, the committed log, the work tree's) — None when there
+    is nothing to compare: no commit, commits off, mid-merge or mid-rebase (the file is git's to rewrite until
+    the operation ends), or the work tree's file is the committed one, as its stat says."""
+    try:
+        git_cfg = wb.config["git"]
+    except WorkbenchError:
+        return None  # config.yaml itself is reported as a problem of its own
+    if git_cfg.get("commit") == "off" or wb.git.operation_in_progress():
+        return None
+    ref = git_cfg.get("ref")
+    ref = (ref if ref.startswith("refs/") else "refs/heads/" + ref) if ref else "HEAD"
+    where = ref
+    if ref != "HEAD":  # state on its own ref: the work tree was made from the state commit recorded for it, which
+        # a `wb sync` on another worktree (or one killed between its ref and its files) may have moved past
+        ref = wb.git.state_base(ref) or ref
+    try:
+        found = wb.git.committed_wb_file("events.jsonl", ref)
+        if found is None or wb.git.known_blob("events.jsonl") == found[0]:
+            return None
+        return where, ref, found[1], wb.paths.events.read_bytes()
+    except (GitError, OSError):
+        return None
+
+
+def behind(wb: Workbench) -> tuple[str, int] | None:
+    """(the ref, how many lines) when the work tree's log is the committed log's first lines and nothing else:
+    the user's git put back an older commit's files (a `git stash push` racing a write's commit resets them to
+    the commit before the one wb just made). Bringing the committed files back loses nothing of the work tree's."""
+    sides = _sides(wb)
+    if sides is None:
+        return None
+    where, _ref, committed, working = sides
+    committed = committed[:committed.rfind(b"\n") + 1]
+    if working == committed or not committed.startswith(working) or not working.endswith(b"\n"):
+        return None
+    return where, committed[len(working):].count(b"\n")
+
+
+def bring_forward(wb: Workbench) -> Path:
+    """Put back the committed events.jsonl, state.md and board.json (the caller saw `behind`, and holds the
+    lock); the work tree's are kept aside in `<git dir>/wb/set-aside/<time>/`, never deleted. Returns that
+    folder."""
+    from workbench.store.atomic import atomic_write
+    from workbench.store.kept import set_aside_snapshots
+
+    sides = _sides(wb)
+    if sides is None:
+        raise WorkbenchError("events.jsonl is no longer behind the last commit: nothing was changed")
+    ref = sides[1]
+    p = wb.paths
+    files = {path: wb.git.committed_wb_file(path.name, ref) for path in (p.events, p.state, p.board)}
+    aside = set_aside_snapshots(wb.git.keep_dir, [path for path, found in files.items() if found is not None])
+    for path, found in files.items():
+        if found is not None:
+            atomic_write(path, found[1])
+    return aside
 
 
 def _same_events(committed: bytes, current: bytes) -> bool:
