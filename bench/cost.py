@@ -10,7 +10,13 @@ a ratio of medians measured side by side in this run (or, where the issue asks s
   cost.cold_<verb>      at the scale group's 5,000 tasks / 50,000 events (bench/scale.py; --quick: 1,000 /
                         10,000): `wb task add`, `wb validate`, `wb doctor`, `wb replay --verify` with
                         `<git dir>/wb/cache` removed first (as after a clone) vs the same with the cache warm
-                                                                                                 (≤ 1.5×)
+                        (as the commands before it left it; `wb replay` keeps no record of its own and folds
+                        the whole log either way, so its warm side is the caches of config, state.md and
+                        board.json only, and its row says so)                                    (≤ 1.5×)
+  cost.cold_git_log_p   on that workbench, `git log -p -5` through wb's textconv with git's textconv cache
+                        cold (refs/notes/textconv/* and wb's own `<git dir>/wb/textconv` removed first, as in
+                        a fresh clone once its first wb command registered the drivers) vs
+                        `git log -p -5 --no-textconv` (≤ 3×; scale.git_log_p is the warm one)
   cost.sqlite_validate  `wb validate` on SQLite vs on files, the same 50,000 note events (--quick: 10,000)
   cost.sqlite_doctor    `wb doctor` likewise                                                     (≤ 1× each)
   cost.sqlite_diff      `wb diff @-1` on that SQLite workbench: seconds (≤ 0.2 s) and its peak memory beside
@@ -48,6 +54,7 @@ R.BARS.update({
     "cost.cold_validate": 1.5,
     "cost.cold_doctor": 1.5,
     "cost.cold_replay": 1.5,
+    "cost.cold_git_log_p": 3.0,
     "cost.sqlite_validate": 1.0,
     "cost.sqlite_doctor": 1.0,
     "cost.sqlite_diff": 0.2,  # seconds, at most
@@ -79,6 +86,21 @@ def without_cache(ctx: R.Context, argv: list[str], repo: Path) -> Callable[[], f
 
     def once() -> float:
         shutil.rmtree(repo / ".git" / "wb" / "cache", ignore_errors=True)
+        return timed()
+
+    return once
+
+
+def without_textconv_cache(ctx: R.Context, argv: list[str], repo: Path) -> Callable[[], float]:
+    """`argv` timed after removing git's textconv cache (refs/notes/textconv/*) and wb's own
+    (`<git dir>/wb/textconv`), untimed: the first `git log -p` of a clone."""
+    timed = ctx.runner.timer(argv, repo)
+
+    def once() -> float:
+        refs = ctx.git(repo, "for-each-ref", "--format=%(refname)", "refs/notes/textconv/").split()
+        for ref in refs:
+            ctx.git(repo, "update-ref", "-d", ref)
+        shutil.rmtree(repo / ".git" / "wb" / "textconv", ignore_errors=True)
         return timed()
 
     return once
@@ -151,7 +173,8 @@ def bench_cost(ctx: R.Context) -> list[R.Result]:
 
     cold = [n for n in ("task_add", "validate", "doctor", "replay") if R.wanted(ctx, f"cost.cold_{n}")]
     peaks = [n for n in ("first_add", "first_doctor", "log_all") if R.wanted(ctx, f"cost.peak_{n}")]
-    if cold or peaks:
+    log_p = R.wanted(ctx, "cost.cold_git_log_p")
+    if cold or peaks or log_p:
         tasks, done, events = COLD_QUICK if s.quick else COLD_FULL
         big, _, _ = scale.build(ctx, f"cost-cold-{events}", tasks, done, events)
         size = f"{tasks:,} tasks / {events:,} events"
@@ -161,6 +184,16 @@ def bench_cost(ctx: R.Context) -> list[R.Result]:
                     "doctor": [ctx.wb, "doctor"], "replay": [ctx.wb, "replay", "--verify"]}[name]
             w, c = scale.budgeted(ctx, [r.timer(argv, big), without_cache(ctx, argv, big)], s.n(7, 3), 1)
             res = R.ratio(f"cost.cold_{name}", "no wb/cache", c, "warm", w)
+            res.detail += f", {size}"
+            if name == "replay":
+                res.detail += "; warm: the caches of config, state.md and board.json (replay folds the whole log " \
+                              "either way: it keeps no record of its own)"
+            out.append(res)
+        if log_p:  # the last five commits are wb's: the cold task adds above made them
+            plain = r.timer(["git", "log", "-p", "-5", "--no-textconv"], big)
+            view = without_textconv_cache(ctx, ["git", "log", "-p", "-5"], big)
+            p, v = scale.budgeted(ctx, [plain, view], s.n(7, 3), 0)  # each round of the cold side is a first
+            res = R.ratio("cost.cold_git_log_p", "textconv, cache cold", v, "--no-textconv", p)
             res.detail += f", {size}"
             out.append(res)
 

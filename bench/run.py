@@ -44,7 +44,8 @@ Benches (for --only: a group name or a full result name):
   writers       issue 20 (bench/writers.py, skipped while it does not exist): 20 concurrent writers × 10 adds
   cost          issue 33 (bench/cost.py): `wb task list` at 2,000 tasks vs the floor (≤ 3×), one `wb task add`
                 vs python start + one git commit (≤ 2×), a create at 2,000 tasks vs 0 (≤ 1.1×), the first
-                task add / validate / doctor / replay without `<git dir>/wb/cache` vs warm (≤ 1.5×), SQLite
+                task add / validate / doctor / replay without `<git dir>/wb/cache` vs warm (≤ 1.5×), `git log -p
+                -5` with git's textconv cache cold vs --no-textconv (≤ 3×), SQLite
                 validate / doctor vs files (≤ 1×), SQLite `diff @-1` (≤ 0.2 s, ≤ 60 MiB), the peak memory of
                 the first task add and the first doctor after a build, and of `wb log --all` (≤ 64 MiB each)
   web           issue 21 (bench/web.py): `wb serve`'s board of 1,000 tasks painted in headless Chromium from

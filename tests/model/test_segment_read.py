@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from workbench.errors import Refused
-from workbench.model.jsonl import encode, line_hash, read_line
+from workbench.model.jsonl import encode, line_hash, read_line, stamp
 from workbench.model.segments import Header, check_body
 
 
@@ -100,3 +100,37 @@ def test_check_body_reads_as_each_line_on_its_own_does(swaps: list[tuple[int, by
 def test_a_sound_segment_reads_whole() -> None:
     raw, header = _segment(_events(50))
     assert [e["seq"] for _line, e in check_body(raw, header)] == list(range(1, 51))
+
+
+# -- jsonl.stamp: a line's seq, ts and type read off its start, unparsed (a fold's events no reducer reads) --------
+_STAMP_TEXT = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7e), max_size=30) | st.sampled_from(
+    ["2026-01-01T00:00:00Z", "é", 'a"b', "a\\b", "\u2028", ""])
+
+
+@given(seq=st.integers(min_value=-2, max_value=10**20), ts=_STAMP_TEXT,
+       type_=st.sampled_from(["agent.tool_call", "task.add", "Agent.x", "a\\u002eb", "x"]) | _STAMP_TEXT,
+       spelled=st.sampled_from(["wb", "spaced", "escaped"]))
+def test_a_stamp_is_what_a_parse_of_the_line_gives(seq: int, ts: str, type_: str, spelled: str) -> None:
+    event = {"schema_version": 1, "seq": seq, "id": "01M96M1J9CFVFNG1AXGN6Q8Y90", "ts": ts, "type": type_,
+             "actor": "agent", "session": None, "payload": {"ts": "x", "type": "y"}, "prev": None}
+    line = encode(event)
+    if spelled == "spaced":
+        line = json.dumps(event).encode()
+    elif spelled == "escaped":
+        line = json.dumps(event, ensure_ascii=True, separators=(",", ":")).encode()
+    found = stamp(line)
+    if found is None:
+        return
+    parsed = read_line(line, "events.jsonl", "line 1")
+    assert (int(found[1]), found[2].decode("ascii"), found[3].decode("ascii")) == (
+        parsed["seq"], parsed["ts"], parsed["type"])
+
+
+def test_a_stamp_is_read_only_off_wb_own_spelling() -> None:
+    line = encode({"schema_version": 1, "seq": 7, "id": "01M96M1J9CFVFNG1AXGN6Q8Y90", "ts": "2026-01-01T00:00:00Z",
+                   "type": "agent.tool_call", "actor": "agent", "session": None, "payload": {}, "prev": None})
+    found = stamp(line)
+    assert found is not None and (found[1], found[2], found[3]) == (b"7", b"2026-01-01T00:00:00Z", b"agent.tool_call")
+    assert stamp(b" " + line) is None
+    assert stamp(line.replace(b'"ts":"', b'"ts": "')) is None
+    assert stamp(line.replace(b"2026", b"\\u0032026", 1)) is None  # an escape: parsed, not read off the bytes

@@ -66,6 +66,17 @@ def line_hash(line: bytes) -> str:
     return hashlib.sha256(line).hexdigest()
 
 
+# The start of a line as `encode` writes it, up to the event's type: its stamp (seq, ts) and type, read without
+# parsing the line. Every value in it is a plain token (an integer; printable ASCII strings without a quote or an
+# escape), so for a line that is one JSON object without a repeated key these are exactly the values a parse
+# gives; any other spelling (a hand-written line, an escape) does not match, and is parsed.
+_STAMP = re.compile(rb'\{"schema_version":1,"seq":([1-9][0-9]{0,17}),"id":"[0-9A-Z]{26}",'
+                    rb'"ts":"([\x20\x21\x23-\x5b\x5d-\x7e]{0,80})","type":"([a-z_.]{1,80})",')
+
+
+stamp = _STAMP.match  # (seq, ts, type) of a line in wb's own encoding as groups 1–3; None for any other spelling
+
+
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 

@@ -403,6 +403,12 @@ def _harness(docs: Docs, ev: dict[str, Any]) -> bool:
     return False
 
 
+def stamp_only(type_: str) -> bool:
+    """Whether folding an event of this type changes nothing but state.md's updated_at and last_event (no reducer
+    reads it: an agent's tool call, say). A fold may then take the event's stamp for the whole event."""
+    return type_ not in REDUCERS and type_ not in _HARNESS_TYPES
+
+
 def apply(docs: Docs, ev: dict[str, Any], *, board_from: int = 0) -> bool:
     """Fold one event into `docs`. Events at or before `board_from` were already folded into the board (it
     is written only when it changes, so its `last_event` may lag state.md's). Returns whether the board

@@ -21,7 +21,6 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
     `progress(done, total)` is called every 5,000 events of the log (total = the last seq), as replay does.
     A sealed segment checked before on this machine is trusted by its digest, and the sealed log's fold is
     taken from then (workbench/store/logcheck.py); `full` checks and replays everything again."""
-    from workbench.model import statefile
     from workbench.store.config import load_config
 
     if getattr(wb, "storage", None) is not None:  # the SQLite backend (store/sqlitedb.py)
@@ -45,9 +44,10 @@ def validate_workbench(wb: Workbench, progress: Callable[[int, int], None] | Non
     attempt(lambda: load_config(p.config))
     state = None
     if p.state.exists():
-        parsed = attempt(lambda: statefile.parse(p.state.read_bytes()))
+        # parsed as the load below parses it, which then reads it from this parse (no cache of wb's: a first run)
+        parsed = attempt(lambda: wb.parse_state(p.state.read_bytes()))
         if parsed is not None:
-            state = parsed.data
+            state = parsed[1]
             if not schemas.is_valid("state", state):  # the compiled check first: jsonschema only to explain
                 problems.extend(str(e) for e in schemas.iter_errors("state", state, "state.md"))
     else:

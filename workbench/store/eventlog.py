@@ -382,6 +382,65 @@ class EventLog:
             yield from self.sealed_events(header)
         yield from self.iter_unsealed(res)
 
+    def iter_for_fold(self, stamp_only: Callable[[str], bool], upto: int) -> Iterator[dict[str, Any]]:
+        """The complete events with seq ≤ `upto`, from the start, as a fold reads them: of a run of events whose
+        type `stamp_only` names (no reducer reads them), in wb's own encoding, only the last one's stamp
+        ({seq, ts, type}, read off its line unparsed: jsonl.stamp) — folding the run changes nothing else; every
+        other event is parsed. Each sealed segment is checked against its header's digest, and the seqs must run
+        without a gap; the hash chain and each line's JSON are what `wb validate` and `wb doctor` check (a write
+        reads no sealed segment at all). For the hand-edit check of a first command (issue 33): it parses the
+        events a fold reads, not the whole log."""
+        import hashlib
+
+        from workbench.model.jsonl import stamp
+
+        kinds: dict[bytes, bool] = {}
+        res = self._resolved()
+        expected = 1
+        for header in res.chain:
+            if expected > upto:
+                return
+            raw = (self.log_dir / header.name).read_bytes()
+            head = header_of(raw, header.name)
+            body = raw[head.size:]
+            if hashlib.sha256(body).hexdigest() != head.sha256:
+                raise Refused(f"log/{header.name}: its bytes no longer match the digest sealed in its header; "
+                              "run `wb doctor`")
+            lines, torn = split_lines(body)
+            if torn:
+                raise Refused(f"log/{header.name}: ends without a newline; run `wb doctor`")
+            run: dict[str, Any] | None = None  # the last of a run of stamp-only events, not yielded yet
+            for number, line in enumerate(lines, start=2):
+                if expected > upto:
+                    break
+                found = stamp(line)
+                if found is not None:
+                    kind = kinds.get(found[3])
+                    if kind is None:
+                        kind = kinds[found[3]] = stamp_only(found[3].decode("ascii"))
+                    if kind:
+                        if int(found[1]) != expected:
+                            raise Refused(f"log/{header.name}: line {number}: seq {int(found[1])} where {expected} "
+                                          "was expected")
+                        run = {"seq": expected, "ts": found[2].decode("ascii"), "type": found[3].decode("ascii")}
+                        expected += 1
+                        continue
+                if run is not None:
+                    yield run
+                    run = None
+                event = read_line(line, f"log/{header.name}", f"line {number}")
+                if event.get("seq") != expected:
+                    raise Refused(f"log/{header.name}: line {number}: seq {event.get('seq')} where {expected} "
+                                  "was expected")
+                expected += 1
+                yield event
+            if run is not None:
+                yield run
+        for _line, event in self.iter_unsealed(res):
+            if event["seq"] > upto:
+                return
+            yield event
+
     # -- writing ------------------------------------------------------------------------------
     def append(self, events: list[dict[str, Any]], tail: Tail) -> None:
         """Append a batch in one write and fsync it. Drops a torn tail first (it was never acknowledged)."""

@@ -229,6 +229,13 @@ def fold_at(wb: Workbench, seqs: set[int]) -> dict[int, Docs]:
     two). Empty for a log that cannot be read whole (damage is doctor's to report)."""
     from collections.abc import Iterator
 
+    from workbench.store.eventlog import EventLog
+
+    def events(last: int) -> Iterator[dict[str, Any]]:
+        if isinstance(wb.log, EventLog):  # the events no reducer reads are taken by their stamp, unparsed
+            return wb.log.iter_for_fold(reducer.stamp_only, last)
+        return (event for _line, event in wb.log.iter_all())
+
     out: dict[int, Docs] = {}
     for seq in sorted(seqs):
         made = _made(wb, seq)
@@ -236,7 +243,7 @@ def fold_at(wb: Workbench, seqs: set[int]) -> dict[int, Docs]:
             out[seq] = made
             continue
         def upto(last: int = seq) -> Iterator[dict[str, Any]]:
-            for _line, event in wb.log.iter_all():
+            for event in events(last):
                 if event["seq"] > last:
                     return
                 yield event

@@ -58,13 +58,24 @@ class SealedCheck:
         """Check every sealed segment of the chain: those not checked before (all of them with `full`) in
         full — digest, seq, hash chain and every event's schema. False when the sealed log is damaged or an
         event is invalid (`problems` says where); what passed is recorded, the rest is checked again next time."""
-        from workbench.model import schemas
+        import gc
 
         res = self.log.resolution()
         self.res = res
         if res.problem:
             self.problems.append(res.problem)
             return False
+        collecting = gc.isenabled()
+        gc.disable()  # the events read are trees of plain values, no cycle: a collection would only walk them all
+        try:
+            return self._run(res, on_segment)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run(self, res: Resolved, on_segment: Callable[[Header], None] | None) -> bool:
+        from workbench.model import schemas
+
         known: dict[str, str] = self.record["checked"]
         fresh: dict[str, str] = {}
         # the fold of the segments read in full by this run, from the first on: a first validate or doctor (a
