@@ -9,6 +9,12 @@ and each row of issue 20 beside its bar:
   scale.record_events the `Bench.record_events` call of the ~45,000 events     (information)
   scale.cli_mutation  `wb task add X` big vs small                             (≤ 1.25×)
   scale.api_add_task  `Bench.add_task` in a long-lived process, big vs small   (≤ 1.25×)
+  scale.api_add_task_p99  issue 33: the p99 of single `Bench.add_task` latencies on the big workbench, a run
+                      of consecutive writes (pack runs, seals and archive moves included), vs their median
+                                                                               (≤ 3×; the largest beside it)
+  scale.sqlite_api_add_task  the same as scale.api_add_task on the SQLite backend: both workbenches moved there
+                      by `wb export` / `wb import --backend sqlite` right after the build   (issue 33: ≤ 1.5×)
+  scale.sqlite_api_add_task_p99  the p99 row on that SQLite workbench          (≤ 3×)
   scale.handoff       `wb handoff` big vs small                                (≤ 1.5×)
   scale.log_type      `wb log --type task` big vs small                        (≤ 1.5×)
   scale.git_log_p     `git log -p -5` with wb's textconv vs `--no-textconv`, big (≤ 1.5×)
@@ -24,6 +30,7 @@ The same sizes in --quick (fewer rounds): the ratios are only meaningful at 5,00
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import subprocess
 import time
@@ -35,10 +42,14 @@ BIG_TASKS, BIG_DONE, BIG_EVENTS = 5_000, 4_800, 50_000
 SMALL_TASKS, SMALL_DONE, SMALL_EVENTS = 50, 48, 500
 GIT_PACK_EVERY = 16  # wb's default git.pack_every (workbench/git/packs.py DEFAULT_EVERY)
 QUICK_BUDGET_S, FULL_BUDGET_S = 6.0, 60.0  # seconds of measuring per row, after the first round
+P99_WRITES_QUICK, P99_WRITES_FULL = 160, 1_000  # consecutive single writes a p99 row times (10 / 62 pack runs)
 R.BARS.update({
     "scale.import": 3.0,  # seconds, at most
     "scale.cli_mutation": 1.25,
     "scale.api_add_task": 1.25,
+    "scale.api_add_task_p99": 3.0,  # issue 33: p99 of single writes at most 3× their median
+    "scale.sqlite_api_add_task": 1.5,  # issue 33
+    "scale.sqlite_api_add_task_p99": 3.0,
     "scale.handoff": 1.5,
     "scale.log_type": 1.5,
     "scale.git_log_p": 1.5,
@@ -129,7 +140,7 @@ def journalled_commits(repo: Path) -> int:
 
 def api_sides(ctx: R.Context, repos: list[Path], batch: int) -> tuple[list[subprocess.Popen[str]], list]:
     """One long-lived `_scale_worker.py add` process per repository, and for each a side: `batch` add_task
-    calls, returning the seconds per call."""
+    calls, returning the mean seconds per call. `singles(worker, n)` times `n` calls one by one."""
     workers, sides = [], []
     for repo in repos:
         worker = subprocess.Popen([R.PY, str(R.HERE / "_scale_worker.py"), "add", str(repo)], cwd=repo,
@@ -140,16 +151,72 @@ def api_sides(ctx: R.Context, repos: list[Path], batch: int) -> tuple[list[subpr
             raise R.BenchError("the add_task worker did not start")
 
         def side(worker: subprocess.Popen[str] = worker) -> float:
-            assert worker.stdin is not None and worker.stdout is not None
-            worker.stdin.write(f"{batch}\n")
-            worker.stdin.flush()
-            line = worker.stdout.readline().strip()
-            if not line or line.startswith("error"):
-                raise R.BenchError(f"add_task worker: {line or 'died'}")
-            return float(line) / batch
+            return sum(singles(worker, batch)) / batch
 
         sides.append(side)
     return workers, sides
+
+
+def singles(worker: subprocess.Popen[str], count: int) -> list[float]:
+    """The seconds each of `count` consecutive add_task calls of `worker` took."""
+    assert worker.stdin is not None and worker.stdout is not None
+    worker.stdin.write(f"{count}\n")
+    worker.stdin.flush()
+    line = worker.stdout.readline().strip()
+    if not line or line.startswith("error"):
+        raise R.BenchError(f"add_task worker: {line or 'died'}")
+    return [float(t) for t in line.split()]
+
+
+def end_workers(workers: list[subprocess.Popen[str]]) -> None:
+    for worker in workers:
+        try:
+            if worker.stdin:
+                worker.stdin.write("quit\n")
+                worker.stdin.close()
+        except OSError:  # it died already: its error was raised
+            pass
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+
+def api_rows(ctx: R.Context, prefix: str, small: Path, big: Path) -> list[R.Result]:
+    """`scale.<prefix>api_add_task` (big vs small, the mean of a batch per sample) and its p99 row: a run of
+    consecutive single writes on the big workbench, their p99 against their median."""
+    s = ctx.settings
+    out: list[R.Result] = []
+    name = f"scale.{prefix}api_add_task"
+    workers, sides = api_sides(ctx, [small, big], s.n(10, 3))
+    try:
+        if R.wanted(ctx, name):
+            b, a = budgeted(ctx, sides, s.n(10, 4), 1)
+            out.append(R.ratio(name, f"{BIG_TASKS:,} tasks", a, f"{SMALL_TASKS} tasks", b))
+        if R.wanted(ctx, name + "_p99"):
+            singles(workers[1], 2)  # warm: the worker's first write loads what the rest reuse
+            took = singles(workers[1], s.n(P99_WRITES_FULL, P99_WRITES_QUICK))
+            med, p99 = statistics.median(took), statistics.quantiles(took, n=100)[98]
+            over = sum(t > 3 * med for t in took)
+            res = R.Result(name + "_p99", "ratio", p99 / med, R.BARS[name + "_p99"], "x", "p99", p99, "median",
+                           med, n=len(took), detail=f"{len(took)} consecutive add_task at {BIG_TASKS:,} tasks, "
+                                                    f"largest {R.fmt_s(max(took))}, {over} over 3x the median")
+            res.extra.update({"max_ms": round(max(took) * 1000, 3), "over_3x": over})
+            out.append(res)
+    finally:
+        end_workers(workers)
+    return out
+
+
+def sqlite_copy(ctx: R.Context, repo: Path, name: str) -> Path:
+    """A new repository holding `repo`'s workbench on the SQLite backend (`wb export`, then `wb import --backend
+    sqlite`: the same events; the database in its git directory)."""
+    dump = ctx.tmp / f"{name}.dump"
+    ctx.runner.run([ctx.wb, "export", str(dump)], repo, timeout=600)
+    copy = ctx.git_repo(name)
+    ctx.runner.run([ctx.wb, "import", str(dump), "--backend", "sqlite"], copy, timeout=600)
+    return copy
 
 
 def bench_scale(ctx: R.Context) -> list[R.Result]:
@@ -172,28 +239,25 @@ def bench_scale(ctx: R.Context) -> list[R.Result]:
         f"one Bench.record_events call of {BIG_EVENTS - BIG_TASKS:,}-odd events, one commit: "
         f"{R.fmt_s(filled)}")))
     big_label, small_label = f"{BIG_TASKS:,} tasks", f"{SMALL_TASKS} tasks"
+    sqlite_pair = None  # moved now, before the rows below add to the files workbenches
+    if any(R.wanted(ctx, f"scale.sqlite_api_add_task{p}") for p in ("", "_p99")):
+        sqlite_pair = (sqlite_copy(ctx, small, "scale-sqlite-small"), sqlite_copy(ctx, big, "scale-sqlite-big"))
 
     if R.wanted(ctx, "scale.cli_mutation"):
         add = [ctx.wb, "task", "add", "X"]
         b, a = budgeted(ctx, [r.timer(add, small), r.timer(add, big)], s.n(20, 6), s.n(2, 1))
         out.append(R.ratio("scale.cli_mutation", big_label, a, small_label, b))
 
-    if R.wanted(ctx, "scale.api_add_task"):
-        batch = s.n(10, 3)
-        workers, sides = api_sides(ctx, [small, big], batch)
-        try:
-            b, a = budgeted(ctx, sides, s.n(10, 4), 1)
-        finally:
-            for worker in workers:
-                if worker.stdin:
-                    worker.stdin.write("quit\n")
-                    worker.stdin.close()
-                try:
-                    worker.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    worker.kill()
-                    worker.wait()
-        out.append(R.ratio("scale.api_add_task", big_label, a, small_label, b))
+    if any(R.wanted(ctx, f"scale.api_add_task{p}") for p in ("", "_p99")):
+        # on copies: the p99 row's thousand writes would otherwise grow the board the rows below measure
+        copies = []
+        for repo in (small, big):
+            copies.append(ctx.tmp / f"{repo.name}-api")
+            shutil.copytree(repo, copies[-1], symlinks=True)
+        out.extend(api_rows(ctx, "", *copies))
+
+    if sqlite_pair is not None:
+        out.extend(api_rows(ctx, "sqlite_", *sqlite_pair))
 
     if R.wanted(ctx, "scale.handoff"):
         b, a = budgeted(ctx, [r.timer([ctx.wb, "handoff"], small), r.timer([ctx.wb, "handoff"], big)],

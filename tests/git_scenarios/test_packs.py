@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,13 +65,16 @@ def test_bytes_per_mutation_stay_near_a_plain_commit_as_history_grows(repo: Path
     with Bench.open(repo) as bench:
         for i in range(30):
             bench.add_task(f"warm-up task {i}")
+        packer = bench.wb.git.packer  # a pack run is a thread of its own: each mark waits for the one running
         while journal.exists() and b" commit " in journal.read_bytes():  # to the end of a pack run
             bench.add_task("one more warm-up task")
         marks = []
         for stretch in range(2):
+            packer.wait()
             before = objects_bytes(repo)
             for i in range(60):  # from one pack run to another: no loose object of wb's at either end
                 bench.add_task(f"task {stretch}-{i} with a title of a realistic length")
+            packer.wait()
             marks.append((objects_bytes(repo) - before) / 60)
     # each stretch near a plain commit, and the two cost the same: flat as history grows
     for per_mutation in marks:  # measured: ~815 B a mutation beside ~465 B a plain commit (1.75x)
@@ -172,6 +177,66 @@ def test_kill_while_packing_loses_nothing(repo: Path, point: str) -> None:
     head_objects = run_git(repo, "ls-tree", "-r", "HEAD", "--", ".workbench").split()[2::4]
     assert not set(head_objects) & loose(repo), "the resumed run left wb's objects loose"
     assert_sound(repo, acknowledged=[f"n{i}" for i in range(1, 4)])
+
+
+WRITER = """
+import sys
+from workbench.api import Bench
+bench = Bench.open(sys.argv[1])
+print("ready", flush=True)
+for line in sys.stdin:
+    if line.strip() == "quit":
+        break
+    bench.note(line.strip())
+    print("committed" if bench.last.commit else f"not committed: {bench.last.warnings}", flush=True)
+bench.close()  # waits for the pack run it started
+print("closed", flush=True)
+"""
+
+
+def test_a_write_does_not_wait_for_a_pack_run(repo: Path, tmp_path: Path) -> None:
+    """A pack run is housekeeping on a thread of its own (issue 33: it cost one write in 16 a pack-objects of up to
+    a few hundred ms): held at a step of the pack run (WB_PAUSE), the process that started it goes on committing
+    writes; let go, the run finishes, `Bench.close()` waits for it, and the repository is whole and packed."""
+    assert run_wb(repo, "init").returncode == 0
+    set_config(repo, "pack_every: 2")
+    marker = tmp_path / "pause-pack"
+    env = dict(os.environ, WB_PAUSE="packs_after_pack_written", WB_PAUSE_FILE=str(marker))
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(repo)], cwd=repo, env=env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        notes = []
+        while not Path(f"{marker}.here").exists():  # one write in two starts a pack run: held at its step
+            assert len(notes) < 6, "no pack run reached its step"
+            notes.append(f"before {len(notes)}")
+            proc.stdin.write(notes[-1] + "\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline().strip() == "committed"
+        for i in range(3):  # the pack run is held: these writes are committed all the same
+            notes.append(f"while packing {i}")
+            proc.stdin.write(notes[-1] + "\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline().strip() == "committed"
+        assert (repo / ".git" / "wb" / "packs.lock").exists(), "the pack run was not held while they were made"
+        Path(f"{marker}.go").write_text("")
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "closed"
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    wbdir = repo / ".git" / "wb"
+    assert not (wbdir / "packs.lock").exists()
+    state = json.loads((wbdir / "packs.json").read_text())
+    recorded = {state["recent"], *(s["name"] for s in state["sealed"])} - {None}
+    assert recorded and recorded == {p.stem for p in (repo / ".git" / "objects" / "pack").glob("*.pack")}
+    fsck = run_git(repo, "fsck", "--full", "--strict", check=False)
+    assert "missing" not in fsck and "error" not in fsck, fsck
+    assert_sound(repo, acknowledged=notes)
 
 
 @pytest.mark.slow  # ~10 s: 30 commits, a pack run every other one

@@ -230,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
                          "traceback)\n")
         code = 1
     finally:
+        if "workbench.git.packs" in sys.modules:  # a pack run the command's commit started: ends with the command
+            sys.modules["workbench.git.packs"].wait_all()
         provenance.establish(before)
         if "workbench.store.trust" in sys.modules:  # not imported by `wb status`'s fast path: leave it so
             sys.modules["workbench.store.trust"].forget_skipped()

@@ -159,6 +159,9 @@ class RepoObjects(RepoRefs):
         now = time.time_ns()
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_NAMES and not d.startswith(".tmp-"))
+            # os.walk's folders are `base` and joins under it: the path under it is a slice (os.path.relpath
+            # made both absolute again for each file: a millisecond a commit once log/ and archive/ hold dozens)
+            prefix = "" if dirpath == base else dirpath[len(base) + 1:].replace(os.sep, "/") + "/"
             for name in filenames:
                 if name in IGNORED_NAMES or name.startswith(".tmp-"):
                     continue
@@ -166,7 +169,7 @@ class RepoObjects(RepoRefs):
                 st = os.lstat(full)
                 if stat.S_ISLNK(st.st_mode):
                     continue  # never follow a link out of .workbench/
-                rel = os.path.relpath(full, base).replace(os.sep, "/")
+                rel = prefix + name
                 mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"  # as git records it
                 key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
                 seen = cache.get(rel, key)

@@ -14,6 +14,12 @@ version, tens of bytes; the newest is whole. So:
   SEAL_OBJECTS objects or SEAL_BYTES; then it is sealed and a new recent pack starts. Sealed packs are merged
   two of the same level at a time (a binary counter), so wb keeps few packs and each object is rewritten
   O(log n) times.
+- A pack run is not part of the write that makes it due (issue 33: it took 60–400 ms, the write 20–60 ms, so
+  one write in 16 paid for many): `maybe_pack` starts it on a thread of its own and returns, the commit made and
+  acknowledged already. It is housekeeping under its own lock (`packs.lock`), as safe beside a later write of
+  this process as beside another process's: it only folds objects that are loose and journalled already. A
+  command line waits for it before it ends (`wait_all`, cli/main.py), as does `Bench.close()`, and so does the
+  interpreter at exit (the thread is not a daemon): no process leaves a pack run behind it.
 - Nothing is deleted that is not verified present in the new pack: its .idx is read and each object looked up,
   and the pack's trailer checked against the .idx. A loose object is unlinked only after the new pack and its
   record (`<common git dir>/wb/packs.json`) are in place; an old pack only once every object of it is in the
@@ -31,9 +37,14 @@ import json
 import mmap
 import os
 import time
+import weakref
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench import faults
+
+if TYPE_CHECKING:
+    import threading
 
 JOURNAL = "objects.journal"
 STATE = "packs.json"
@@ -132,6 +143,15 @@ class PackIndex:
 
 
 # -- the packer ------------------------------------------------------------------------------------------------
+_RUNNING: weakref.WeakSet[threading.Thread] = weakref.WeakSet()  # every pack run started, while it is referenced
+
+
+def wait_all() -> None:
+    """Return once every pack run this process started has ended (a command line, before it exits)."""
+    for thread in list(_RUNNING):
+        thread.join()
+
+
 class Packer:
     """Journal and fold wb's loose objects (see the module's docstring). All files are in `<common>/wb/`."""
 
@@ -142,6 +162,7 @@ class Packer:
         self.wb = common_dir / "wb"
         self.width = width
         self.every = DEFAULT_EVERY
+        self._thread: threading.Thread | None = None  # the pack run started by maybe_pack, while it runs
 
     # journal
     def record(self, entries: list[tuple[str, str, str]]) -> None:
@@ -173,14 +194,31 @@ class Packer:
             return False
 
     def maybe_pack(self) -> None:
-        """After a commit: fold the journal into wb's packs when it is due. Never fails the commit: packing is
+        """After a commit: fold the journal into wb's packs when it is due, on a thread of its own (see the
+        module's docstring): the write that made it due does not wait for it. Never fails the commit: packing is
         housekeeping (the objects are loose and complete already)."""
+        if self._thread is not None and self._thread.is_alive():
+            return  # still at the last run: a later commit looks again
         if not self.due():
             return
+        import threading
+
+        thread = threading.Thread(target=self._pack_quietly, name="wb-pack")
+        self._thread = thread
+        _RUNNING.add(thread)
+        thread.start()
+
+    def _pack_quietly(self) -> None:
         try:
             self.pack()
         except Exception:  # noqa: BLE001 — a bad record, a failing git: the commit stands, the next run retries
             pass
+
+    def wait(self) -> None:
+        """Return once the pack run maybe_pack started (if any) has ended."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join()
 
     # state
     def _load_state(self) -> dict:
@@ -235,7 +273,7 @@ class Packer:
                     age = time.time() - path.stat().st_mtime
                 except (OSError, ValueError):
                     pid, age = 0, STALE_LOCK_S + 1
-                if _alive(pid) and age < STALE_LOCK_S:
+                if (_alive(pid) or pid == 0 and age < 5) and age < STALE_LOCK_S:  # 0: its pid not written yet
                     return False
                 try:
                     os.unlink(path)  # its packer was killed: every step it left is picked up below

@@ -64,7 +64,10 @@ class GitRepo(SharedRefs):
         self._refs = RefMover(worktree)
 
     def close(self) -> None:
-        """End the helper git process (it also ends by itself when this process exits)."""
+        """Wait for a pack run this repository started (git/packs.py), then end the helper git process (it also
+        ends by itself when this process exits)."""
+        if self._packer is not None:
+            self._packer.wait()
         self._refs.close()
 
     # -- the commit -----------------------------------------------------------------------------
