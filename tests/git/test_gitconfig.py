@@ -179,3 +179,20 @@ def test_random_names_and_emails_agree_with_git(repo: Path, nobody: None, monkey
             monkeypatch.setenv(f"GIT_{who}_NAME", "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8))))
             monkeypatch.setenv(f"GIT_{who}_EMAIL", "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8))))
         agrees(repo)
+
+
+def test_the_config_read_started_ahead_is_reaped_when_the_commit_needs_none(repo: Path) -> None:
+    """A commit starts `git config -z --list` before it builds its trees; when nothing changed under
+    .workbench/ it never reads it, and the process is reaped all the same (no zombie, no ResourceWarning)."""
+    assert run_wb(repo, "init").returncode == 0
+    git = GitRepo(repo)
+    try:
+        outcome = git.commit_workbench("nothing changed")
+        assert outcome.sha is None and outcome.skipped is None
+        assert git._config_proc is None
+        (repo / ".workbench" / "artifacts" / "note.txt").write_text("new\n")
+        outcome = git.commit_workbench("one file more")
+        assert outcome.sha is not None and git._config_proc is None
+        assert run_git(repo, "log", "-1", "--format=%an|%cn") == "Test Author|Test Committer\n"
+    finally:
+        git.close()

@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from workbench.git.plumbing import run_git
+from workbench.errors import GitError
+
+if TYPE_CHECKING:
+    import subprocess
 
 Config = dict[str, bytes | None]  # key (section and name lower case, as git prints them) -> its last value
 
@@ -27,11 +31,28 @@ _CRUD = frozenset(range(33)) | frozenset(b".,:;<>\"\\'")
 def read_config(worktree: Path) -> Config | None:
     """Every key git's configuration sets for this repository, each with its last value (None: a key written
     without `=`, which git reads as true). None when git cannot read its configuration."""
-    proc = run_git(worktree, "config", "-z", "--list", check=False)
+    return config_of(start_reading(worktree))
+
+
+def start_reading(worktree: Path) -> subprocess.Popen[bytes]:
+    """`git config -z --list` started, for `config_of` to read when it is needed: a commit starts it before it
+    builds its trees, so git runs meanwhile."""
+    import subprocess
+
+    try:
+        return subprocess.Popen(["git", "config", "-z", "--list"], cwd=worktree, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH") from None
+
+
+def config_of(proc: subprocess.Popen[bytes]) -> Config | None:
+    """What `start_reading`'s git printed, read as `read_config` says."""
+    out, _err = proc.communicate()
     if proc.returncode != 0:
         return None
     config: Config = {}
-    for entry in proc.stdout.split(b"\0"):
+    for entry in out.split(b"\0"):
         if not entry:
             continue
         key, newline, value = entry.partition(b"\n")

@@ -71,6 +71,12 @@ class GitRepo(SharedRefs):
     def commit_workbench(self, message: str, ref_name: str | None = None) -> CommitOutcome:
         """Commit the current `.workbench/` files. `ref_name` (config git.ref) names a branch that holds only
         workbench state; otherwise the checked-out branch gets the commit."""
+        try:
+            return self._commit_workbench(message, ref_name)
+        finally:
+            self.settle_config()  # a read of git's config started ahead, and not needed after all: reaped
+
+    def _commit_workbench(self, message: str, ref_name: str | None) -> CommitOutcome:
         state_only = ref_name is not None
         if state_only:
             assert ref_name is not None
@@ -89,6 +95,9 @@ class GitRepo(SharedRefs):
             return CommitOutcome(skipped=f"{ref.removeprefix('refs/heads/')} (git.ref) is checked out now: wrote "
                                          ".workbench/ but did not commit (wb never commits state onto a branch "
                                          "someone works on; set git.ref to a branch of its own)")
+        # the two git processes a commit needs start now, and start up while its trees are built (issue 33)
+        self._refs.start()
+        self.read_config_ahead()
         # the parent's blobs are in the object store: a file the blob cache knows is not hashed again
         known = self._parent_info(ref)
         files = self._snapshot_files({sha for _mode, sha in known[2].values()})

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import GitError
 from workbench.git.discovery import HOOK_MARK
-from workbench.git.gitconfig import Config, explicit_ident, git_bool, read_config
+from workbench.git.gitconfig import Config, config_of, explicit_ident, git_bool, start_reading
 from workbench.git.objects import RepoObjects
 from workbench.git.plumbing import cat_batch, run_git
 from workbench.model.layout import WB_DIR
 
 if TYPE_CHECKING:
+    import subprocess
+
     from workbench.git.userfiles import UserFiles
 
 
@@ -34,6 +36,7 @@ class RepoPolicy(RepoObjects):
         self.run_hooks = False  # run the repository's pre-commit and commit-msg hooks for state commits
         self._gpgsign: bool | None = None
         self._config: Config | None = None  # git's configuration, read once (git/gitconfig.py)
+        self._config_proc: subprocess.Popen[bytes] | None = None  # that read, started ahead (`read_config_ahead`)
 
     def configure(self, git_config: dict[str, Any]) -> None:
         """Take config.yaml's `git:` section: author, sign, run_hooks. A `ref` naming a branch checked out in
@@ -71,10 +74,21 @@ class RepoPolicy(RepoObjects):
         tz = f"{'+' if offset >= 0 else '-'}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
         return f"{self._ident_cache[0]} {now} {tz}", f"{self._ident_cache[1]} {now} {tz}"
 
+    def read_config_ahead(self) -> None:
+        """Start reading git's configuration now, when a commit will need it (its identity or commit.gpgsign)
+        and has other work to do first: git runs while it does."""
+        if self._config is None and self._config_proc is None and (not self.author or self.sign is None):
+            self._config_proc = start_reading(self.worktree)
+
+    def settle_config(self) -> None:
+        if self._config_proc is not None:
+            self._git_config()
+
     def _git_config(self) -> Config | None:
         """git's configuration, read once (None: git could not read it; then git is asked each thing)."""
         if self._config is None:
-            self._config = read_config(self.worktree) or {"": None}
+            proc, self._config_proc = self._config_proc, None
+            self._config = config_of(proc or start_reading(self.worktree)) or {"": None}
         return None if "" in self._config else self._config
 
     def _explicit_idents(self) -> tuple[str, str] | None:
