@@ -295,3 +295,34 @@ def test_a_packed_parent_is_read_through_git_once_per_process(bench, repo, git, 
     assert asked, "the packed parent was not read through git"
     assert len(asked) == len(set(asked)), asked
     assert git(repo, "status", "--porcelain") == ""
+
+
+@about_git
+def test_a_task_add_runs_three_git_processes_also_after_wbs_packing(repo, git, tmp_path):
+    """issue 33: one `wb task add` runs `git config -z --list` (identity and signing), `git update-ref --stdin`
+    and `git update-index --index-info`, and no other git — also once wb's packing has moved the unchanged
+    artifacts/ subtree into a pack (it was then read through two `git cat-file --batch` per add). Counted, not
+    timed: GIT_TRACE names every git command."""
+    import os
+
+    from tests.conftest import run_wb
+
+    assert run_wb(repo, "init").returncode == 0
+    config = repo / ".workbench" / "config.yaml"
+    config.write_text(config.read_text().replace("\ngit:\n", "\ngit:\n  pack_every: 4\n", 1))
+    for i in range(9):  # past two pack runs: artifacts/ is in wb's pack
+        assert run_wb(repo, "task", "add", f"warm-up {i}").returncode == 0
+    assert list((repo / ".git" / "objects" / "pack").glob("pack-*.idx"))
+    # no more pack runs (a pack run is its own git, and the add after it reads its packed parent through git)
+    config.write_text(config.read_text().replace("pack_every: 4", "pack_every: 0", 1))
+    assert run_wb(repo, "task", "add", "after the last pack run").returncode == 0
+    commands = []
+    for i in range(2):
+        trace = tmp_path / f"trace-{i}"
+        added = run_wb(repo, "task", "add", f"counted {i}", env={**os.environ, "GIT_TRACE": str(trace)})
+        assert added.returncode == 0, added.stderr
+        commands.append(sorted(line.split("built-in: git ", 1)[1].split()[0]
+                               for line in trace.read_text().splitlines() if "built-in: git " in line))
+    assert commands == [["config", "update-index", "update-ref"]] * 2
+    assert git(repo, "status", "--porcelain") == ""
+    git(repo, "fsck", "--strict")

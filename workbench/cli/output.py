@@ -126,8 +126,18 @@ class LockWait:
             self._said = True
 
 
+def _shown_row(row: list[str]) -> list[str]:
+    """The row's cells escaped; a row of strings all printable (most) as it is, in one look (2,000 rows)."""
+    try:
+        if "".join(row).isprintable():
+            return row
+    except TypeError:  # a cell that is not a string yet: escape makes it one
+        pass
+    return [escape(cell) for cell in row]
+
+
 def table(headers: list[str], rows: list[list[str]]) -> None:
-    rows = [[escape(cell) for cell in row] for row in rows]  # a cell is one line, shown, never obeyed
+    rows = [_shown_row(row) for row in rows]  # a cell is one line, shown, never obeyed
     if color_enabled():
         from rich.console import Console
         from rich.table import Table

@@ -22,7 +22,8 @@ def run(chdir: Path | None, status: str | None = None, ready: bool = False, bloc
     from workbench.store import opening
 
     wb = opening.discover(chdir)
-    docs = wb.load(detect_human=False).docs  # once: a load of a 2,000-task board is a third of the run
+    # once: a load of a 2,000-task board is a third of the run; the decision log is not read (nor hashed)
+    docs = wb.load(detect_human=False, need_body=False).docs
     board = docs.board
     tasks = taskquery.tasks_of(board, status)
     if all_:

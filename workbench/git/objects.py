@@ -84,6 +84,7 @@ class RepoObjects(RepoRefs):
 
         raw = f"{kind} {len(body)}\0".encode() + body
         sha = hashlib.new(self._algo, raw).hexdigest()
+        journal = True
         path = self.common_dir / "objects" / sha[:2] / sha[2:]  # shared by every worktree
         if path.exists():
             # freshen it, as git does when it reuses an object: `git gc` prunes unreachable loose objects by
@@ -93,8 +94,13 @@ class RepoObjects(RepoRefs):
                 return sha
             except OSError:
                 pass  # not ours to touch (a shared repository): write a fresh copy of our own
-        elif self._packed(sha):  # packed (by wb or by git's gc): present, never written loose again
-            return sha
+        elif self._packed(sha):  # packed (by wb or by git's gc): present, never written loose again —
+            if kind != "tree":
+                return sha
+            # but a tree: a subtree that did not change (artifacts/, log/) stays in the commit after this one,
+            # which reads its parent's trees from loose objects without a git process (_parent_info_loose;
+            # issue 33). One small loose copy, not journalled: wb's packs hold it already (git's gc prunes it)
+            journal = False
         path.parent.mkdir(exist_ok=True)
         tmp = path.parent / f"tmp_obj_wb_{os.getpid()}_{sha[:8]}"
         try:
@@ -109,7 +115,8 @@ class RepoObjects(RepoRefs):
             except FileNotFoundError:
                 pass
             raise
-        self._written.append((sha, kind, name))
+        if journal:
+            self._written.append((sha, kind, name))
         return sha
 
     def _write_tree(self, entries: dict[str, tuple[str, str]], name: str = "") -> str:

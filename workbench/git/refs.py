@@ -48,6 +48,10 @@ class RefMover:
             return None
         return self._died()
 
+    def start(self) -> None:
+        """Start git now, when a move will follow some work: git starts up while that work is done."""
+        self._process()
+
     def _process(self) -> subprocess.Popen[bytes]:
         import subprocess
 

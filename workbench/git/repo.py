@@ -77,6 +77,13 @@ class GitRepo(SharedRefs):
         workbench state; otherwise the checked-out branch gets the commit. `checked`: the listing key
         (objects.listing_key) of each file as the caller's gate checked it; a file that differs when listed,
         or a COMMITTED_FILES file the parent holds and the listing does not, is not committed (see _moved)."""
+        try:
+            return self._commit_workbench(message, ref_name, checked)
+        finally:
+            self.settle_config()  # a read of git's config started ahead, and not needed after all: reaped
+
+    def _commit_workbench(self, message: str, ref_name: str | None,
+                          checked: dict[str, tuple[int, int, int, int] | None] | None) -> CommitOutcome:
         state_only = ref_name is not None
         if state_only:
             assert ref_name is not None
@@ -95,6 +102,9 @@ class GitRepo(SharedRefs):
             return CommitOutcome(skipped=f"{ref.removeprefix('refs/heads/')} (git.ref) is checked out now: wrote "
                                          ".workbench/ but did not commit (wb never commits state onto a branch "
                                          "someone works on; set git.ref to a branch of its own)")
+        # the two git processes a commit needs start now, and start up while its trees are built (issue 33)
+        self._refs.start()
+        self.read_config_ahead()
         # the parent's blobs are in the object store: a file the blob cache knows is not hashed again
         known = self._parent_info(ref)
         faults.point("before_git_listing")

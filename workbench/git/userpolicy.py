@@ -13,11 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import GitError
 from workbench.git.discovery import HOOK_MARK
+from workbench.git.gitconfig import Config, config_of, explicit_ident, git_bool, start_reading
 from workbench.git.objects import RepoObjects
 from workbench.git.plumbing import cat_batch, run_git
 from workbench.model.layout import WB_DIR
 
 if TYPE_CHECKING:
+    import subprocess
+
     from workbench.git.userfiles import UserFiles
 
 
@@ -32,6 +35,8 @@ class RepoPolicy(RepoObjects):
         self.sign: bool | None = None  # None: as commit.gpgsign says; False: never (and never a warning)
         self.run_hooks = False  # run the repository's pre-commit and commit-msg hooks for state commits
         self._gpgsign: bool | None = None
+        self._config: Config | None = None  # git's configuration, read once (git/gitconfig.py)
+        self._config_proc: subprocess.Popen[bytes] | None = None  # that read, started ahead (`read_config_ahead`)
 
     def configure(self, git_config: dict[str, Any]) -> None:
         """Take config.yaml's `git:` section: author, sign, run_hooks. A `ref` naming a branch checked out in
@@ -50,21 +55,50 @@ class RepoPolicy(RepoObjects):
         dated = os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE")
         if self.author:
             self._ident_cache = (self.author, self.author)
-        elif self._ident_cache is None or dated:
-            idents = []
-            for var in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
-                proc = run_git(self.worktree, "var", var, check=False)
-                if proc.returncode != 0:  # git var is strict for one variable: as `git commit` is
-                    raise GitError("no identity")
-                idents.append(proc.stdout.decode(errors="replace").strip())
-            out, com = idents
-            self._ident_cache = (out.rsplit(" ", 2)[0], com.rsplit(" ", 2)[0])
-            if dated:
-                return out, com
+        else:
+            if self._ident_cache is None and not dated:
+                self._ident_cache = self._explicit_idents()
+            if self._ident_cache is None or dated:
+                idents = []
+                for var in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+                    proc = run_git(self.worktree, "var", var, check=False)
+                    if proc.returncode != 0:  # git var is strict for one variable: as `git commit` is
+                        raise GitError("no identity")
+                    idents.append(proc.stdout.decode(errors="replace").strip())
+                out, com = idents
+                self._ident_cache = (out.rsplit(" ", 2)[0], com.rsplit(" ", 2)[0])
+                if dated:
+                    return out, com
         now = int(time.time())
         offset = -time.altzone if time.localtime(now).tm_isdst > 0 else -time.timezone
         tz = f"{'+' if offset >= 0 else '-'}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
         return f"{self._ident_cache[0]} {now} {tz}", f"{self._ident_cache[1]} {now} {tz}"
+
+    def read_config_ahead(self) -> None:
+        """Start reading git's configuration now, when a commit will need it (its identity or commit.gpgsign)
+        and has other work to do first: git runs while it does."""
+        if self._config is None and self._config_proc is None and (not self.author or self.sign is None):
+            self._config_proc = start_reading(self.worktree)
+
+    def settle_config(self) -> None:
+        if self._config_proc is not None:
+            self._git_config()
+
+    def _git_config(self) -> Config | None:
+        """git's configuration, read once (None: git could not read it; then git is asked each thing)."""
+        if self._config is None:
+            proc, self._config_proc = self._config_proc, None
+            self._config = config_of(proc or start_reading(self.worktree)) or {"": None}
+        return None if "" in self._config else self._config
+
+    def _explicit_idents(self) -> tuple[str, str] | None:
+        """(author, committer) without the date, when git's config and environment give both explicitly (one
+        `git config --list` where `git var` took a process each); None: `git var` decides."""
+        config = self._git_config()
+        if config is None:
+            return None
+        author, committer = explicit_ident(config, "author"), explicit_ident(config, "committer")
+        return None if author is None or committer is None else (author, committer)
 
     def _ident_or_raise(self) -> tuple[str, str]:
         try:
@@ -77,6 +111,9 @@ class RepoPolicy(RepoObjects):
         if self.sign is not None:
             return self.sign
         if self._gpgsign is None:
+            config = self._git_config()
+            self._gpgsign = None if config is None else git_bool(config.get("commit.gpgsign", b"false"))
+        if self._gpgsign is None:  # a value git_bool does not know: git says
             out = run_git(self.worktree, "config", "--bool", "--get", "commit.gpgsign", check=False).stdout
             self._gpgsign = out.decode().strip() == "true"
         return self._gpgsign

@@ -20,7 +20,6 @@ that each archived since they parted never write the same name with different by
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -43,6 +42,8 @@ def encode_segment(tasks: list[dict[str, Any]]) -> bytes:
 
 
 def digest(raw: bytes) -> str:
+    import hashlib  # here: most commands never seal a segment
+
     return hashlib.sha256(raw).hexdigest()
 
 
@@ -91,10 +92,11 @@ def refs(board: dict[str, Any]) -> list[dict[str, Any]]:
 
 def holding(board: dict[str, Any], task_id: str) -> dict[str, Any] | None:
     """The reference of the segment that holds `task_id` (by its ranges: no file is read), or None."""
-    n = number(task_id)
+    archive = refs(board)
+    n = number(task_id) if archive else 0  # most boards have no archive: a list asks once per dependency
     if not n:
         return None
-    for ref in refs(board):
+    for ref in archive:
         for run in ref.get("ranges") or []:
             if isinstance(run, list) and len(run) == 2 and run[0] <= n <= run[1]:
                 return ref

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.errors import Refused, SchemaRefused
@@ -39,6 +40,48 @@ def encode_board(board: dict[str, Any], reuse: dict[str, str] | None = None) -> 
         lines.append('  "tasks": []')
     lines.append("}")
     return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+_TASKS_OPEN, _TASKS_CLOSE = b'\n  "tasks": [\n', b"\n  ]\n}\n"  # how encode_board brackets the task lines
+_TASK_IDS = re.compile(rb'\n    \{"id": "([^"\\]*)"')  # each task line's id, searched from the tasks' start
+
+
+def splice_board(board: dict[str, Any], raw: bytes, touched: set[str]) -> bytes | None:
+    """`encode_board(board)`, made from `raw` — board.json's bytes as encode_board wrote them for the board
+    before a write — when the write kept every task in its place: the untouched tasks' lines are copied as one
+    run of bytes, the touched ones and those appended after the rest are encoded. What Python does per task is
+    the change's, not the board's (issue 33: an add on a 2,000-task board); what scans the whole file is C
+    (a regex for the ids, a count of lines, the copy). None when the tasks did not stay in place (one archived,
+    removed or moved), an id repeats, or `raw` is not laid out so: the caller encodes as before."""
+    tasks = board.get("tasks")
+    start = raw.find(_TASKS_OPEN)
+    end = len(raw) - len(_TASKS_CLOSE)
+    if not isinstance(tasks, list) or not tasks or start < 0 or not raw.endswith(_TASKS_CLOSE):
+        return None
+    old_ids = _TASK_IDS.findall(raw, start, end)
+    kept = len(old_ids)
+    if raw.count(b"\n", start + len(_TASKS_OPEN), end) + 1 != kept or len(tasks) < kept \
+            or len(set(old_ids)) != kept:  # a line not led by its id (a task line holds no newline), or a repeat
+        return None
+    try:
+        if b"\n".join(old_ids) != "\n".join(t["id"] for t in tasks[:kept]).encode("utf-8"):
+            return None
+    except (KeyError, TypeError):  # a task without a string id: not one this can place
+        return None
+    places = {tid.encode("utf-8") for tid in touched if isinstance(tid, str)}
+    pieces = ["\n".join(["{"] + [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)},"
+                                 for k, v in board.items() if k != "tasks"]).encode("utf-8")]
+    at = start
+    for index in sorted(old_ids.index(key) for key in places.intersection(old_ids)):
+        line = raw.find(b'\n    {"id": "' + old_ids[index] + b'"', start, end) + 1
+        stop = raw.find(b"\n", line, end + 1)
+        stop -= raw[stop - 1:stop] == b","  # the comma between lines is not the task's
+        pieces += [raw[at:line], b"    " + json.dumps(tasks[index], ensure_ascii=False).encode("utf-8")]
+        at = stop
+    pieces.append(raw[at:end])
+    pieces += [b",\n    " + json.dumps(t, ensure_ascii=False).encode("utf-8") for t in tasks[kept:]]
+    pieces.append(_TASKS_CLOSE)
+    return b"".join(pieces)
 
 
 def task_lines(raw: bytes, unchanged: Any) -> dict[str, str]:

@@ -29,8 +29,10 @@ _REST = ("\x7f-\x9f"  # DEL, C1 (with NEL)
          "\u2028\u2029"  # line and paragraph separators
          "\u200b\u2060-\u2064\ufeff\ufffe\uffff"  # invisible: zero width space, word joiner…, BOM, non-characters
          "\ud800-\udfff")  # lone surrogates (bytes that were not UTF-8)
-_ONE_LINE = re.compile(f"[\x00-\x1f{_REST}]")  # every C0 control
-_LAYOUT = re.compile(f"[\x00-\x08\x0b-\x1f{_REST}]")  # C0 but \t and \n
+# compiled on first use (re's own cache): most text is printable and never needs them, and their character
+# ranges cost a command that prints only such text most of a millisecond to compile (issue 33)
+_ONE_LINE = f"[\x00-\x1f{_REST}]"  # every C0 control
+_LAYOUT = f"[\x00-\x08\x0b-\x1f{_REST}]"  # C0 but \t and \n
 
 
 def _visible(m: re.Match[str]) -> str:
@@ -48,4 +50,6 @@ def escape(text: object, *, layout: bool = False) -> str:
     value = text if isinstance(text, str) else str(text)
     if value.isprintable():  # nothing to escape: every character below is unprintable (tests/model/test_display)
         return value
-    return (_LAYOUT if layout else _ONE_LINE).sub(_visible, value)
+    if layout and value.replace("\n", "").replace("\t", "").isprintable():  # a commit message: its lines kept
+        return value
+    return re.sub(_LAYOUT if layout else _ONE_LINE, _visible, value)

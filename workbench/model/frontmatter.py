@@ -12,12 +12,14 @@ import json
 import re
 from typing import Any
 
-_KEY = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z_][A-Za-z0-9_]*):(?: +(?P<value>.*?))?\s*$")
-_ITEM = re.compile(r"^(?P<indent> *)- +(?P<value>.*?)\s*$")
-_PLAIN_TEXT = re.compile(r"^[A-Za-z_/][A-Za-z0-9 _/.,()+-]*$")
-_SQUOTED = re.compile(r"^'((?:[^']|'')*)'(?:\s+#.*)?$")
-_DQUOTED = re.compile(r'^("(?:[^"\\]|\\.)*")(?:\s+#.*)?$')
-_FLOW_MAP = re.compile(r"^\{\s*(?P<body>[^{}\[\]'\"#]*?)\s*\}(?:\s+#.*)?$")
+# patterns, compiled by re on first use: a write that takes state.md from wb's cache parses no frontmatter, and
+# compiling these cost every write most of a millisecond (issue 33)
+_KEY = r"^(?P<indent> *)(?P<key>[A-Za-z_][A-Za-z0-9_]*):(?: +(?P<value>.*?))?\s*$"
+_ITEM = r"^(?P<indent> *)- +(?P<value>.*?)\s*$"
+_PLAIN_TEXT = r"^[A-Za-z_/][A-Za-z0-9 _/.,()+-]*$"
+_SQUOTED = r"^'((?:[^']|'')*)'(?:\s+#.*)?$"
+_DQUOTED = r'^("(?:[^"\\]|\\.)*")(?:\s+#.*)?$'
+_FLOW_MAP = r"^\{\s*(?P<body>[^{}\[\]'\"#]*?)\s*\}(?:\s+#.*)?$"
 _RESERVED = {"y", "n", "yes", "no", "on", "off", "nan", "inf", "none", "null", "true", "false"}
 _NO = object()
 
@@ -46,16 +48,16 @@ def _scalar(text: str, flow: bool = False) -> Any:
         return int(text)
     if text in ("[]", "{}"):
         return [] if text == "[]" else {}
-    m = _SQUOTED.match(text)
+    m = re.match(_SQUOTED, text)
     if m:
         return m.group(1).replace("''", "'")
-    m = _DQUOTED.match(text)
+    m = re.match(_DQUOTED, text)
     if m:
         try:
             return json.loads(m.group(1))
         except (ValueError, RecursionError):
             return _NO
-    if text.lower() in _RESERVED or not _PLAIN_TEXT.match(text if flow else text[:1]):
+    if text.lower() in _RESERVED or not re.match(_PLAIN_TEXT, text if flow else text[:1]):
         return _NO
     if flow or (text.isprintable() and ": " not in text and not text.endswith((":", " "))):
         return text
@@ -75,7 +77,7 @@ def fast_frontmatter(yaml_text: str) -> dict[str, Any] | None:
             continue
         if stripped[0] in "&*!?|>%@`" or stripped.startswith("---"):
             return None
-        key = _KEY.match(line)
+        key = re.match(_KEY, line)
         if key and not key["indent"]:
             name, text = key["key"], key["value"] or ""
             if name in out:
@@ -88,7 +90,7 @@ def fast_frontmatter(yaml_text: str) -> dict[str, Any] | None:
             continue
         if owner is None:
             return None
-        item = _ITEM.match(line)
+        item = re.match(_ITEM, line)
         entry = item or key
         if entry is None or (indent is not None and entry["indent"] != indent) or (key and not key["value"]):
             return None
@@ -109,7 +111,7 @@ def fast_frontmatter(yaml_text: str) -> dict[str, Any] | None:
 
 
 def _flow_or_scalar(text: str) -> Any:
-    flow = _FLOW_MAP.match(text)
+    flow = re.match(_FLOW_MAP, text)
     if not flow:
         return _scalar(text)
     value: dict[str, Any] = {}

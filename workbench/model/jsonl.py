@@ -8,7 +8,6 @@ reads many lines at once and reports the damaged ones."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from typing import Any
@@ -63,6 +62,8 @@ def encode(event: dict[str, Any]) -> bytes:
 
 
 def line_hash(line: bytes) -> str:
+    import hashlib  # here: a read that checks no chain (wb task list, wb status) never loads OpenSSL
+
     return hashlib.sha256(line).hexdigest()
 
 

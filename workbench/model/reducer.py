@@ -42,11 +42,14 @@ class Docs:
     def encode_board(self) -> bytes:
         """board.json's bytes for `board`: the lines of the tasks untouched since the load are reused as read
         (a board of many tasks costs the encoding of the few a write changed)."""
-        from workbench.model.boardfile import encode_board, task_lines
+        from workbench.model.boardfile import encode_board, splice_board, task_lines
 
         if self.board_raw is None or None in self.touched:
             return encode_board(self.board)
         touched = self.touched
+        spliced = splice_board(self.board, self.board_raw, touched)
+        if spliced is not None:
+            return spliced
 
         class Unchanged:
             def __contains__(self, tid: object) -> bool:

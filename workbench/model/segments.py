@@ -15,7 +15,6 @@ the merge driver reads git blobs, and both resolve the same way.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -65,6 +64,8 @@ class Header:
 
 def encode_segment(number: int, lines: list[bytes], prev: Header | None) -> tuple[bytes, Header]:
     """A sealed segment's bytes: the header, then `lines` (complete event lines, without newlines)."""
+    import hashlib  # here, as below: a read that opens no segment (wb task list) never loads OpenSSL
+
     body = b"".join(line + b"\n" for line in lines)
     first = json.loads(lines[0])["seq"]
     header = Header(number, first, first + len(lines) - 1, len(lines), hashlib.sha256(body).hexdigest(),
@@ -102,6 +103,8 @@ def header_of(raw: bytes, name: str) -> Header:
 def check_body(raw: bytes, header: Header) -> list[tuple[bytes, dict[str, Any]]]:
     """Every event of a sealed segment, checked against its header: the digest of its bytes, seq first..last
     without gaps, the hash chain from `prev_hash` to `last_hash`. Raises Refused naming the segment."""
+    import hashlib
+
     where = f"log/{header.name}"
     body = raw[header.size:]
     if hashlib.sha256(body).hexdigest() != header.sha256:

@@ -151,7 +151,8 @@ def _render(value: Any) -> str | None:
 _ESCAPES = {"\x00": "\\0", "\x07": "\\a", "\x08": "\\b", "\t": "\\t", "\n": "\\n", "\x0b": "\\v",
             "\x0c": "\\f", "\r": "\\r", "\x1b": "\\e", '"': '\\"', "\\": "\\\\", "\x85": "\\N",
             "\u2028": "\\L", "\u2029": "\\P"}
-_TO_ESCAPE = re.compile(f"[\"\\\\\t{NOT_RAW.pattern[1:-1]}]")  # and the quote, the backslash and a tab
+# (a pattern re compiles on first use: most values never need it)
+_TO_ESCAPE = f"[\"\\\\\t{NOT_RAW.pattern[1:-1]}]"  # and the quote, the backslash and a tab
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -162,7 +163,7 @@ def _escape(m: re.Match[str]) -> str:
 
 def double_quoted(value: str) -> str:
     """`value` as a one-line YAML double-quoted scalar that reads back to exactly `value`."""
-    return '"' + _TO_ESCAPE.sub(_escape, value) + '"'
+    return '"' + re.sub(_TO_ESCAPE, _escape, value) + '"'
 
 
 

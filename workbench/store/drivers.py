@@ -11,7 +11,6 @@ as it is when that interpreter is gone, so a removed virtual environment never m
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 
@@ -96,6 +95,8 @@ def register_drivers(worktree: Path, common_dir: Path | None = None, *, attribut
         atomic_write(attributes, text.encode("utf-8"))
         changed.append(".workbench/.gitattributes")
     launcher = launcher_path(common_dir)
+    import shlex  # here: only a clone (or a moved interpreter) writes the launcher
+
     script = LAUNCHER.replace("{python}", shlex.quote(sys.executable)).encode()
     try:
         have_script = launcher.read_bytes()

@@ -36,13 +36,21 @@ class Tail:
     """Where the log ends. A plain class: a dataclass would import inspect, a NamedTuple compile its
     annotations, and every reader makes one."""
 
-    __slots__ = ("seq", "hash", "good_size", "torn")
+    __slots__ = ("seq", "_hash", "_line", "good_size", "torn")
 
-    def __init__(self, seq: int, hash: str | None, good_size: int, torn: int) -> None:
+    def __init__(self, seq: int, hash: str | None, good_size: int, torn: int, *, line: bytes | None = None) -> None:
         self.seq = seq  # seq of the last complete event (0 when the log is empty)
-        self.hash = hash  # hash of its line, the `prev` of the next event
+        self._hash = hash
+        self._line = line  # or that line, hashed when `hash` is first read: a read that appends nothing never is
         self.good_size = good_size  # bytes up to the end of the last complete batch
         self.torn = torn  # bytes after good_size: a torn line or an incomplete batch
+
+    @property
+    def hash(self) -> str | None:
+        """The hash of its line, the `prev` of the next event."""
+        if self._hash is None and self._line is not None:
+            self._hash, self._line = line_hash(self._line), None
+        return self._hash
 
     def __repr__(self) -> str:
         return f"Tail(seq={self.seq!r}, hash={self.hash!r}, good_size={self.good_size!r}, torn={self.torn!r})"
@@ -229,12 +237,13 @@ class EventLog:
             newer.append((line, event))
         if good_end is None or last is None:
             return Tail(0, None, 0, size), None, []
-        return Tail(last[1]["seq"], line_hash(last[0]), good_end, size - good_end), base, newer
+        return Tail(last[1]["seq"], None, good_end, size - good_end, line=last[0]), base, newer
 
     def _scan_tail(self, stop_at: int | None) -> tuple[Tail, list[dict[str, Any]]]:
         tail, base, newer = self._scan_file(stop_at)
         sealed: list[tuple[bytes, dict[str, Any]]] = []
-        prev: str | None = line_hash(base[0]) if base else None
+        prev: str | None = None
+        prev_line = base[0] if base else None  # hashed when an event follows it: most reads fold none
         expected = (base[1]["seq"] if base else 0) + 1
         reaches_back = base is None and (stop_at is not None or tail.good_size == 0)
         if reaches_back and self.log_dir.is_dir():
@@ -249,11 +258,14 @@ class EventLog:
                 if stop_at is not None:
                     below = newer[-1][1]["seq"] if newer else last.last + 1
                     prev, sealed = self._sealed_after(stop_at, below)
+                    prev_line = None
                     expected = stop_at + 1
         if stop_at is None:
             return tail, []
         out = []
         for line, event in [*sealed, *reversed(newer)]:
+            if prev_line is not None:
+                prev, prev_line = line_hash(prev_line), None
             if event["seq"] != expected:
                 raise Refused(
                     f"events.jsonl: seq {event['seq']} follows seq {expected - 1}: a gap in the log; run `wb doctor`"

@@ -16,7 +16,6 @@ any pending event the work tree lost to the user's git.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 from pathlib import Path
@@ -68,8 +67,11 @@ class Pending:
             return
         lines = [json.dumps({"kind": "call", "record": c}, ensure_ascii=False, separators=(",", ":")).encode()
                  for c in calls]
-        lines += [json.dumps({"kind": "file", "rel": rel, "b64": base64.b64encode(data).decode()}).encode()
-                  for rel, data in (files or {}).items()]
+        if files:
+            import base64  # here: most batches keep no file
+
+            lines += [json.dumps({"kind": "file", "rel": rel, "b64": base64.b64encode(data).decode()}).encode()
+                      for rel, data in files.items()]
         lines += [b'{"kind":"event","record":' + encode(e) + b"}" for e in events]
         new = not self.path.parent.is_dir()
         self.path.parent.mkdir(exist_ok=True)
@@ -97,6 +99,8 @@ class Pending:
         for line in split_lines(raw)[0]:
             record = loads_record(line)
             if record is not None and record.get("kind") == "file" and isinstance(record.get("rel"), str):
+                import base64  # here: most journals keep no file
+
                 try:
                     out[record["rel"]] = base64.b64decode(str(record.get("b64", "")), validate=True)
                 except ValueError:

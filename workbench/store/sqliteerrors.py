@@ -3,7 +3,6 @@ both import."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +17,8 @@ _OS_ERRORS = (("disk is full", 28, "No space left on device"), ("readonly", 30, 
 def os_errors(path: Path) -> Iterator[None]:
     """Inside: a sqlite3 error that is the machine's (disk full, read-only, I/O) is raised as that OSError,
     naming the database file."""
+    import sqlite3  # here: the files backend's write pipeline imports this module and never opens a database
+
     try:
         yield
     except sqlite3.OperationalError as err:
