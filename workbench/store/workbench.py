@@ -23,49 +23,13 @@ from workbench.model.reducer import Docs
 from workbench.store import caches, humanedit
 from workbench.store.config import load_config
 from workbench.store.eventlog import EventLog, Tail, chain
+from workbench.store.loaded import Loaded
 from workbench.store.pending import Pending, missing_from_log
 
 if TYPE_CHECKING:  # imported where used: a reader (wb status) takes no lock and writes nothing
     from workbench.model.provenance import Who
     from workbench.store.lock import WorkbenchLock
     from workbench.store.transaction import Transaction
-
-
-class Loaded:
-    """What a load read. A plain class: a dataclass would import inspect, a NamedTuple compile its
-    annotations, and `wb status` makes one."""
-
-    __slots__ = ("docs", "tail", "state_node", "state_raw", "file_state", "human_edits", "replayed", "rebuilt",
-                 "pending", "refused")
-
-    def __init__(self, docs: Docs, tail: Tail, state_node: Any, state_raw: bytes, file_state: dict[str, Any],
-                 human_edits: list[dict[str, Any]] | None = None, replayed: int = 0,
-                 rebuilt: tuple[str, ...] = (), pending: list[dict[str, Any]] | None = None,
-                 refused: list[dict[str, Any]] | None = None) -> None:
-        self.docs = docs
-        self.tail = tail
-        self.state_node = state_node  # round-trip node of state.md, None when not parsed
-        self.state_raw = state_raw  # state.md as read
-        self.file_state = file_state  # its frontmatter as read, before the events after it were folded in
-        self.human_edits = human_edits if human_edits is not None else []
-        self.replayed = replayed  # events after the snapshot folded in on load (crash recovery)
-        self.rebuilt = rebuilt  # snapshots that were missing, read as the log rebuilds them (`wb init`)
-        # acknowledged events the work tree's log lacks (workbench.store.pending), chained after `tail` and
-        # folded into `docs`: deferred while git is mid-operation, or taken from the work tree by the user's git
-        self.pending = pending if pending is not None else []
-        # pending events that no longer apply to this branch (store/landing.py): left out of `pending`, named
-        # by the write that lands the rest, which keeps them aside (store/pending.py `set_aside`)
-        self.refused = refused if refused is not None else []
-
-    @property
-    def virtual_tail(self) -> Tail:
-        """The log's tail with the pending events after it: where the next event chains."""
-        if not self.pending:
-            return self.tail
-        from workbench.model.jsonl import encode, line_hash
-
-        last = self.pending[-1]
-        return Tail(last["seq"], line_hash(encode(last)), self.tail.good_size, self.tail.torn)
 
 
 class Workbench:
