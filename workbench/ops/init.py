@@ -160,8 +160,9 @@ def init_sqlite(start: Path, *, no_git: bool = False, db: str | None = None) -> 
         return wb, created, LastWrite()
     from workbench.store.commit import commit_sqlite_files
 
+    files: Workbench = wb  # as a Workbench: its SqliteLock is no StageWorkbench lock, and the commit takes none
     with wb.lock():  # the files wb wrote are committed, as on files: `git status` is clean after wb init
-        outcome = commit_sqlite_files(wb, "wb: init (SQLite)")
+        outcome = commit_sqlite_files(files, "wb: init (SQLite)")
     return wb, created, LastWrite(commit=outcome.sha, warnings=([outcome.skipped] if outcome.skipped else [])
                                   + outcome.warnings)
 

@@ -22,7 +22,7 @@ from workbench.store.atomic import read_or_none, write_workbench_file
 if TYPE_CHECKING:
     from workbench.model.layout import Paths
     from workbench.model.reducer import Docs
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
 def settings(config: dict[str, Any]) -> tuple[int, int]:
@@ -31,7 +31,7 @@ def settings(config: dict[str, Any]) -> tuple[int, int]:
     return (int(section.get("keep", archive.DEFAULT_KEEP)), int(section.get("chunk", archive.DEFAULT_CHUNK)))
 
 
-def seal_due(tx: Transaction) -> int:
+def seal_due(tx: StageContext) -> int:
     """Emit the `board.archive` events the transaction's board makes due (wb's own bookkeeping: actor wb).
     Returns how many."""
     keep, chunk = settings(tx.wb.config)

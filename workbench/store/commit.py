@@ -53,7 +53,7 @@ from workbench.store.eventlog import Tail
 
 if TYPE_CHECKING:
     from workbench.store.lock import WorkbenchLock
-    from workbench.store.workbench import Workbench
+    from workbench.store.stagecontext import StageWorkbench
 
 # group commit: a commit is left to the writer behind for at most this many writes, or this long
 GROUP_MAX = 32
@@ -65,7 +65,7 @@ TAIL_EVENTS = 64
 _TAIL_BYTES = 1 << 16
 
 
-def commit(wb: Workbench, summary: str, *, seq: int | None = None, session: str | None = None,
+def commit(wb: StageWorkbench, summary: str, *, seq: int | None = None, session: str | None = None,
            events_since: int | None = None, git: dict[str, Any] | None = None,
            secrets: list[str] | None = None) -> CommitOutcome:
     """Commit `.workbench/` as it is now, under the policy above. `seq` (the Wb-Event trailer) defaults to the
@@ -99,7 +99,7 @@ def commit(wb: Workbench, summary: str, *, seq: int | None = None, session: str 
     return outcome
 
 
-def commit_sqlite_files(wb: Workbench, summary: str) -> CommitOutcome:
+def commit_sqlite_files(wb: StageWorkbench, summary: str) -> CommitOutcome:
     """A SQLite workbench's files in the work tree (config.yaml and .gitignore; its events and snapshots are in
     the database) committed by `wb init`, so that `git status` is clean after it as on files (issue 31): the
     same policy (commit off, identity, mid-merge, detached HEAD, git.ref, redaction), gated on config.yaml."""
@@ -113,7 +113,7 @@ def commit_sqlite_files(wb: Workbench, summary: str) -> CommitOutcome:
     return _land(wb, _message(summary, wb.log.tail().seq, None, []), git_cfg, None)
 
 
-def _land(wb: Workbench, message: str, git_cfg: dict[str, Any], secrets: list[str] | None,
+def _land(wb: StageWorkbench, message: str, git_cfg: dict[str, Any], secrets: list[str] | None,
           checked: dict[str, tuple[int, int, int, int] | None] | None = None) -> CommitOutcome:
     message = redact(message, secret_values(wb.config) if secrets is None else secrets)
     message = escape(message, layout=True)  # `git log` prints it raw: an ESC or a bidi override is shown, not obeyed
@@ -136,7 +136,7 @@ def _message(summary: str, seq: int, session: str | None, left: list[dict[str, A
 
 
 # -- group commit ----------------------------------------------------------------------------------------------
-def leave_to_next(wb: Workbench, lock: WorkbenchLock) -> bool:
+def leave_to_next(wb: StageWorkbench, lock: WorkbenchLock) -> bool:
     """Whether the transaction holding `lock` leaves its commit to a writer queued behind it: one is, and the
     commits left so far are fewer than GROUP_MAX and younger than GROUP_SECONDS."""
     if not lock.behind():
@@ -145,7 +145,7 @@ def leave_to_next(wb: Workbench, lock: WorkbenchLock) -> bool:
     return len(left) < GROUP_MAX and (not left or time.time() - float(left[0].get("at", 0)) < GROUP_SECONDS)
 
 
-def commit_owed(wb: Workbench, lock: WorkbenchLock) -> CommitOutcome | None:
+def commit_owed(wb: StageWorkbench, lock: WorkbenchLock) -> CommitOutcome | None:
     """The commit left to this writer, made although it has none of its own to make (its write had no events,
     or failed) — unless it can leave it in turn. None: nothing was owed, or it is left again."""
     if not owed(wb) or leave_to_next(wb, lock):
@@ -153,7 +153,7 @@ def commit_owed(wb: Workbench, lock: WorkbenchLock) -> CommitOutcome | None:
     return commit(wb, "")
 
 
-def owe(wb: Workbench, summary: str, first: int, seq: int, session: str | None) -> None:
+def owe(wb: StageWorkbench, summary: str, first: int, seq: int, session: str | None) -> None:
     """Note a write whose commit is left to the next one (its events are durable already: no fsync here; a note
     lost to a power cut loses a trailer, never the write, which the next commit's tree holds all the same)."""
     path = _owed_path(wb)
@@ -164,7 +164,7 @@ def owe(wb: Workbench, summary: str, first: int, seq: int, session: str | None) 
         fh.write(line + "\n")
 
 
-def owed(wb: Workbench) -> list[dict[str, Any]]:
+def owed(wb: StageWorkbench) -> list[dict[str, Any]]:
     """The writes left to the next commit, in order; a damaged line (a torn append) is skipped."""
     try:
         raw = _owed_path(wb).read_text(encoding="utf-8", errors="replace")
@@ -181,7 +181,7 @@ def owed(wb: Workbench) -> list[dict[str, Any]]:
     return out
 
 
-def _owed_path(wb: Workbench) -> Path:
+def _owed_path(wb: StageWorkbench) -> Path:
     return wb.git.git_dir / "wb" / "owed.jsonl"
 
 
@@ -191,7 +191,7 @@ def commits(git: dict[str, Any]) -> bool:
 
 
 # -- the gate --------------------------------------------------------------------------------------------------
-def check_committable(wb: Workbench, events_since: int | None = None) -> Tail:
+def check_committable(wb: StageWorkbench, events_since: int | None = None) -> Tail:
     """Raise a WorkbenchError (one line: file, place, rule, what to do) when a file about to be committed fails
     validation; return the log's tail."""
     p = wb.paths
@@ -202,7 +202,7 @@ def check_committable(wb: Workbench, events_since: int | None = None) -> Tail:
     return tail
 
 
-def _check_log(wb: Workbench, events_since: int | None) -> Tail:
+def _check_log(wb: StageWorkbench, events_since: int | None) -> Tail:
     if not wb.paths.events.exists():
         raise NotFound("events.jsonl is missing: restore it with git (`git checkout -- .workbench/events.jsonl`)")
     if events_since is None:

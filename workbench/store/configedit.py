@@ -20,17 +20,17 @@ from typing import TYPE_CHECKING, Any
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
-    from workbench.store.workbench import Workbench
+    from workbench.store.stagecontext import StageWorkbench
 
 SEEN = "config-seen.json"
 SECTIONS = ("tools", "hooks")
 
 
-def _seen_path(wb: Workbench) -> str:
+def _seen_path(wb: StageWorkbench) -> str:
     return os.path.join(os.fspath(wb.git.git_dir), "wb", SEEN)
 
 
-def _digest(wb: Workbench) -> str | None:
+def _digest(wb: StageWorkbench) -> str | None:
     from workbench.store import caches
 
     try:
@@ -39,7 +39,7 @@ def _digest(wb: Workbench) -> str | None:
         return None
 
 
-def _read(wb: Workbench) -> tuple[str, dict[str, Any]] | None:
+def _read(wb: StageWorkbench) -> tuple[str, dict[str, Any]] | None:
     """(digest of config.yaml's bytes, the config as read) now; None when it cannot be read. The YAML is
     parsed only when config.yaml changed (config's own cache, keyed by the same digest)."""
     from workbench.store import caches
@@ -54,7 +54,7 @@ def _read(wb: Workbench) -> tuple[str, dict[str, Any]] | None:
         return None
 
 
-def _seen(wb: Workbench) -> dict[str, Any] | None:
+def _seen(wb: StageWorkbench) -> dict[str, Any] | None:
     try:
         with open(_seen_path(wb), "rb") as f:
             data = json.loads(f.read())
@@ -64,7 +64,7 @@ def _seen(wb: Workbench) -> dict[str, Any] | None:
     return data if ok else None
 
 
-def remember(wb: Workbench, seq: int | None = None) -> None:
+def remember(wb: StageWorkbench, seq: int | None = None) -> None:
     """Note config.yaml as it is now as seen by wb (after a write of wb's own, or once its edit is recorded)."""
     now = _read(wb)
     if now is None:
@@ -81,7 +81,7 @@ def remember(wb: Workbench, seq: int | None = None) -> None:
         pass  # a record of what was seen: the next write looks again
 
 
-def find(wb: Workbench) -> tuple[dict[str, Any] | None, bool]:
+def find(wb: StageWorkbench) -> tuple[dict[str, Any] | None, bool]:
     """(the config.edit payload for config.yaml as it is now, or None; whether what was seen needs noting)."""
     digest = _digest(wb)
     seen = _seen(wb)

@@ -20,7 +20,7 @@ from workbench.store import caches
 
 if TYPE_CHECKING:
     from workbench.model.reducer import Docs
-    from workbench.store.workbench import Workbench
+    from workbench.store.stagecontext import StageWorkbench
 
 
 class HumanGuard(Busy):
@@ -33,7 +33,7 @@ class HumanGuard(Busy):
                          f"{seconds_left:.1f}s more (human_guard_seconds): retry then")
 
 
-def find_edits(wb: Workbench, docs: Docs, state_raw: bytes, board_raw: bytes,
+def find_edits(wb: StageWorkbench, docs: Docs, state_raw: bytes, board_raw: bytes,
                state_cached: dict[str, Any] | None, *, thorough: bool = False) -> list[dict[str, Any]]:
     """The hand edits of state.md and board.json: where a snapshot differs from what the log folds to at the
     snapshot's own last_event, whoever committed it. Cheaply first: a snapshot that holds what wb last wrote
@@ -179,7 +179,7 @@ def board_edit(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return edit
 
 
-def _is_committed(wb: Workbench, name: str, raw: bytes) -> bool:
+def _is_committed(wb: StageWorkbench, name: str, raw: bytes) -> bool:
     """Whether the file holds what is committed: then no person edited it, whatever wb's cache says — the
     user's git put it back (a `merge --abort` after wb's merge driver cached the merge it never kept, a
     checkout). Asked only when the file differs from the cache."""
@@ -190,7 +190,7 @@ def _is_committed(wb: Workbench, name: str, raw: bytes) -> bool:
     return committed is not None and committed == raw
 
 
-def _committed(wb: Workbench, name: str) -> bytes | None:
+def _committed(wb: StageWorkbench, name: str) -> bytes | None:
     """The file as last committed by wb (HEAD, or config git.ref), for a clone that has no .cache/ yet."""
     ref = wb.config["git"].get("ref") or "HEAD"
     if ref != "HEAD" and not ref.startswith("refs/"):
@@ -209,13 +209,13 @@ def _committed(wb: Workbench, name: str) -> bytes | None:
 _MADE: list[tuple[object, str | None, Docs]] = []
 
 
-def made_fold(wb: Workbench, docs: Docs) -> None:
+def made_fold(wb: StageWorkbench, docs: Docs) -> None:
     """`docs` is what the whole log of `wb` folds to, as it ends now, for the `fold_at`s that follow."""
     tail = wb.log.tail()
     _MADE[:] = [(wb.log, tail.hash, docs)] if tail.seq and docs.state.get("last_event") == tail.seq else []
 
 
-def _made(wb: Workbench, seq: int) -> Docs | None:
+def _made(wb: StageWorkbench, seq: int) -> Docs | None:
     for log, last_hash, docs in _MADE:
         if log is wb.log and docs.state.get("last_event") == seq:
             tail = wb.log.tail()
@@ -224,7 +224,7 @@ def _made(wb: Workbench, seq: int) -> Docs | None:
     return None
 
 
-def fold_at(wb: Workbench, seqs: set[int]) -> dict[int, Docs]:
+def fold_at(wb: StageWorkbench, seqs: set[int]) -> dict[int, Docs]:
     """The documents the log folds to at each of `seqs` (events 1..seq; one pass each, and there are at most
     two). Empty for a log that cannot be read whole (damage is doctor's to report)."""
     from collections.abc import Iterator
@@ -370,7 +370,7 @@ def refused_lines(refused: list[dict[str, Any]]) -> list[str]:
             f"(a task's {r['field']} changes through wb: `wb task …`, and a person)" for r in refused]
 
 
-def agent_acting(wb: Workbench, turn: dict[str, Any] | None) -> dict[str, Any] | None:
+def agent_acting(wb: StageWorkbench, turn: dict[str, Any] | None) -> dict[str, Any] | None:
     """The agent whose edit a hand edit found now is: the one whose turn is marked (store/spool.py), else one
     whose session is open — an `agent.session_start` in the log or the hooks' spool, no `agent.session_end`
     after it, and an event of it in the last hour. The turn marker is a file under the git directory, which

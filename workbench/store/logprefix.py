@@ -20,14 +20,14 @@ from workbench.model.layout import WB_DIR
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from workbench.store.workbench import Workbench
+    from workbench.store.stagecontext import StageWorkbench
 
 
 class LogRewritten(Refused):
     """The work tree's events.jsonl no longer starts with the lines the commit holds (exit 5)."""
 
 
-def check(wb: Workbench, appending: list[dict[str, Any]]) -> None:
+def check(wb: StageWorkbench, appending: list[dict[str, Any]]) -> None:
     """Refuse (LogRewritten) a write onto a log whose committed lines changed: nothing is written. `appending`,
     the write's events, chained: those the pending journal lands back (a `git stash` took a committed line from
     the work tree just as wb committed it) make the log whole again, and are counted."""
@@ -38,7 +38,7 @@ def check(wb: Workbench, appending: list[dict[str, Any]]) -> None:
         raise LogRewritten(f"refused, nothing was written: {problem}")
 
 
-def committed_lines_changed(wb: Workbench, appending: bytes = b"") -> str | None:
+def committed_lines_changed(wb: StageWorkbench, appending: bytes = b"") -> str | None:
     """The log is only ever appended to, so the last commit that recorded it anchors its chain: an edit of a
     committed line — the last one included, which no `prev` of a later line protects yet — is reported, and so
     are removed lines. None when the file still starts with every committed line (or there is no commit to
@@ -71,7 +71,7 @@ def committed_lines_changed(wb: Workbench, appending: bytes = b"") -> str | None
             f"`git checkout {where} -- {WB_DIR}/events.jsonl`)")
 
 
-def _sides(wb: Workbench) -> tuple[str, str, bytes, bytes] | None:
+def _sides(wb: StageWorkbench) -> tuple[str, str, bytes, bytes] | None:
     """(the ref as named, the commit it is compared with, the committed log, the work tree's) — None when there
     is nothing to compare: no commit, commits off, mid-merge or mid-rebase (the file is git's to rewrite until
     the operation ends), or the work tree's file is the committed one, as its stat says."""
@@ -96,7 +96,7 @@ def _sides(wb: Workbench) -> tuple[str, str, bytes, bytes] | None:
         return None
 
 
-def behind(wb: Workbench) -> tuple[str, int] | None:
+def behind(wb: StageWorkbench) -> tuple[str, int] | None:
     """(the ref, how many lines) when the work tree's log is the committed log's first lines and nothing else:
     the user's git put back an older commit's files (a `git stash push` racing a write's commit resets them to
     the commit before the one wb just made). Bringing the committed files back loses nothing of the work tree's."""
@@ -110,7 +110,7 @@ def behind(wb: Workbench) -> tuple[str, int] | None:
     return where, committed[len(working):].count(b"\n")
 
 
-def bring_forward(wb: Workbench) -> Path:
+def bring_forward(wb: StageWorkbench) -> Path:
     """Put back the committed events.jsonl, state.md and board.json (the caller saw `behind`, and holds the
     lock); the work tree's are kept aside in `<git dir>/wb/set-aside/<time>/`, never deleted. Returns that
     folder."""
@@ -149,7 +149,7 @@ def _same_events(committed: bytes, current: bytes) -> bool:
     return len(new) >= len(old) and all(parsed(a) == parsed(b) is not None for a, b in zip(old, new, strict=False))
 
 
-def _less_sealed(wb: Workbench, committed: bytes) -> bytes:
+def _less_sealed(wb: StageWorkbench, committed: bytes) -> bytes:
     """The committed events.jsonl without its leading lines that are sealed in log/ now, byte for byte (the
     chain makes the last of them enough to compare: its hash is the one the sealed log holds at its seq)."""
     from workbench.model.jsonl import line_hash

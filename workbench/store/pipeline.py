@@ -1,9 +1,9 @@
 """The write path as data: the transaction's stages, declared in the order they run, the way the harness's
 transition table is declared (harness/machine.py). Each stage is a module of `store/stages/` with one
-function `run(tx)` of the transaction (store/transaction.py, the context they share), knowing nothing of the
-others. The declaration is checked when it is made (names unique, spans in order, every stage in one span)
-and renders itself into docs/architecture.md (`render`; tests/arch/test_write_stages.py keeps the two the
-same).
+function `run(tx)` of the transaction (store/transaction.py, the context they share, typed as the
+`StageContext` of store/stagecontext.py), knowing nothing of the others. The declaration is checked when it is
+made (names unique, spans in order, every stage in one span) and renders itself into docs/architecture.md
+(`render`; tests/arch/test_write_stages.py keeps the two the same).
 
 A transaction runs its declaration in spans: `enter` when the `with` block opens (ending with `apply`, the
 caller's block, where `tx.emit()` is called), `load` again whenever it must read the files afresh (a person
@@ -58,9 +58,9 @@ from workbench.store.stages import (
 )
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
-Stage = tuple[str, Callable[["Transaction"], object]]
+Stage = tuple[str, Callable[["StageContext"], object]]
 
 # the files backend: .workbench/ in the work tree, the pending journal in the git directory, a git commit
 STAGES: tuple[Stage, ...] = (
@@ -150,7 +150,7 @@ SQLITE = Pipeline("sqlite", SQLITE_STAGES, enter=("lock", "apply"), load=("load"
                   write=("catch up", "put files"), finish=("settle spool", "settle spool"))
 
 
-def run(tx: Transaction, stages: tuple[Stage, ...]) -> None:
+def run(tx: StageContext, stages: tuple[Stage, ...]) -> None:
     """Run `stages` in order, until one returns STOP. An OSError undoes what the stages registered for it
     (`tx.on_os_error`: the pending journal takes back a batch that never reached the log), then propagates."""
     try:

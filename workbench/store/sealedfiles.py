@@ -27,7 +27,7 @@ from workbench.model.layout import WB_DIR
 from workbench.store.atomic import atomic_write
 
 if TYPE_CHECKING:
-    from workbench.store.workbench import Workbench
+    from workbench.store.stagecontext import StageWorkbench
 
 SEALED_DIRS = ("log/", "archive/")
 OWN_FILE = "sealed-own.json"
@@ -37,7 +37,7 @@ class SealedChanged(Refused):
     """A sealed file changed or deleted in the work tree (exit 5): wb commits nothing until it is restored."""
 
 
-def _own_path(wb: Workbench) -> Path:
+def _own_path(wb: StageWorkbench) -> Path:
     return wb.git.git_dir / "wb" / OWN_FILE
 
 
@@ -60,7 +60,7 @@ def _write_own(path: Path, files: dict[str, str | None]) -> None:
     atomic_write(path, json.dumps({"v": 1, "files": files}, sort_keys=True).encode() + b"\n")
 
 
-def record_own(wb: Workbench, changes: dict[str, bytes | None]) -> None:
+def record_own(wb: StageWorkbench, changes: dict[str, bytes | None]) -> None:
     """wb is about to write these sealed files ({path under .workbench/: bytes}), or remove them (None):
     recorded durably first, so the gate tells these changes from a person's."""
     path = _own_path(wb)
@@ -70,7 +70,7 @@ def record_own(wb: Workbench, changes: dict[str, bytes | None]) -> None:
     _write_own(path, files)
 
 
-def check(wb: Workbench, git_cfg: dict[str, Any] | None = None, *, writing: bool = True) -> None:
+def check(wb: StageWorkbench, git_cfg: dict[str, Any] | None = None, *, writing: bool = True) -> None:
     """Refuse (SealedChanged) when the work tree changed or deleted a sealed file the commit wb would commit on
     holds, other than as wb itself recorded. Nothing to do when wb would not commit now (the caller knows
     commits are on). `writing`: a mutation refused before it wrote anything (the message says so); else a

@@ -14,8 +14,8 @@ from workbench.store import archive, caches
 from workbench.store.atomic import FileChanged, atomic_write, read_or_none
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
-    from workbench.store.workbench import Loaded
+    from workbench.store.loaded import Loaded
+    from workbench.store.stagecontext import StageContext
 
 
 class SnapshotsBehind(WorkbenchError):
@@ -30,7 +30,7 @@ class SnapshotsBehind(WorkbenchError):
                          "wb command brings state.md and board.json up to date (`wb doctor --fix` does it now)")
 
 
-def write_snapshots(tx: Transaction, loaded: Loaded) -> str | None:
+def write_snapshots(tx: StageContext, loaded: Loaded) -> str | None:
     """Write board.json and state.md (and wb's caches of them). Returns the file a person saved in the last
     moment before its rename, which is left as they saved it (None: both written). Its cache is left too,
     so the next load tells their edit from wb's write and records it; a board.json left so leaves state.md
@@ -83,7 +83,7 @@ def write_snapshots(tx: Transaction, loaded: Loaded) -> str | None:
     return None
 
 
-def git_did_it(tx: Transaction, name: str) -> bool:
+def git_did_it(tx: StageContext, name: str) -> bool:
     """Whether the change of `name` under this write is the user's git rather than a person's save: once
     git lets go of the index, the file is as HEAD has it (a checkout, stash or reset put it there). wb's
     log already holds this write then, and it writes the file as before; the next load sorts it out. (A

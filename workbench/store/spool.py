@@ -40,7 +40,7 @@ TYPE_CHECKING = False  # not typing's: importing typing costs a hook a tenth of 
 if TYPE_CHECKING:
     from typing import Any
 
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 SPOOL = "spool.jsonl"
 TURN = "turn.json"
@@ -242,7 +242,7 @@ class Spool:
 
 
 # -- folding, inside a transaction ---------------------------------------------------------------------
-def fold(tx: Transaction) -> int:
+def fold(tx: StageContext) -> int:
     """Emit the spool's events into `tx` (entered, under the lock): each with its line's id and time, as
     `agent`; lines already in the log or the pending journal, and lines that are not an agent event, are
     skipped. Records how much of the spool to drop once the transaction's events are durable (`settle`).
@@ -283,18 +283,18 @@ def fold(tx: Transaction) -> int:
     return folded
 
 
-def settle(tx: Transaction) -> None:
+def settle(tx: StageContext) -> None:
     """After `tx` committed (its events are in the log, or in the pending journal): drop the folded lines."""
     if tx.spool_size:
         Spool(tx.wb.git.git_dir).drop(tx.spool_size)
         tx.spool_size = 0
 
 
-def agent_turn(tx: Transaction) -> dict[str, Any] | None:
+def agent_turn(tx: StageContext) -> dict[str, Any] | None:
     return Spool(tx.wb.git.git_dir).turn()
 
 
-def emit_agent_edit(tx: Transaction, edit: dict[str, Any], turn: dict[str, Any]) -> None:
+def emit_agent_edit(tx: StageContext, edit: dict[str, Any], turn: dict[str, Any]) -> None:
     """A change to `.workbench/` found during the agent's turn: recorded as `agent.edit` by `agent`, and held
     to the agent's rules — a task does not become done by an edit (its acceptance never ran): it keeps the
     status it had; nor is it removed (no wb verb removes one): it stays. The payload lists both under
@@ -330,7 +330,7 @@ def emit_agent_edit(tx: Transaction, edit: dict[str, Any], turn: dict[str, Any])
     tx.emit("agent.edit", payload, actor="agent", via="edit")
 
 
-def _board_before(tx: Transaction) -> dict[str, Any]:
+def _board_before(tx: StageContext) -> dict[str, Any]:
     """board.json as wb last wrote it (its cache; in a fresh clone, as committed)."""
     from workbench.errors import GitError, WorkbenchError
     from workbench.model.boardfile import parse_board

@@ -533,7 +533,10 @@ class SqliteWorkbench(Workbench):
                     create: bool = False, who: Who | None = None, dry: bool = False) -> Transaction:
         from workbench.store.sqlitetx import SqliteTransaction  # a reader (wb status) imports no write path
 
-        return SqliteTransaction(self, actor, session, commit=commit, create=create, who=who, dry=dry)
+        # as a Workbench: its `lock()` override returns a SqliteLock, not the WorkbenchLock that StageWorkbench
+        # (store/stagecontext.py) names; the SQLite stages take it as `Any`
+        wb: Workbench = self
+        return SqliteTransaction(wb, actor, session, commit=commit, create=create, who=who, dry=dry)
 
 
 # -- finding a workbench, and what this backend does not do ---------------------------------------------------

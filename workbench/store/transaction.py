@@ -27,7 +27,8 @@ from workbench.store.snapshots import SnapshotsBehind
 
 if TYPE_CHECKING:
     from workbench.model.provenance import Who
-    from workbench.store.workbench import Loaded, Workbench
+    from workbench.store.loaded import Loaded
+    from workbench.store.stagecontext import StageContext, StageWorkbench
 
 __all__ = ["LastWrite", "SnapshotsBehind", "Transaction", "default_summary"]
 
@@ -62,12 +63,13 @@ class Transaction:
 
     Use as a context manager; `emit()` records events (folded into `docs` at once, so later logic sees them);
     leaving the block without an exception commits, an exception aborts with nothing written. The stages
-    (store/pipeline.py) read and set the attributes below; nothing else does but through the methods.
+    (store/pipeline.py) read and set the attributes below, those store/stagecontext.StageContext declares;
+    nothing else does but through the methods.
     """
 
     PIPELINE: ClassVar[pipeline.Pipeline] = pipeline.FILES
 
-    def __init__(self, wb: Workbench, actor: str, session: str | None, *, commit: bool = True,
+    def __init__(self, wb: StageWorkbench, actor: str, session: str | None, *, commit: bool = True,
                  create: bool = False, who: Who | None = None, dry: bool = False) -> None:
         self.wb = wb
         # `dry` (`wb doctor`): load with the pending journal folded in, adopt it, run every check the write runs
@@ -143,7 +145,8 @@ class Transaction:
 
     # -- running the stages (store/pipeline.py) -------------------------------------------------------------
     def run(self, span: tuple[str, str]) -> None:
-        pipeline.run(self, self.PIPELINE.span(*span))
+        context: StageContext = self  # mypy checks here that a Transaction is what every stage is typed against
+        pipeline.run(context, self.PIPELINE.span(*span))
 
     def __enter__(self) -> Transaction:
         try:

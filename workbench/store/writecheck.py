@@ -12,10 +12,10 @@ from workbench.model.boardfile import check_board
 from workbench.store.eventlog import chain
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def check(tx: Transaction, log_name: str) -> None:
+def check(tx: StageContext, log_name: str) -> None:
     """Raises what the write would refuse; `log_name` names the log in the message ("events.jsonl", "events")."""
     from workbench.model.statefile import too_deep  # statefile is kept off the read-only path of `wb status`
 

@@ -16,10 +16,10 @@ from workbench.store.eventlog import LogMoved
 from workbench.store.stages import STOP
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> str | None:
+def run(tx: StageContext) -> str | None:
     if not tx.events:
         return None
     adopt_calls(tx)
@@ -39,7 +39,7 @@ def run(tx: Transaction) -> str | None:
     return None
 
 
-def adopt_calls(tx: Transaction) -> None:
+def adopt_calls(tx: StageContext) -> None:
     """Tool-call records of the pending journal that calls.jsonl lost to the user's git: written again."""
     if not tx.adopted:
         return

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 from workbench.store import commit as commit_policy
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     if (tx.failed is None and tx.events) or not tx.git_commit or tx.deferred:
         return
     try:

@@ -12,10 +12,10 @@ from workbench.store import commit as commit_policy
 from workbench.store import configedit, spool
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     edit = tx.config_edit
     if edit is None or tx.create or tx.dry or tx.deferred or not commit_policy.commits(tx.wb.config["git"]):
         return

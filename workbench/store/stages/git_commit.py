@@ -12,10 +12,10 @@ from workbench.store import commit as commit_policy
 from workbench.store.stages import STOP
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> str | None:
+def run(tx: StageContext) -> str | None:
     if tx.kept:
         tx.outcome = CommitOutcome(skipped=f"recorded in events.jsonl, not yet committed: {tx.kept} was saved "
                                            "by hand just as wb wrote it and is left as saved; the next wb "
@@ -29,7 +29,7 @@ def run(tx: Transaction) -> str | None:
     return None
 
 
-def leave_commit(tx: Transaction) -> bool:
+def leave_commit(tx: StageContext) -> bool:
     """Leave this write's git commit to a writer queued behind on the lock (group commit), when there is one
     and the commit policy agrees; the write is acknowledged all the same: its events are in the fsynced log,
     and the pending journal that keeps them from the user's git is made durable too (no commit will settle
@@ -45,7 +45,7 @@ def leave_commit(tx: Transaction) -> bool:
     return True
 
 
-def git_commit(tx: Transaction) -> CommitOutcome:
+def git_commit(tx: StageContext) -> CommitOutcome:
     last = tx.events[-1]
     outcome = commit_policy.commit(tx.wb, tx.summary or tx.default_summary(), seq=last["seq"],
                                    session=last.get("session"), events_since=tx.events[0]["seq"] - 1,

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from workbench.store import configedit, humanedit, spool
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     loaded = tx.loaded
     config_edit, tx.config_seen = configedit.find(tx.wb)
     turn = None
@@ -47,7 +47,7 @@ def run(tx: Transaction) -> None:
                                  via="edit")
 
 
-def refuse(tx: Transaction, refused: list[dict[str, Any]], turn: dict[str, Any]) -> None:
+def refuse(tx: StageContext, refused: list[dict[str, Any]], turn: dict[str, Any]) -> None:
     """An agent's edit of board.json that changed what only wb's verbs (and a person) may change: board.json
     goes back to what the log folds to (the documents already have it), and the refusal is an event."""
     tx.refused.extend(refused)

@@ -13,10 +13,10 @@ from workbench.store import commit as commit_policy
 from workbench.store.stages import STOP
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> str | None:
+def run(tx: StageContext) -> str | None:
     if tx.dry:
         return STOP
     if not tx.events:

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from workbench.store import spool
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     if not (tx.refused and isinstance(tx.failed, Exception)):
         return
     try:

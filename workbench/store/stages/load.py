@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 from workbench.store.atomic import read_or_none
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     # board.json as it was before the load read it: a save after this moment is seen again before the write
     # (state.md's bytes the load keeps itself)
     tx.board_seen = read_or_none(tx.wb.paths.board)

@@ -11,10 +11,10 @@ from workbench.store import commit as commit_policy
 from workbench.store import logprefix
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     if not tx.events and not tx.dry:
         return
     if tx.events and not tx.deferred and commit_policy.commits(tx.wb.config["git"]):

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from workbench.store.atomic import write_workbench_file
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     for rel, data in tx.new_files.items():
         if not (tx.wb.paths.wb / rel).exists():
             write_workbench_file(tx.wb.paths.wb, rel, data)

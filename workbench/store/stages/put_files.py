@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from workbench.store.atomic import write_workbench_file
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     for rel, data in tx.put_files.items():
         write_workbench_file(tx.wb.paths.wb, rel, data)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from workbench.store.sealing import seal_log
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     seal_log(tx.wb.log, tx.wb.config)

@@ -9,9 +9,9 @@ from workbench.store import commit as commit_policy
 from workbench.store import sealedfiles
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     if tx.events and commit_policy.commits(tx.wb.config["git"]):
         sealedfiles.check(tx.wb)

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 from workbench.store.landing import describe
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     refused = tx.loaded.refused
     if not refused or tx.deferred or tx.dry:
         return

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     outcome = tx.outcome
     if not tx.git_commit or tx.left or outcome is None or outcome.skipped is not None or not tx.log_ends_with_ours():
         return

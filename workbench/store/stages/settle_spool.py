@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from workbench.store import spool
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     if tx.failed is None:
         spool.settle(tx)

@@ -10,10 +10,10 @@ from workbench.store.snapshots import SnapshotsBehind, write_snapshots
 from workbench.store.stages import STOP
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> str | None:
+def run(tx: StageContext) -> str | None:
     loaded = tx.loaded  # a hand save since the load made it load again
     if not tx.events:
         if loaded.replayed or loaded.rebuilt or tx.rebuild:

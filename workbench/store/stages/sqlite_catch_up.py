@@ -9,10 +9,10 @@ from workbench.store.atomic import write_workbench_file
 from workbench.store.stages import STOP
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> str | None:
+def run(tx: StageContext) -> str | None:
     if tx.events or tx.dry:
         return None
     for rel, data in tx.new_files.items():

@@ -9,10 +9,10 @@ from workbench import faults
 from workbench.git.repo import CommitOutcome
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     lock: Any = tx.lock  # store/sqlitedb.SqliteLock
     lock.commit()
     faults.point("sqlite_after_commit")

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     tx.board_seen = None
     tx.loaded = loaded = tx.wb.load(create=tx.create)
     tx.body0 = loaded.docs.body  # the decision log as loaded: rewritten only when it changed

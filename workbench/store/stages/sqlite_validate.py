@@ -9,9 +9,9 @@ from workbench.store import writecheck
 from workbench.store.stages import STOP
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> str | None:
+def run(tx: StageContext) -> str | None:
     writecheck.check(tx, "events")
     return STOP if tx.dry else None

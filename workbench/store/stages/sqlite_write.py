@@ -12,10 +12,10 @@ from workbench.store.atomic import write_workbench_file
 from workbench.store.sqliteerrors import os_errors
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     from workbench.model import statefile
 
     loaded = tx.loaded

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from workbench.model import schemas
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     if tx.create:
         tx.wb.paths.wb.mkdir(exist_ok=True)
     else:

@@ -14,14 +14,14 @@ from workbench.store import humanedit, writecheck
 from workbench.store.atomic import read_or_none
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 # how long a write keeps loading again because a person saved state.md or board.json since its last load, before
 # it gives up (nothing written) and asks to be run again
 HAND_SAVE_SECONDS = 10.0
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     if tx.dry:  # `wb doctor`: every check, once, whatever the events
         tx.board_changed = tx.board_changed or bool(tx.events)
         check(tx)
@@ -43,7 +43,7 @@ def run(tx: Transaction) -> None:
         rebase(tx, saved)
 
 
-def check(tx: Transaction) -> None:
+def check(tx: StageContext) -> None:
     writecheck.check(tx, "events.jsonl")
     if tx.actor == "agent":  # after validation: a broken hand edit is reported as such, not as busy
         humanedit.check_guard(tx.wb.paths, tx.wb.config, "state.md")
@@ -51,7 +51,7 @@ def check(tx: Transaction) -> None:
             humanedit.check_guard(tx.wb.paths, tx.wb.config, "board.json")
 
 
-def saved_by_hand(tx: Transaction) -> str | None:
+def saved_by_hand(tx: StageContext) -> str | None:
     """The snapshot a person saved since the load (its bytes are not the ones the load read), or None. Not
     asked when the work tree is not written (deferred) or is rebuilt whole (`wb doctor --fix`)."""
     loaded = tx.loaded
@@ -65,7 +65,7 @@ def saved_by_hand(tx: Transaction) -> str | None:
     return None
 
 
-def rebase(tx: Transaction, saved: str) -> None:
+def rebase(tx: StageContext, saved: str) -> None:
     """Load again and apply this write's own events after what the person saved (and its human.edit)."""
     own = tx.events[tx.begun:]
     if not tx.create:  # the user's own git (a checkout, a stash) may be what changed it: let it finish

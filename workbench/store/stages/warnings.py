@@ -9,10 +9,10 @@ from workbench.git.repo import CommitOutcome
 from workbench.store import humanedit
 
 if TYPE_CHECKING:
-    from workbench.store.transaction import Transaction
+    from workbench.store.stagecontext import StageContext
 
 
-def run(tx: Transaction) -> None:
+def run(tx: StageContext) -> None:
     if tx.failed is not None:
         return
     if tx.refused and tx.outcome is not None:
