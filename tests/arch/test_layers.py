@@ -148,15 +148,6 @@ def test_no_private_name_crosses_a_module() -> None:
     assert wrong == [], "\n".join(wrong)
 
 
-# The one knot left (issue 34.2): the write path's modules name each other's types — a stage takes the
-# `Transaction` it runs in, the transaction names the `Workbench` it writes, the workbench opens transactions — so
-# through their TYPE_CHECKING imports store/ is one strongly connected set. At run time (lazy imports counted) it
-# is none: `test_no_circle_at_run_time` holds that for every module, store/ included. A circle passes here only
-# if every member is in store/ and it is gone once type-only imports are left out; anything else is fixed by
-# moving the shared piece down, or by passing the collaborator in.
-TYPED_ONLY_KNOT = "workbench.store."
-
-
 def bench_imports(path: Path) -> Iterator[tuple[str, int]]:
     """(bench module, line) for each import of a sibling: bench/ is a folder of scripts that import each other by
     bare name (`import run as R`, `from scale import x`), its own directory first on sys.path."""
@@ -249,9 +240,10 @@ def test_no_circle_at_run_time() -> None:
 
 
 def test_no_import_circles() -> None:
-    """Type-only imports counted too: only the store's write path is allowed a knot, and only of those."""
+    """Type-only imports counted too, with no exception: a stage names the `StageContext` Protocol
+    (store/stagecontext.py), not the `Transaction` that runs it, nor the `Workbench` that opens that."""
     graph = import_graph()
-    wrong = [describe(c, graph) for c in circles(graph) if not all(m.startswith(TYPED_ONLY_KNOT) for m in c)]
+    wrong = [describe(c, graph) for c in circles(graph)]
     assert wrong == [], "import circles (move the shared piece down, or pass the collaborator in):\n" + \
         "\n".join(wrong)
 
