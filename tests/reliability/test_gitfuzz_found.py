@@ -67,14 +67,7 @@ def test_stash_between_append_and_commit_leaves_a_valid_workbench(tmp_path: Path
     repo = new_repo(tmp_path / "repo")
     assert wb(repo, "note", "first").returncode == 0
     (repo / "app.py").write_text("print('wip')\n")
-    pause = tmp_path / "pause"
-    held = subprocess.Popen([WB, "note", "held"], cwd=repo, env=_env(WB_PAUSE="after_event_append",
-                                                                      WB_PAUSE_FILE=str(pause)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not Path(f"{pause}.here").exists():
-        assert held.poll() is None and time.monotonic() < deadline, "wb never reached after_event_append"
-        time.sleep(0.02)
+    held, pause = _held_at(repo, tmp_path, "after_event_append", "note", "held")
     git(repo, "stash", "push", "-q")
     Path(f"{pause}.go").write_text("")
     _out, err = held.communicate(timeout=60)
@@ -308,6 +301,14 @@ def _held_at(repo: Path, tmp_path: Path, point: str, *args: str) -> tuple[subpro
     return held, pause
 
 
+def _next_write_commits_all(repo: Path, notes: list[str]) -> None:
+    """The next write (the note `notes[-1]`) commits every note acknowledged before it too, and validates."""
+    assert wb(repo, "note", notes[-1]).returncode == 0
+    assert [e["payload"]["text"] for e in _committed_log(repo) if e["type"] == "note.add"] == notes
+    validate = wb(repo, "validate")
+    assert validate.returncode == 0, validate.stderr + validate.stdout
+
+
 def _committed_log(repo: Path) -> list[dict]:
     raw = git(repo, "show", "HEAD:.workbench/events.jsonl")
     return [json.loads(line) for line in raw.splitlines() if line.strip()]
@@ -334,10 +335,7 @@ def test_a_log_git_is_rewriting_while_wb_commits_is_never_committed_as_deleted(t
     assert held.returncode == 0, err  # acknowledged: its event is in the log (and the pending journal)
     committed = git(repo, "ls-tree", "-r", "--name-only", "HEAD")
     assert ".workbench/events.jsonl" in committed, "the log was committed as deleted"
-    assert wb(repo, "note", "after").returncode == 0
-    assert [e["payload"]["text"] for e in _committed_log(repo) if e["type"] == "note.add"] == ["first", "held", "after"]
-    validate = wb(repo, "validate")
-    assert validate.returncode == 0, validate.stderr + validate.stdout
+    _next_write_commits_all(repo, ["first", "held", "after"])
 
 
 @about_git
@@ -355,10 +353,7 @@ def test_a_log_the_users_git_took_back_while_wb_commits_is_not_committed_beside_
     state = git(repo, "show", "HEAD:.workbench/state.md")
     last_event = int(next(line for line in state.splitlines() if line.startswith("last_event:")).split(":")[1])
     assert last_event <= _committed_log(repo)[-1]["seq"], "HEAD holds snapshots of events its log does not"
-    assert wb(repo, "note", "after").returncode == 0
-    assert [e["payload"]["text"] for e in _committed_log(repo) if e["type"] == "note.add"] == ["first", "held", "after"]
-    validate = wb(repo, "validate")
-    assert validate.returncode == 0, validate.stderr + validate.stdout
+    _next_write_commits_all(repo, ["first", "held", "after"])
 
 
 @about_git

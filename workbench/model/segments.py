@@ -100,9 +100,9 @@ def header_of(raw: bytes, name: str) -> Header:
     return parse_header(raw[:end], name)
 
 
-def check_body(raw: bytes, header: Header) -> list[tuple[bytes, dict[str, Any]]]:
-    """Every event of a sealed segment, checked against its header: the digest of its bytes, seq first..last
-    without gaps, the hash chain from `prev_hash` to `last_hash`. Raises Refused naming the segment."""
+def sealed_lines(raw: bytes, header: Header) -> list[bytes]:
+    """The lines of a sealed segment, its bytes checked against the digest sealed in its header and its end
+    against a torn line. Raises Refused naming the segment."""
     import hashlib
 
     where = f"log/{header.name}"
@@ -113,6 +113,14 @@ def check_body(raw: bytes, header: Header) -> list[tuple[bytes, dict[str, Any]]]
     lines, torn = split_lines(body)
     if torn:
         raise Refused(f"{where}: ends without a newline; restore it with `git checkout -- .workbench/log/`")
+    return lines
+
+
+def check_body(raw: bytes, header: Header) -> list[tuple[bytes, dict[str, Any]]]:
+    """Every event of a sealed segment, checked against its header: the digest of its bytes, seq first..last
+    without gaps, the hash chain from `prev_hash` to `last_hash`. Raises Refused naming the segment."""
+    where = f"log/{header.name}"
+    lines = sealed_lines(raw, header)
     out = []
     prev, expected = header.prev_hash, header.first
     for number, (line, event) in enumerate(zip(lines, _parsed(lines), strict=True), start=2):

@@ -27,6 +27,7 @@ from workbench.model.segments import (
     is_segment_name,
     parse_header,
     resolve,
+    sealed_lines,
 )
 
 _BLOCK = 1 << 16
@@ -402,8 +403,6 @@ class EventLog:
         without a gap; the hash chain and each line's JSON are what `wb validate` and `wb doctor` check (a write
         reads no sealed segment at all). For the hand-edit check of a first command (issue 33): it parses the
         events a fold reads, not the whole log."""
-        import hashlib
-
         from workbench.model.jsonl import stamp
 
         kinds: dict[bytes, bool] = {}
@@ -413,14 +412,7 @@ class EventLog:
             if expected > upto:
                 return
             raw = (self.log_dir / header.name).read_bytes()
-            head = header_of(raw, header.name)
-            body = raw[head.size:]
-            if hashlib.sha256(body).hexdigest() != head.sha256:
-                raise Refused(f"log/{header.name}: its bytes no longer match the digest sealed in its header; "
-                              "run `wb doctor`")
-            lines, torn = split_lines(body)
-            if torn:
-                raise Refused(f"log/{header.name}: ends without a newline; run `wb doctor`")
+            lines = sealed_lines(raw, header_of(raw, header.name))
             run: dict[str, Any] | None = None  # the last of a run of stamp-only events, not yielded yet
             for number, line in enumerate(lines, start=2):
                 if expected > upto:
