@@ -160,3 +160,13 @@ def test_a_fanned_out_notes_tree_reads_and_shows_the_same(repo: Path, monkeypatc
     assert _git_bytes(repo, "log", "-p") == expected
     assert _refs(repo) == before
     assert _fill(repo) == 0  # the fanned-out notes are read back: nothing missing
+
+
+def test_the_walk_for_commits_is_bounded(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the commits of HEAD's last WALK are looked at: a young workbench in a long history costs no full walk."""
+    _history(repo)
+    _drop_notes(repo)
+    monkeypatch.setattr(textconv_notes, "WALK", 1)
+    assert _fill(repo) == 4  # HEAD's own change: board.json and events.jsonl, both sides
+    monkeypatch.setattr(textconv_notes, "WALK", 500)
+    assert _fill(repo) > 0  # the rest

@@ -7,12 +7,12 @@ version, ~30 of them for five commits. With it git finds each view under refs/no
 starts none.
 
 What is filled: the versions of .workbench/board.json, events.jsonl and state.md that the last LIMIT commits
-of HEAD touching them hold, on both sides of each change — the blobs `git log -p -LIMIT` shows — for each of
-the three drivers whose git config is wb's own (the textconv command `store/drivers.py` registers, its
-cachetextconv on): a note is trusted by git only under that command (git/notes.py). A blob already noted is
-left as it is; a view that is not what the driver would print byte for byte is left to the driver: one with
-characters outside ASCII when this locale is not UTF-8 (the driver prints in the locale's encoding), one
-that cannot be encoded at all (the driver falls back to the raw file).
+of HEAD touching them hold (among its last WALK), on both sides of each change — the blobs
+`git log -p -LIMIT` shows — for each of the three drivers whose git config is wb's own (the textconv command
+`store/drivers.py` registers, its cachetextconv on): a note is trusted by git only under that command
+(git/notes.py). A blob already noted is left as it is; a view that is not what the driver would print byte
+for byte is left to the driver: one with characters outside ASCII when this locale is not UTF-8 (the driver
+prints in the locale's encoding), one that cannot be encoded at all (the driver falls back to the raw file).
 
 When: after the drivers are registered — `wb init`, `wb doctor --fix`, and above all the first wb command of
 a fresh clone (store/workbench.py), whose user has not run `git log -p` yet — at the end of that command line
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 LIMIT = 16  # commits touching the three files: ~3 views each, ~65 ms in all at 5,000 tasks
+WALK = 500  # commits of HEAD's first-parent line looked through at most for them
 FILES = {".workbench/board.json": "board", ".workbench/events.jsonl": "events", ".workbench/state.md": "state"}
 
 
@@ -82,8 +83,10 @@ def fill(worktree: Path, common_dir: Path, limit: int = LIMIT) -> int:
     drivers = our_drivers(worktree)
     if not drivers:
         return 0
-    log = run_git(worktree, "log", f"-{limit}", "--raw", "--no-abbrev", "--no-renames", "--format=", "HEAD", "--",
-                  *FILES, check=False)
+    # the walk bounded too: in a long history whose workbench is young, git would walk it all to find `limit`
+    base = run_git(worktree, "rev-parse", "--verify", "-q", f"HEAD~{WALK}", check=False).stdout.decode().strip()
+    log = run_git(worktree, "log", f"-{limit}", "--raw", "--no-abbrev", "--no-renames", "--format=", "HEAD",
+                  *([f"^{base}"] if base else []), "--", *FILES, check=False)
     if log.returncode != 0:
         return 0
     blobs: dict[str, dict[str, str]] = {}  # driver → {blob id: kind}
