@@ -16,6 +16,9 @@ STORE = PACKAGE / "store"
 # module (relative to workbench/) → (the write calls it may make, what they write and why not via the store)
 OUTSIDE_THE_STORE = {
     "git/objects.py": ({"open:w", "os.replace", "os.unlink"}, "git's own objects, in .git/objects (never .workbench/)"),
+    "git/notes.py": ({"open:w", "os.replace", "unlink"},
+                     "git's textconv cache: note objects in .git/objects, for refs/notes/textconv/* "
+                     "(never .workbench/)"),
     "git/blobstat.py": ({"open:w", "os.replace", "os.unlink"},
                         "the blob ids of .workbench/'s files by stat, a cache in <git dir>/wb (never .workbench/)"),
     "git/sharedrefs.py": ({"open:w", "os.replace", "os.unlink"},

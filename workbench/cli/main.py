@@ -232,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if "workbench.git.packs" in sys.modules:  # a pack run the command's commit started: ends with the command
             sys.modules["workbench.git.packs"].wait_all()
+        if "workbench.git.notes" in sys.modules and sys.modules["workbench.git.notes"].wanted():
+            from workbench.review.textconv_notes import fill_wanted  # git's textconv cache: drivers registered
+
+            fill_wanted()
         provenance.establish(before)
         if "workbench.store.trust" in sys.modules:  # not imported by `wb status`'s fast path: leave it so
             sys.modules["workbench.store.trust"].forget_skipped()

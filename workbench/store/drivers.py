@@ -6,7 +6,9 @@ The repository's own git config says which command runs them: a small launcher w
 common git directory (`wb/driver`), which starts the interpreter that registered it by its absolute path in
 isolated mode (`python -I`: nothing imported from the work tree, whatever a clone ships), and shows the file
 as it is when that interpreter is gone, so a removed virtual environment never makes `git diff` or
-`git log -p` fail (`wb doctor --fix` registers the wb that runs it).
+`git log -p` fail (`wb doctor --fix` registers the wb that runs it). A registration that changed anything asks
+for git's textconv cache of the recent commits to be filled at the command's end (review/textconv_notes.py),
+so a fresh clone's first `git log -p` starts no driver.
 """
 
 from __future__ import annotations
@@ -111,6 +113,10 @@ def register_drivers(worktree: Path, common_dir: Path | None = None, *, attribut
         if have != value:
             run_git(worktree, "config", "--local", key, value)
             changed.append(key)
+    if changed:  # git's textconv cache, filled at the command's end (review/textconv_notes.py)
+        from workbench.git import notes
+
+        notes.want(worktree, common_dir)
     return changed
 
 
