@@ -103,11 +103,6 @@ def header_of(raw: bytes, name: str) -> Header:
 def sealed_lines(raw: bytes, header: Header) -> list[bytes]:
     """The lines of a sealed segment, its bytes checked against the digest sealed in its header and its end
     against a torn line. Raises Refused naming the segment."""
-    return split_lines(sealed_body(raw, header))[0]
-
-
-def sealed_body(raw: bytes, header: Header) -> bytes:
-    """A sealed segment's event lines (its bytes after the header), checked as `sealed_lines` checks them."""
     import hashlib
 
     where = f"log/{header.name}"
@@ -115,9 +110,10 @@ def sealed_body(raw: bytes, header: Header) -> bytes:
     if hashlib.sha256(body).hexdigest() != header.sha256:
         raise Refused(f"{where}: its bytes no longer match the digest sealed in its header (changed after it was "
                       "sealed): restore it with `git checkout -- .workbench/log/`")
-    if body and not body.endswith(b"\n"):
+    lines, torn = split_lines(body)
+    if torn:
         raise Refused(f"{where}: ends without a newline; restore it with `git checkout -- .workbench/log/`")
-    return body
+    return lines
 
 
 def check_body(raw: bytes, header: Header) -> list[tuple[bytes, dict[str, Any]]]:
@@ -168,56 +164,6 @@ def _parsed(lines: list[bytes]) -> list[dict[str, Any] | None]:
             out[i] = event
         start = end + 1
     return out
-
-
-# _STAMP of model/jsonl.py after every newline of "\n" + a segment's body (a literal prefix: re finds it fast,
-# where a multiline `^` would try every byte): each class in it excludes the newline, so a match after a line's
-# newline is exactly `stamp(line)` of that line, and there is at most one a line
-_STAMPS = re.compile(rb'\n\{"schema_version":1,"seq":([1-9][0-9]{0,17}),"id":"[0-9A-Z]{26}",'
-                     rb'"ts":"[\x20\x21\x23-\x5b\x5d-\x7e]{0,80}","type":"([a-z_.]{1,80})",')
-
-
-def fold_lines(body: bytes, count: int, name: str, first: int,
-               stamp_only: Callable[[bytes], bool]) -> list[dict[str, Any]] | None:
-    """What EventLog.iter_for_fold yields of one sealed segment (`body`, its digest-checked `count` event lines,
-    the first of them seq `first`): of each run of events whose type `stamp_only` names, the last one's stamp {seq,
-    ts, type}; every other event parsed. Read by one scan of the body instead of a match a line, its lines split
-    only when one is to be parsed: only when every line is in wb's own encoding (jsonl.stamp matches it) with seq
-    first, first+1, … — None otherwise, for the caller's line-by-line reading, which says where the first
-    problem is."""
-    from workbench.model.jsonl import stamp
-
-    found = _STAMPS.findall(b"\n" + body)
-    if not found or len(found) != count:
-        return None
-    seqs, types = zip(*found, strict=True)
-    if list(map(int, seqs)) != list(range(first, first + count)):
-        return None
-    parsed = {t for t in set(types) if not stamp_only(t)}
-    need = [i for i, t in enumerate(types) if t in parsed] if parsed else []
-    if not need:
-        return [_stamp_of(stamp(body[body.rfind(b"\n", 0, -1) + 1:-1]))]
-    lines = body[:-1].split(b"\n")
-    events = _parsed([lines[i] for i in need])
-    out: list[dict[str, Any]] = []
-    after = 0  # the first line not yielded yet
-    for i, event in zip(need, events, strict=True):
-        if i > after:
-            out.append(_stamp_of(stamp(lines[i - 1])))
-        if event is None:  # read on its own, refused as read_line refuses it
-            event = read_line(lines[i], f"log/{name}", f"line {i + 2}")
-        if event.get("seq") != first + i:
-            raise Refused(f"log/{name}: line {i + 2}: seq {event.get('seq')} where {first + i} was expected")
-        out.append(event)
-        after = i + 1
-    if after < count:
-        out.append(_stamp_of(stamp(lines[-1])))
-    return out
-
-
-def _stamp_of(found: re.Match[bytes] | None) -> dict[str, Any]:
-    assert found is not None  # every line matched _STAMPS
-    return {"seq": int(found[1]), "ts": found[2].decode("ascii"), "type": found[3].decode("ascii")}
 
 
 class Resolved:

@@ -23,12 +23,11 @@ from workbench.model.segments import (
     Header,
     Resolved,
     check_body,
-    fold_lines,
     header_of,
     is_segment_name,
     parse_header,
     resolve,
-    sealed_body,
+    sealed_lines,
 )
 
 _BLOCK = 1 << 16
@@ -404,32 +403,43 @@ class EventLog:
         without a gap; the hash chain and each line's JSON are what `wb validate` and `wb doctor` check (a write
         reads no sealed segment at all). For the hand-edit check of a first command (issue 33): it parses the
         events a fold reads, not the whole log."""
+        from workbench.model.jsonl import stamp
+
         kinds: dict[bytes, bool] = {}
-
-        def is_stamp_only(kind: bytes) -> bool:
-            known = kinds.get(kind)
-            if known is None:
-                known = kinds[kind] = stamp_only(kind.decode("ascii"))
-            return known
-
         res = self._resolved()
         expected = 1
         for header in res.chain:
             if expected > upto:
                 return
             raw = (self.log_dir / header.name).read_bytes()
-            body = sealed_body(raw, header_of(raw, header.name))
-            del raw
-            count = body.count(b"\n")
-            if expected + count - 1 <= upto:
-                fast = fold_lines(body, count, header.name, expected, is_stamp_only)
-                if fast is not None:
-                    yield from fast
-                    expected += count
-                    continue
-            for event in segment_for_fold(split_lines(body)[0], header.name, expected, upto, is_stamp_only):
-                expected = event["seq"] + 1
+            lines = sealed_lines(raw, header_of(raw, header.name))
+            run: dict[str, Any] | None = None  # the last of a run of stamp-only events, not yielded yet
+            for number, line in enumerate(lines, start=2):
+                if expected > upto:
+                    break
+                found = stamp(line)
+                if found is not None:
+                    kind = kinds.get(found[3])
+                    if kind is None:
+                        kind = kinds[found[3]] = stamp_only(found[3].decode("ascii"))
+                    if kind:
+                        if int(found[1]) != expected:
+                            raise Refused(f"log/{header.name}: line {number}: seq {int(found[1])} where {expected} "
+                                          "was expected")
+                        run = {"seq": expected, "ts": found[2].decode("ascii"), "type": found[3].decode("ascii")}
+                        expected += 1
+                        continue
+                if run is not None:
+                    yield run
+                    run = None
+                event = read_line(line, f"log/{header.name}", f"line {number}")
+                if event.get("seq") != expected:
+                    raise Refused(f"log/{header.name}: line {number}: seq {event.get('seq')} where {expected} "
+                                  "was expected")
+                expected += 1
                 yield event
+            if run is not None:
+                yield run
         for _line, event in self.iter_unsealed(res):
             if event["seq"] > upto:
                 return
@@ -502,32 +512,3 @@ def too_big(event: dict[str, Any], size: int) -> Refused:
     return Refused(f"refused: this {event.get('type')} is {size:,} bytes, over the {MAX_RECORD_BYTES:,} one record "
                    f"may hold (`{where}` is the largest part); nothing was written: keep long text in a file "
                    "of the repository and give its path")
-
-
-def segment_for_fold(lines: list[bytes], name: str, expected: int, upto: int,
-                     stamp_only: Callable[[bytes], bool]) -> Iterator[dict[str, Any]]:
-    """EventLog.iter_for_fold of one sealed segment's lines (the first of them seq `expected`) read a line at a
-    time, up to seq `upto`: what segments.fold_lines reads in one scan, and says where a problem is."""
-    from workbench.model.jsonl import stamp
-
-    run: dict[str, Any] | None = None  # the last of a run of stamp-only events, not yielded yet
-    for number, line in enumerate(lines, start=2):
-        if expected > upto:
-            break
-        found = stamp(line)
-        if found is not None and stamp_only(found[3]):
-            if int(found[1]) != expected:
-                raise Refused(f"log/{name}: line {number}: seq {int(found[1])} where {expected} was expected")
-            run = {"seq": expected, "ts": found[2].decode("ascii"), "type": found[3].decode("ascii")}
-            expected += 1
-            continue
-        if run is not None:
-            yield run
-            run = None
-        event = read_line(line, f"log/{name}", f"line {number}")
-        if event.get("seq") != expected:
-            raise Refused(f"log/{name}: line {number}: seq {event.get('seq')} where {expected} was expected")
-        expected += 1
-        yield event
-    if run is not None:
-        yield run
