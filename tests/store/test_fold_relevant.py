@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.conftest import about_files
 from workbench.model import reducer
+
+pytestmark = about_files  # the sealed segments of events.jsonl (SQLite keeps every event in one table)
 
 
 def test_the_first_checks_fold_is_the_whole_fold(tmp_path: Any) -> None:
