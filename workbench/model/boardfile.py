@@ -124,7 +124,11 @@ def read_board_bytes(path: Path) -> bytes:
         size = os.fstat(fh.fileno()).st_size
         if size > MAX_BOARD_BYTES:
             raise too_big(size)
-        data = fh.read(MAX_BOARD_BYTES + 1)
+        # read(n) allocates n bytes up front: ask for what fstat says is there (and one more, to see it grew),
+        # not the cap — a read of the cap held 64 MiB for a 130 KB board (issue 33's first-command peak)
+        data = fh.read(size + 1)
+        if len(data) > size:  # grew meanwhile: the rest, up to the cap
+            data += fh.read(MAX_BOARD_BYTES + 1 - len(data))
     if len(data) > MAX_BOARD_BYTES:  # grew meanwhile
         raise too_big(len(data))
     return data

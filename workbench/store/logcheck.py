@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from workbench.errors import Refused
@@ -108,7 +108,10 @@ class SealedCheck:
                 fresh[h.name] = digest
             if folding:
                 try:
-                    docs = reducer.fold_more(docs, (event for _line, event in events))
+                    # a segment of valid events folds as its fold-relevant ones (the fold is recorded only then)
+                    docs = reducer.fold_more(docs, (_fold_relevant(events, docs is None)
+                                                    if len(self.problems) == before
+                                                    else (event for _line, event in events)))
                 except Refused:
                     folding = False  # the replay after says where, as it reads the segment again
             self.checked += 1
@@ -165,6 +168,22 @@ class SealedCheck:
         self.record["fold"] = {"digests": self.digests, "through": self.res.chain[-1].last,
                                "state": docs.state, "body": docs.body, "board": docs.board}
         _save(self.p, self.record)
+
+
+def _fold_relevant(events: list[tuple[bytes, dict[str, Any]]], first: bool) -> Iterator[dict[str, Any]]:
+    """Valid events as a fold needs them: of a run of events no reducer reads (reducer.stamp_only: an agent's
+    tool calls) only the last — folding one sets state.md's updated_at and last_event, which the last sets
+    again — and, when `first`, the log's first event (it stamps the empty documents)."""
+    kinds: dict[str, bool] = {}
+    for i, (_line, event) in enumerate(events):
+        if i + 1 < len(events) and not (first and i == 0):
+            kind, after = event["type"], events[i + 1][1]["type"]
+            for k in (kind, after):
+                if k not in kinds:
+                    kinds[k] = reducer.stamp_only(k)
+            if kinds[kind] and kinds[after]:
+                continue
+        yield event
 
 
 def sealed_through(res: Resolved) -> Header | None:
