@@ -66,3 +66,34 @@ def test_what_wb_writes_is_a_quick_yes() -> None:
     assert eventcheck.surely_valid({**BASE, "proof": "web-token", "trust": "env", "session": None})
     assert not eventcheck.surely_valid([BASE])
     assert not eventcheck.surely_valid({**BASE, "seq": 12.0}) and compiled_valid({**BASE, "seq": 12.0})
+
+
+def test_quick_yes_follows_the_schema_file() -> None:
+    """surely_valid restates the event schema's rules by hand: a schema change must be a change of it too.
+    Its key sets, enums and patterns are the schema's, and every rule of the schema is one it restates."""
+    schema = schemas.load_schema("event")
+    props = schema["properties"]
+    assert set(schema["required"]) == eventcheck._REQUIRED
+    assert set(props) == eventcheck._ALLOWED and schema["additionalProperties"] is False
+    assert set(props["actor"]["enum"]) == eventcheck._ACTORS
+    assert set(props["via"]["enum"]) == eventcheck._VIAS
+    assert set(props["proof"]["enum"]) == eventcheck._PROOFS
+    rules = {key: {k: v for k, v in rule.items() if k not in ("description", "title")} for key, rule in props.items()}
+    assert rules == {
+        "schema_version": {"const": 1},
+        "seq": {"type": "integer", "minimum": 1},
+        "id": {"type": "string", "pattern": "^[0-9A-HJKMNP-TV-Z]{26}$"},
+        "ts": {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"},
+        "type": {"type": "string", "pattern": "^[a-z]+(\\.[a-z_]+)+$"},
+        "actor": {"enum": sorted(eventcheck._ACTORS, key=props["actor"]["enum"].index)},
+        "via": {"enum": sorted(eventcheck._VIAS, key=props["via"]["enum"].index)},
+        "tty": {"type": "boolean"},
+        "proof": {"enum": sorted(eventcheck._PROOFS, key=props["proof"]["enum"].index)},
+        "trust": {"const": "env"},
+        "session": {"type": ["string", "null"]},
+        "payload": {"type": "object"},
+        "prev": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
+        "more": {"type": "integer", "minimum": 1},
+    }, "the event schema changed: change model/eventcheck.surely_valid with it, then this test"
+    assert set(schema) - {"$schema", "$id", "title", "description"} == {"type", "required", "additionalProperties",
+                                                                         "properties"}
