@@ -80,14 +80,26 @@ def _fast_write(argv: list[str]) -> int | None:
     rest = argv[i:]
     if not rest or rest[0] not in ("task", "note", "set") or any(k.startswith("_WB_COMPLETE") for k in os.environ):
         return None
-    from pathlib import Path
+    import gc
 
-    from workbench.cli import writes
+    # One bounded command: its garbage is freed by reference counting, and what few cycles it makes are left for
+    # the next pass once it has run. The cycle collector's passes over the objects it builds (its imports, the
+    # 2,000 tasks of a parsed board) were a tenth of a `wb task list` or `add` (issue 33); typer's commands (`wb
+    # run`, `wb serve`, `wb mcp`…) keep it, and so does whatever runs after us in the same process.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        from pathlib import Path
 
-    for path in writes.FAST:
-        if tuple(rest[:len(path)]) == path:
-            return writes.run(path, rest[len(path):], Path(chdir) if chdir else None)
-    return None
+        from workbench.cli import writes
+
+        for path in writes.FAST:
+            if tuple(rest[:len(path)]) == path:
+                return writes.run(path, rest[len(path):], Path(chdir) if chdir else None)
+        return None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _config_secrets(args: list[str]) -> list[str]:

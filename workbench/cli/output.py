@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
 from workbench.model.display import escape
+
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def is_tty() -> bool:
@@ -127,29 +130,37 @@ class LockWait:
 
 
 def _shown_row(row: list[str]) -> list[str]:
-    """The row's cells escaped; a row of strings all printable (most) as it is, in one look (2,000 rows)."""
-    try:
-        if "".join(row).isprintable():
-            return row
-    except TypeError:  # a cell that is not a string yet: escape makes it one
-        pass
+    """The row's cells escaped (model/display.escape): a cell is one line, shown, never obeyed."""
     return [escape(cell) for cell in row]
 
 
+def _laid_out(headers: list[str], rows: list[list[str]]) -> list[str]:
+    columns = zip(*rows, strict=True) if rows else ([] for _ in headers)
+    widths = [max([len(h), *map(len, column)]) for h, column in zip(headers, columns, strict=True)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths).format  # one format per row: a 2,000-task list, issue 33
+    return [line(*row).rstrip() for row in [headers, *rows]]
+
+
 def table(headers: list[str], rows: list[list[str]]) -> None:
-    rows = [_shown_row(row) for row in rows]  # a cell is one line, shown, never obeyed
     if color_enabled():
         from rich.console import Console
         from rich.table import Table
         from rich.text import Text
 
         t = Table(*headers, box=None, pad_edge=False, header_style="bold")
-        for row in rows:
+        for row in map(_shown_row, rows):
             t.add_row(*(Text(cell) for cell in row))  # Text, not markup: `[bold]` in a title is text
         Console().print(t)
         return
-    columns = zip(*rows, strict=True) if rows else ([] for _ in headers)
-    widths = [max([len(h), *map(len, column)]) for h, column in zip(headers, columns, strict=True)]
-    line = "  ".join(f"{{:<{w}}}" for w in widths).format  # one format per row: a 2,000-task list, issue 33
-    lines = [line(*row).rstrip() for row in [headers, *rows]]
-    say("\n".join(lines))  # one write, not one per row (a 2,000-task list, issue 33)
+    # laid out as the cells are, and looked at once: the lines of cells all printable (most tables) are shown as
+    # they are; one unprintable character anywhere (or a cell that is not text yet) and every cell is escaped
+    # first, so the columns line up with what is shown (a 2,000-task list, issue 33)
+    try:
+        lines = _laid_out(headers, rows)
+        shown = "".join(lines).isprintable()
+    except TypeError:
+        shown = False
+    if shown:
+        sys.stdout.write("\n".join(lines) + "\n")  # one write, not one per row (issue 33)
+    else:
+        say("\n".join(_laid_out(headers, [_shown_row(row) for row in rows])))

@@ -5,22 +5,22 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.errors import Refused, SchemaRefused
 from workbench.model import schemas
 from workbench.model.jsonl import DuplicateKey, check_unicode, loads_unique
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, Protocol
 
+    class TouchedBoard(Protocol):
+        """What `check_board` reads of the reducer's Docs, named here so this module needs nothing of the
+        reducer's (the reducer encodes its board with this module)."""
 
-class TouchedBoard(Protocol):
-    """What `check_board` reads of the reducer's Docs, named here so this module needs nothing of the reducer's
-    (the reducer encodes its board with this module)."""
-
-    board: dict[str, Any]
-    touched: set[str]
+        board: dict[str, Any]
+        touched: set[str]
 
 
 def encode_board(board: dict[str, Any], reuse: dict[str, str] | None = None) -> bytes:

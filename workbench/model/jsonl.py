@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from workbench.errors import Refused
+
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+if TYPE_CHECKING:
+    from typing import Any
 
 FIELDS = ("schema_version", "seq", "id", "ts", "type", "actor", "via", "tty", "proof", "trust", "session", "payload",
           "prev", "more")
@@ -71,11 +74,22 @@ def line_hash(line: bytes) -> str:
 # parsing the line. Every value in it is a plain token (an integer; printable ASCII strings without a quote or an
 # escape), so for a line that is one JSON object without a repeated key these are exactly the values a parse
 # gives; any other spelling (a hand-written line, an escape) does not match, and is parsed.
-_STAMP = re.compile(rb'\{"schema_version":1,"seq":([1-9][0-9]{0,17}),"id":"[0-9A-Z]{26}",'
-                    rb'"ts":"([\x20\x21\x23-\x5b\x5d-\x7e]{0,80})","type":"([a-z_.]{1,80})",')
+_STAMP = (rb'\{"schema_version":1,"seq":([1-9][0-9]{0,17}),"id":"[0-9A-Z]{26}",'
+          rb'"ts":"([\x20\x21\x23-\x5b\x5d-\x7e]{0,80})","type":"([a-z_.]{1,80})",')
+
+if TYPE_CHECKING:
+    def stamp(string: bytes, pos: int = 0, endpos: int = ...) -> re.Match[bytes] | None:
+        """(seq, ts, type) of a line in wb's own encoding as groups 1–3; None for any other spelling."""
 
 
-stamp = _STAMP.match  # (seq, ts, type) of a line in wb's own encoding as groups 1–3; None for any other spelling
+def __getattr__(name: str) -> Any:
+    # `stamp` is compiled when first imported (a fold by stamps, store/eventlog.py): its pattern was a quarter of
+    # a millisecond of every command's start, most of which read no stamp (issue 33)
+    if name == "stamp":
+        match = re.compile(_STAMP).match
+        globals()["stamp"] = match
+        return match
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
