@@ -124,6 +124,8 @@ def test_the_common_writes_import_no_framework_and_still_commit(bench, repo, git
     assert proc.returncode == 0, proc.stderr
     unneeded = [m for m in heavy(modules) if m.split(".")[0] not in needs]
     assert unneeded == [], f"wb {' '.join(argv)} imports {unneeded}"
+    if FILES and "ruamel" not in needs:  # typing only for the type checker (issue 33); ruamel imports it itself
+        assert "typing" not in modules, f"wb {' '.join(argv)} imports typing"
     assert "workbench.cli.app" not in modules
     assert not any(m.startswith("workbench.harness") for m in modules)
     if FILES:
