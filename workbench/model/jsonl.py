@@ -92,14 +92,19 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_ESCAPED_SURROGATE = rb"\\u[dD][89a-fA-F]"  # compiled by re on first use: most bytes hold no `\u` at all
+
+
+def escaped_surrogate(raw: bytes) -> bool:
+    """Whether `raw` holds an escape of a surrogate (`\\udXXX`): json.loads may read it as a lone one."""
+    return b"\\u" in raw and re.search(_ESCAPED_SURROGATE, raw) is not None
 
 
 def check_unicode(raw: bytes, data: Any, where: str) -> None:
     """json.loads turns a lone `\\udXXX` escape into a lone surrogate, which no UTF-8 file can hold and no
     terminal can print: refuse it on read. A scan of the bytes first, so the usual document costs nothing;
     escaped surrogate pairs (an emoji) are valid and pass."""
-    if _ESCAPED_SURROGATE.search(raw):
+    if escaped_surrogate(raw):
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
