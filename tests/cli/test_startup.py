@@ -67,6 +67,46 @@ def test_status_imports_no_framework_no_yaml_no_schema_library_and_writes_nothin
         assert not any(m.startswith("workbench.harness") for m in modules)
 
 
+def test_task_list_imports_neither_the_write_path_nor_typing(bench, repo):
+    """`wb task list` reads: it imports no lock, no transaction, no hand-edit detection and no config reader, and
+    (on the files backend) not `typing`, whose import was a tenth of a 2,000-task list (issue 33)."""
+    bench.add_task("Write the parser")
+    bench.add_task("Test the parser", depends_on=["T-001"])
+    for argv in (["task", "list"], ["task", "list", "--json"], ["task", "list", "--blocked", "--status", "todo"]):
+        proc, modules = run_probe(repo, *argv)
+        assert proc.returncode == 0, proc.stderr
+        assert "Test the parser" in proc.stdout
+        assert heavy(modules) == [], f"wb {' '.join(argv)} imports {heavy(modules)}"
+        assert "workbench.cli.app" not in modules
+        for name in ("workbench.store.transaction", "workbench.store.lock", "subprocess", "dataclasses"):
+            assert name not in modules, f"wb {' '.join(argv)} imports {name}"
+        if FILES:  # the SQLite backend's reader is its own (store/sqlitedb.py)
+            for name in ("typing", "workbench.store.humanedit", "workbench.store.config", "workbench.git.packs"):
+                assert name not in modules, f"wb {' '.join(argv)} imports {name}"
+
+
+def test_a_fast_command_leaves_the_cycle_collector_as_it_found_it(bench, repo, monkeypatch):
+    """The fast paths run without the cycle collector (cli/main.py) and give it back as it was: a caller in the
+    same process (a test, a script calling `main`) keeps collecting, or keeps not collecting."""
+    import gc
+
+    from workbench.cli.main import main
+
+    monkeypatch.chdir(repo)
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            assert main(["task", "add", "Write the parser"]) == 0
+            assert gc.isenabled() is enabled
+            assert main(["task", "list"]) == 0
+            assert gc.isenabled() is enabled
+            assert main(["task", "start", "T-404"]) != 0  # an error on the fast path gives it back too
+            assert gc.isenabled() is enabled
+            assert gc.get_freeze_count() == 0  # only a process about to exit (argv None) skips the last pass
+    finally:
+        gc.enable()
+
+
 @pytest.mark.parametrize(("argv", "needs"), [
     (["task", "add", "Write the parser", "--accept", "true", "--json"], ()),
     (["task", "start", "T-001"], ()),
@@ -85,6 +125,8 @@ def test_the_common_writes_import_no_framework_and_still_commit(bench, repo, git
     assert proc.returncode == 0, proc.stderr
     unneeded = [m for m in heavy(modules) if m.split(".")[0] not in needs]
     assert unneeded == [], f"wb {' '.join(argv)} imports {unneeded}"
+    if FILES and "ruamel" not in needs:  # typing only for the type checker (issue 33); ruamel imports it itself
+        assert "typing" not in modules, f"wb {' '.join(argv)} imports typing"
     assert "workbench.cli.app" not in modules
     assert not any(m.startswith("workbench.harness") for m in modules)
     if FILES:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from workbench.api.core import BenchCore
 from workbench.api.rules import extend_items, person_only
@@ -13,7 +12,10 @@ from workbench.errors import UsageError, WorkbenchError
 from workbench.model import provenance
 from workbench.store.transaction import LastWrite
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:  # the harness, review, doctor and migrate load only when their verb is called
+    from typing import Any
+
     from workbench.harness.types import Pending, Result
 
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from workbench.api.core import BenchCore
 from workbench.errors import UsageError
 from workbench.model import ids
 from workbench.ops.status import STATUSES, status_of
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:
+    from typing import Any
+
     from workbench.ops.replay import ReplayReport
 
 

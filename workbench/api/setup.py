@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from workbench.api.bench import Bench
 from workbench.errors import Refused, UsageError
 from workbench.store import opening
 from workbench.store.transaction import LastWrite
 from workbench.store.workbench import Workbench
+
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def join(path: str | Path | None = None, ref: str = "wb-state", remote: str | None = None) -> bool:

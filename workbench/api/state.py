@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from workbench.api.core import BenchCore
 from workbench.api.rules import KEPT_STATE_KEYS, SETTABLE_STATE_KEYS, shortened
 from workbench.errors import NotFound, Refused, UsageError
 from workbench.model import reducer
+
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class StateVerbs(BenchCore):

@@ -5,13 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from workbench.api.core import BenchCore
 from workbench.api.revisions import diff
 from workbench.api.rules import read_bytes_or_none, shortened
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:  # the harness, review, doctor and migrate load only when their verb is called
+    from typing import Any
+
     from workbench.migrate.apply import Report as MigrateReport
     from workbench.ops.doctor import Report as DoctorReport
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
 from workbench.model.display import escape
+
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def is_tty() -> bool:
@@ -33,8 +37,31 @@ def emit_json_items(items: list[Any]) -> None:
     if not items:
         sys.stdout.write("[]\n")
         return
-    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
-    sys.stdout.write("[\n  " + ",\n  ".join(map(encode, items)) + "\n]\n")
+    sys.stdout.write("[\n  " + ",\n  ".join(map(item_encoder(), items)) + "\n]\n")
+
+
+def item_encoder() -> Callable[[Any], str]:
+    """`JSONEncoder(ensure_ascii=False, default=str).encode`, for many values: its `encode` makes a new C encoder
+    for every call (a third of encoding 2,000 tasks one by one, issue 33); this makes one, the same way. Where
+    json has no C encoder, or makes it otherwise, `encode` itself (tests/cli/test_output.py: the same text)."""
+    from json import encoder
+
+    plain = json.JSONEncoder(ensure_ascii=False, default=str)
+    make = getattr(encoder, "c_make_encoder", None)
+    if make is None:
+        return plain.encode
+    try:  # as JSONEncoder.iterencode calls it, one shot with indent=None
+        chunks = make({}, plain.default, encoder.encode_basestring, None, plain.key_separator, plain.item_separator,
+                      plain.sort_keys, plain.skipkeys, plain.allow_nan)
+    except TypeError:
+        return plain.encode
+
+    def encode(value: Any) -> str:
+        if isinstance(value, str):  # what `encode` does first
+            return plain.encode(value)
+        return "".join(chunks(value, 0))
+
+    return encode
 
 
 def say(text: str = "") -> None:
@@ -127,29 +154,37 @@ class LockWait:
 
 
 def _shown_row(row: list[str]) -> list[str]:
-    """The row's cells escaped; a row of strings all printable (most) as it is, in one look (2,000 rows)."""
-    try:
-        if "".join(row).isprintable():
-            return row
-    except TypeError:  # a cell that is not a string yet: escape makes it one
-        pass
+    """The row's cells escaped (model/display.escape): a cell is one line, shown, never obeyed."""
     return [escape(cell) for cell in row]
 
 
+def _laid_out(headers: list[str], rows: list[list[str]]) -> list[str]:
+    columns = zip(*rows, strict=True) if rows else ([] for _ in headers)
+    widths = [max([len(h), *map(len, column)]) for h, column in zip(headers, columns, strict=True)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths).format  # one format per row: a 2,000-task list, issue 33
+    return [line(*row).rstrip() for row in [headers, *rows]]
+
+
 def table(headers: list[str], rows: list[list[str]]) -> None:
-    rows = [_shown_row(row) for row in rows]  # a cell is one line, shown, never obeyed
     if color_enabled():
         from rich.console import Console
         from rich.table import Table
         from rich.text import Text
 
         t = Table(*headers, box=None, pad_edge=False, header_style="bold")
-        for row in rows:
+        for row in map(_shown_row, rows):
             t.add_row(*(Text(cell) for cell in row))  # Text, not markup: `[bold]` in a title is text
         Console().print(t)
         return
-    columns = zip(*rows, strict=True) if rows else ([] for _ in headers)
-    widths = [max([len(h), *map(len, column)]) for h, column in zip(headers, columns, strict=True)]
-    line = "  ".join(f"{{:<{w}}}" for w in widths).format  # one format per row: a 2,000-task list, issue 33
-    lines = [line(*row).rstrip() for row in [headers, *rows]]
-    say("\n".join(lines))  # one write, not one per row (a 2,000-task list, issue 33)
+    # laid out as the cells are, and looked at once: the lines of cells all printable (most tables) are shown as
+    # they are; one unprintable character anywhere (or a cell that is not text yet) and every cell is escaped
+    # first, so the columns line up with what is shown (a 2,000-task list, issue 33)
+    try:
+        lines = _laid_out(headers, rows)
+        shown = "".join(lines).isprintable()
+    except TypeError:
+        shown = False
+    if shown:
+        sys.stdout.write("\n".join(lines) + "\n")  # one write, not one per row (issue 33)
+    else:
+        say("\n".join(_laid_out(headers, [_shown_row(row) for row in rows])))

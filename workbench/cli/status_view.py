@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from workbench.cli import output
+
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def run(chdir: Path | None, as_json: bool) -> int:

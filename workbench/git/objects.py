@@ -12,10 +12,13 @@ from pathlib import Path
 
 from workbench import faults
 from workbench.git.blobstat import BlobStatCache
-from workbench.git.packs import DEFAULT_EVERY, Packer, PackIndex
 from workbench.git.plumbing import cat_batch, exist_batch, run_git
 from workbench.git.refs import RepoRefs
 from workbench.model.layout import WB_DIR
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from workbench.git.packs import Packer, PackIndex
 
 IGNORED_NAMES = {".lock", ".cache", ".migrate.json"}  # .migrate.json: wb migrate's intent, never committed
 
@@ -50,6 +53,8 @@ class RepoObjects(RepoRefs):
     @property
     def packer(self) -> Packer:
         """wb's own packs of the objects it writes (workbench/git/packs.py), in the common git dir."""
+        from workbench.git.packs import DEFAULT_EVERY, Packer  # a reader makes no pack (nor imports mmap)
+
         if self._packer is None:
             self._packer = Packer(self.worktree, self.common_dir, 20 if self._algo == "sha1" else 32)
         self._packer.every = DEFAULT_EVERY if self.pack_every is None else self.pack_every
@@ -59,6 +64,8 @@ class RepoObjects(RepoRefs):
         """Whether a pack holds `sha` (git's packs or wb's, read from their .idx files, no git process). A found
         pack is freshened, as git freshens a packed object it reuses."""
         if self._pack_index is None:
+            from workbench.git.packs import PackIndex
+
             self._pack_index = PackIndex(self.common_dir / "objects", 20 if self._algo == "sha1" else 32)
         pack = self._pack_index.find(sha)
         if pack is None:

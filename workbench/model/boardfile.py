@@ -5,22 +5,22 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.errors import Refused, SchemaRefused
 from workbench.model import schemas
 from workbench.model.jsonl import DuplicateKey, check_unicode, loads_unique
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, Protocol
 
+    class TouchedBoard(Protocol):
+        """What `check_board` reads of the reducer's Docs, named here so this module needs nothing of the
+        reducer's (the reducer encodes its board with this module)."""
 
-class TouchedBoard(Protocol):
-    """What `check_board` reads of the reducer's Docs, named here so this module needs nothing of the reducer's
-    (the reducer encodes its board with this module)."""
-
-    board: dict[str, Any]
-    touched: set[str]
+        board: dict[str, Any]
+        touched: set[str]
 
 
 def encode_board(board: dict[str, Any], reuse: dict[str, str] | None = None) -> bytes:
@@ -43,7 +43,7 @@ def encode_board(board: dict[str, Any], reuse: dict[str, str] | None = None) -> 
 
 
 _TASKS_OPEN, _TASKS_CLOSE = b'\n  "tasks": [\n', b"\n  ]\n}\n"  # how encode_board brackets the task lines
-_TASK_IDS = re.compile(rb'\n    \{"id": "([^"\\]*)"')  # each task line's id, searched from the tasks' start
+_TASK_IDS = rb'\n    \{"id": "([^"\\]*)"'  # each task line's id, searched from the tasks' start (compiled on use)
 
 
 def splice_board(board: dict[str, Any], raw: bytes, touched: set[str]) -> bytes | None:
@@ -58,7 +58,7 @@ def splice_board(board: dict[str, Any], raw: bytes, touched: set[str]) -> bytes 
     end = len(raw) - len(_TASKS_CLOSE)
     if not isinstance(tasks, list) or not tasks or start < 0 or not raw.endswith(_TASKS_CLOSE):
         return None
-    old_ids = _TASK_IDS.findall(raw, start, end)
+    old_ids = re.compile(_TASK_IDS).findall(raw, start, end)  # re's cache: compiled by a write, not by a reader
     kept = len(old_ids)
     if raw.count(b"\n", start + len(_TASKS_OPEN), end) + 1 != kept or len(tasks) < kept \
             or len(set(old_ids)) != kept:  # a line not led by its id (a task line holds no newline), or a repeat

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+if TYPE_CHECKING:
+    from typing import Any
 # patterns, compiled by re on first use: a write that takes state.md from wb's cache parses no frontmatter, and
 # compiling these cost every write most of a millisecond (issue 33)
 _KEY = r"^(?P<indent> *)(?P<key>[A-Za-z_][A-Za-z0-9_]*):(?: +(?P<value>.*?))?\s*$"
@@ -26,7 +28,15 @@ _NO = object()
 # What a YAML scalar cannot hold as it is (YAML 1.2 §5.1: C0 but tab, DEL, C1, surrogates, U+FFFE/U+FFFF), with
 # the line breaks a quoted or plain scalar folds (\n, \r, NEL, LS, PS) and the BOM: wb writes a string holding
 # any of them only double-quoted, with escapes (statefile.double_quoted, yamlio.fresh).
-NOT_RAW = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+NOT_RAW = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
+
+
+def not_raw(value: str) -> bool:
+    """Whether `value` holds a character of NOT_RAW. Every such character is unprintable (str.isprintable;
+    tests/model/test_yaml_escapes checks it over the whole of Unicode), so a printable string — most values —
+    is answered without the pattern, which re compiles on first use: its ranges cost half a millisecond of every
+    write that rendered state.md (issue 33)."""
+    return not value.isprintable() and re.search(NOT_RAW, value) is not None
 
 
 MAX_DIGITS = 4000  # Python's own cap on reading an integer is 4,300 digits (sys.int_info.default_max_str_digits)

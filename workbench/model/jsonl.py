@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from workbench.errors import Refused
+
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+if TYPE_CHECKING:
+    from typing import Any
 
 FIELDS = ("schema_version", "seq", "id", "ts", "type", "actor", "via", "tty", "proof", "trust", "session", "payload",
           "prev", "more")
@@ -71,21 +74,37 @@ def line_hash(line: bytes) -> str:
 # parsing the line. Every value in it is a plain token (an integer; printable ASCII strings without a quote or an
 # escape), so for a line that is one JSON object without a repeated key these are exactly the values a parse
 # gives; any other spelling (a hand-written line, an escape) does not match, and is parsed.
-_STAMP = re.compile(rb'\{"schema_version":1,"seq":([1-9][0-9]{0,17}),"id":"[0-9A-Z]{26}",'
-                    rb'"ts":"([\x20\x21\x23-\x5b\x5d-\x7e]{0,80})","type":"([a-z_.]{1,80})",')
+_STAMP = (rb'\{"schema_version":1,"seq":([1-9][0-9]{0,17}),"id":"[0-9A-Z]{26}",'
+          rb'"ts":"([\x20\x21\x23-\x5b\x5d-\x7e]{0,80})","type":"([a-z_.]{1,80})",')
+
+if TYPE_CHECKING:
+    def stamp(string: bytes, pos: int = 0, endpos: int = ...) -> re.Match[bytes] | None:
+        """(seq, ts, type) of a line in wb's own encoding as groups 1–3; None for any other spelling."""
 
 
-stamp = _STAMP.match  # (seq, ts, type) of a line in wb's own encoding as groups 1–3; None for any other spelling
+def __getattr__(name: str) -> Any:
+    # `stamp` is compiled when first imported (a fold by stamps, store/eventlog.py): its pattern was a quarter of
+    # a millisecond of every command's start, most of which read no stamp (issue 33)
+    if name == "stamp":
+        match = re.compile(_STAMP).match
+        globals()["stamp"] = match
+        return match
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_ESCAPED_SURROGATE = rb"\\u[dD][89a-fA-F]"  # compiled by re on first use: most bytes hold no `\u` at all
+
+
+def escaped_surrogate(raw: bytes) -> bool:
+    """Whether `raw` holds an escape of a surrogate (`\\udXXX`): json.loads may read it as a lone one."""
+    return b"\\u" in raw and re.search(_ESCAPED_SURROGATE, raw) is not None
 
 
 def check_unicode(raw: bytes, data: Any, where: str) -> None:
     """json.loads turns a lone `\\udXXX` escape into a lone surrogate, which no UTF-8 file can hold and no
     terminal can print: refuse it on read. A scan of the bytes first, so the usual document costs nothing;
     escaped surrogate pairs (an emoji) are valid and pass."""
-    if _ESCAPED_SURROGATE.search(raw):
+    if escaped_surrogate(raw):
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:

@@ -17,7 +17,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from workbench.errors import Refused
-from workbench.model.frontmatter import NOT_RAW
+from workbench.model.frontmatter import not_raw
 
 
 def _represent_none(representer: Any, _data: None) -> Any:
@@ -243,7 +243,7 @@ def update_in_place(node: Any, new: Any) -> Any:
 
 
 def fresh(value: Any) -> Any:
-    if isinstance(value, str) and NOT_RAW.search(value):  # ruamel would fold NEL, LS and PS away unquoted
+    if isinstance(value, str) and not_raw(value):  # ruamel would fold NEL, LS and PS away unquoted
         return DoubleQuotedScalarString(value)
     if isinstance(value, dict):
         m = CommentedMap()

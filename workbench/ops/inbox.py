@@ -10,8 +10,9 @@ remembered note or assumption a later commit changed; a next action set by hand 
 
 from __future__ import annotations
 
-from typing import Any
-
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+if TYPE_CHECKING:
+    from typing import Any
 SHOWN = 20  # items of one kind listed; the rest counted in one more item
 
 

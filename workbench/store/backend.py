@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.errors import Refused, UsageError, WorkbenchError
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from workbench.store.eventlog import Tail
 
 BACKENDS = ("files", "sqlite")
@@ -32,40 +34,41 @@ DUMP_FORMAT = 1
 command: str | None = None
 
 
-class EventStore(Protocol):
-    """The event log as the callers read and append it (store/eventlog.EventLog is the files one)."""
+if TYPE_CHECKING:  # the interface both backends implement, for the type checker
+    class EventStore(Protocol):
+        """The event log as the callers read and append it (store/eventlog.EventLog is the files one)."""
 
-    def tail(self) -> Tail: ...  # the last event's seq and line hash: where the next event chains
+        def tail(self) -> Tail: ...  # the last event's seq and line hash: where the next event chains
 
-    def read_after(self, seq: int) -> list[dict[str, Any]]: ...  # the events after `seq`, oldest first
+        def read_after(self, seq: int) -> list[dict[str, Any]]: ...  # the events after `seq`, oldest first
 
-    def scan_after(self, seq: int) -> tuple[Tail, list[dict[str, Any]]]: ...  # tail + read_after, one read
+        def scan_after(self, seq: int) -> tuple[Tail, list[dict[str, Any]]]: ...  # tail + read_after, one read
 
-    def iter_all(self) -> Iterator[tuple[bytes, dict[str, Any]]]: ...  # every event, oldest first, chain checked
+        def iter_all(self) -> Iterator[tuple[bytes, dict[str, Any]]]: ...  # every event, oldest first, chain checked
 
-    def iter_backwards(self) -> Iterator[tuple[bytes, dict[str, Any]]]: ...  # newest first, chain checked
+        def iter_backwards(self) -> Iterator[tuple[bytes, dict[str, Any]]]: ...  # newest first, chain checked
 
-    def lines_backwards(self) -> Iterator[bytes]: ...  # the stored lines, newest first, unchecked
+        def lines_backwards(self) -> Iterator[bytes]: ...  # the stored lines, newest first, unchecked
 
-    def complete_bytes(self) -> bytes: ...  # every event line, oldest first, newline-terminated
+        def complete_bytes(self) -> bytes: ...  # every event line, oldest first, newline-terminated
 
-    def append(self, events: list[dict[str, Any]], tail: Tail) -> None: ...  # durable before it returns
+        def append(self, events: list[dict[str, Any]], tail: Tail) -> None: ...  # durable before it returns
 
 
-class Storage(Protocol):
-    """One workbench's storage: its event log, its snapshots, its call journal."""
+    class Storage(Protocol):
+        """One workbench's storage: its event log, its snapshots, its call journal."""
 
-    kind: str  # "files" | "sqlite"
+        kind: str  # "files" | "sqlite"
 
-    @property
-    def log(self) -> EventStore: ...
+        @property
+        def log(self) -> EventStore: ...
 
-    def read_snapshots(self) -> tuple[bytes | None, bytes | None]: ...  # (state.md, board.json) as stored
+        def read_snapshots(self) -> tuple[bytes | None, bytes | None]: ...  # (state.md, board.json) as stored
 
-    def calls_bytes(self) -> bytes: ...  # the tool-call journal's lines, newline-terminated
+        def calls_bytes(self) -> bytes: ...  # the tool-call journal's lines, newline-terminated
 
-    def import_lines(self, events: bytes, calls: bytes, state: bytes, board: bytes) -> None: ...
-    # an empty workbench filled with a dump's lines and the snapshots they fold to, in one step
+        def import_lines(self, events: bytes, calls: bytes, state: bytes, board: bytes) -> None: ...
+        # an empty workbench filled with a dump's lines and the snapshots they fold to, in one step
 
 
 def find_nogit(start: Path) -> Path | None:

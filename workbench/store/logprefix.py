@@ -12,13 +12,14 @@ one (the usual case), and otherwise the committed blob is read from the loose ob
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
 
 from workbench.errors import GitError, Refused, WorkbenchError
 from workbench.model.layout import WB_DIR
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
     from workbench.store.stagecontext import StageWorkbench
 

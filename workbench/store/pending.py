@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from workbench.model.jsonl import encode, loads_record, split_lines
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:
+    from typing import Any
+
     from workbench.git.repo import GitRepo
     from workbench.store.eventlog import EventLog
 

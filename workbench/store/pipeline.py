@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import pairwise
-from typing import TYPE_CHECKING
 
 from workbench.store.stages import (
     STOP,
@@ -57,6 +56,7 @@ from workbench.store.stages import (
     warnings,
 )
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:
     from workbench.store.stagecontext import StageContext
 

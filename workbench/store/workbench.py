@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from workbench import faults
 from workbench.errors import GitError, NotFound, Refused
@@ -20,13 +19,15 @@ from workbench.model.boardfile import check_board_shape, parse_board, read_board
 from workbench.model.jsonl import loads_record, split_lines
 from workbench.model.layout import WB_DIR, Paths, check_no_links
 from workbench.model.reducer import Docs
-from workbench.store import caches, humanedit
-from workbench.store.config import load_config
+from workbench.store import caches
 from workbench.store.eventlog import EventLog, Tail, chain
 from workbench.store.loaded import Loaded
 from workbench.store.pending import Pending, missing_from_log
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:  # imported where used: a reader (wb status) takes no lock and writes nothing
+    from typing import Any
+
     from workbench.model.provenance import Who
     from workbench.store.lock import WorkbenchLock
     from workbench.store.transaction import Transaction
@@ -88,6 +89,7 @@ class Workbench:
     def config(self) -> dict[str, Any]:
         if self._config is None:
             from workbench.store import trust
+            from workbench.store.config import load_config  # imported when first read: `wb task list` never reads it
 
             config = load_config(self.paths.config)
             # a setting that acts on the person (whose name is on commits, their signing key, a push by itself)
@@ -165,7 +167,9 @@ class Workbench:
         if own_board:
             docs.board_raw = board_raw
         human: list[dict[str, Any]] = []
-        if detect_human:
+        if detect_human:  # a reader that does not look for hand edits (wb task list) imports nothing of them
+            from workbench.store import humanedit
+
             human = humanedit.find_edits(self, docs, state_raw, board_raw, state_cached, thorough=thorough)
         last = _int(state.get("last_event"))
         board_from = _int(docs.board.get("last_event"))  # the board the edits were found against

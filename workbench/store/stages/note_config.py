@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from workbench.store import configedit
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:
     from workbench.store.stagecontext import StageContext
 

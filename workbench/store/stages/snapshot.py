@@ -4,11 +4,10 @@ and their caches refreshed (store/snapshots.py). A snapshot a person saved in th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from workbench.store.snapshots import SnapshotsBehind, write_snapshots
 from workbench.store.stages import STOP
 
+TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:
     from workbench.store.stagecontext import StageContext
 
