@@ -8,9 +8,11 @@ so the verdict is the compiled validator's every time. tests/model/test_eventche
 
 from __future__ import annotations
 
-from typing import Any
-
 from workbench._validators.event import REGEX_PATTERNS
+
+TYPE_CHECKING = False  # typing for the type checker only (issue 33)
+if TYPE_CHECKING:
+    from typing import Any
 
 _REQUIRED = frozenset(("schema_version", "seq", "id", "ts", "type", "actor", "session", "payload", "prev"))
 _ALLOWED = _REQUIRED | {"via", "tty", "proof", "trust", "more"}

@@ -27,7 +27,7 @@ cached by git itself, once, on the first `git log -p` that shows them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing for the type checker only (issue 33)
 
 if TYPE_CHECKING:
     from pathlib import Path

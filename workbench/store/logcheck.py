@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from workbench.errors import Refused
 from workbench.model import reducer
@@ -22,6 +21,10 @@ from workbench.model.segments import Header, Resolved, check_body, header_of
 from workbench.store.atomic import atomic_write
 from workbench.store.caches import read_json
 from workbench.store.eventlog import EventLog
+
+TYPE_CHECKING = False  # typing for the type checker only (issue 33)
+if TYPE_CHECKING:
+    from typing import Any
 
 _NAME = "segments.json"
 
