@@ -146,6 +146,23 @@ def test_a_fresh_clones_first_wb_command_fills_the_cache(repo: Path, tmp_path: P
     assert shown == _from_drivers(clone)
 
 
+def test_a_fresh_clones_first_bench_fills_the_cache_when_closed(repo: Path, tmp_path: Path) -> None:
+    """The Python API's first use of a clone registers the drivers too: closing the Bench fills git's cache, as
+    the command line's end does."""
+    assert run_wb(repo, "init").returncode == 0
+    assert run_wb(repo, "task", "add", "one").returncode == 0
+    clone = tmp_path / "clone"
+    run_git(tmp_path, "clone", "-q", str(repo), str(clone))
+    from workbench.api import Bench
+
+    with Bench.open(clone) as bench:
+        assert [t["title"] for t in bench.list_tasks()] == ["one"]
+        assert run_git(clone, "for-each-ref", "refs/notes/") == ""  # registered, not filled yet
+    assert len(_refs(clone).splitlines()) == 3
+    _drivers_from_this_tree(clone)
+    assert _git_bytes(clone, "log", "-p") == _from_drivers(clone)
+
+
 def test_a_fanned_out_notes_tree_reads_and_shows_the_same(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past FANOUT_AT notes the tree is split by the blob id's first two hex digits, as git splits its own."""
     from workbench.git import notes

@@ -33,8 +33,17 @@ class BenchCore:
         return self.wb.root
 
     def close(self) -> None:
-        """End the helper git process a Bench keeps between commits (it also ends when this process does)."""
+        """End the helper git process a Bench keeps between commits (it also ends when this process does), and
+        fill git's textconv cache when opening this Bench registered wb's drivers (a fresh clone's first use):
+        what the command line does at its end (review/textconv_notes.py)."""
         self.wb.git.close()
+        import sys
+
+        notes = sys.modules.get("workbench.git.notes")  # imported only by a registration
+        if notes is not None and notes.wanted():
+            from workbench.review.textconv_notes import fill_wanted
+
+            fill_wanted()
 
     def __enter__(self) -> Self:
         return self
