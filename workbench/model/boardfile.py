@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.errors import Refused, SchemaRefused
 from workbench.model import schemas
+from workbench.model.ids import TASK_ID
 from workbench.model.jsonl import DuplicateKey, check_unicode, loads_unique
 
 if TYPE_CHECKING:
@@ -64,7 +67,7 @@ def splice_board(board: dict[str, Any], raw: bytes, touched: set[str]) -> bytes 
             or len(set(old_ids)) != kept:  # a line not led by its id (a task line holds no newline), or a repeat
         return None
     try:
-        if b"\n".join(old_ids) != "\n".join(t["id"] for t in tasks[:kept]).encode("utf-8"):
+        if b"\n".join(old_ids) != "\n".join(map(itemgetter("id"), tasks[:kept])).encode("utf-8"):
             return None
     except (KeyError, TypeError):  # a task without a string id: not one this can place
         return None
@@ -166,8 +169,50 @@ def has_task_list(board: dict[str, Any], *, required: bool = True) -> bool:
     return isinstance(tasks, list) and all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in tasks)
 
 
+def task_ids(tasks: list[Any]) -> list[Any] | None:
+    """Each task's `id` (None where it has none), read by C rather than a Python loop (issue 33: the write path
+    asks it of every task at each write); None when a task is not a dict."""
+    try:
+        return list(map(dict.get, tasks, repeat("id")))
+    except TypeError:
+        return None
+
+
+def unique(ids: list[Any]) -> bool:
+    """Whether no id repeats (False also when one cannot be compared so: the caller then looks closely)."""
+    try:
+        return len(set(ids)) == len(ids)
+    except TypeError:  # an unhashable id, in a board a person edited
+        return False
+
+
+def highest_task_number(tasks: list[Any]) -> int:
+    """The highest N of the ids `T-N` (three digits or more) on the board, 0 when none."""
+    ids = task_ids(tasks)
+    if ids is not None:
+        try:
+            joined = "\n".join(ids)
+        except TypeError:  # an id that is not a string (or none): the loop below skips it
+            joined = None
+        if joined is not None and joined.count("\n") == len(ids) - 1:  # no id holds a newline: one line each
+            return max(map(int, _NUMBERED.findall(joined)), default=0)
+    highest = 0
+    for task in tasks:
+        tid = task.get("id", "")
+        if isinstance(tid, str) and tid[2:].isdigit() and TASK_ID.match(tid):
+            highest = max(highest, int(tid[2:]))
+    return highest
+
+
+_NUMBERED = re.compile(r"^T-(\d{3,})$", re.M)  # a line that is a TASK_ID, its number apart
+
+
 def duplicate_ids(tasks: Any) -> list[tuple[int, str]]:
     """(index, id) of each task whose string id an earlier task already has."""
+    if isinstance(tasks, list):
+        ids = task_ids(tasks)
+        if ids is not None and unique(ids):
+            return []
     seen: set[str] = set()
     out = []
     for i, task in enumerate(tasks if isinstance(tasks, list) else []):
@@ -195,7 +240,12 @@ def check_board(docs: TouchedBoard) -> None:
     if not isinstance(tasks, list) or None in docs.touched:
         schemas.check("board", board, "board.json")
         return
-    touched = [t for t in tasks if not isinstance(t, dict) or t.get("id") in docs.touched]
+    ids = task_ids(tasks)
+    if ids is not None and unique(ids):  # every task a dict, no id twice: the touched ones found by their ids
+        where = dict(zip(ids, range(len(ids)), strict=True))
+        touched = [tasks[i] for i in sorted(where[tid] for tid in docs.touched if tid in where)]
+    else:
+        touched = [t for t in tasks if not isinstance(t, dict) or t.get("id") in docs.touched]
     if not schemas.is_valid("board", {**board, "tasks": touched}):
         schemas.check("board", board, "board.json")  # the full check names the right index
     for i, tid in duplicate_ids(tasks)[:1]:

@@ -43,8 +43,9 @@ from workbench.model import reducer, schemas
 from workbench.model.jsonl import encode, line_hash
 from workbench.model.layout import WB_DIR
 from workbench.store.eventlog import LogMoved, Tail
+from workbench.store.sqliteboard import KeptBoard, put_board
 from workbench.store.sqliteerrors import os_errors
-from workbench.store.sqlitefile import DB_NAME, check_not_foreign, check_schema, db_path
+from workbench.store.sqlitefile import BOARD, DB_NAME, blob, check_not_foreign, check_schema, db_path, read_board
 from workbench.store.workbench import Loaded, Workbench
 
 if TYPE_CHECKING:
@@ -70,10 +71,7 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _blob(value: Any) -> bytes:
-    """A BLOB column's bytes; a value rewritten by hand as TEXT (sqlite3's replace() returns text) reads as its
-    UTF-8, so that the checks see what it holds rather than wb failing on its type."""
-    return value.encode("utf-8", "surrogateescape") if isinstance(value, str) else bytes(value)
+_blob = blob  # a BLOB column's bytes (store/sqlitefile.py)
 
 
 def _parse(line: bytes, seq: int) -> dict[str, Any]:
@@ -239,16 +237,15 @@ class SqliteStorage:
         return _Reading(self.conn)
 
     def read_snapshots(self) -> tuple[bytes | None, bytes | None]:
-        rows = dict(self.conn.execute("SELECT name, data FROM snapshots WHERE name IN ('state.md', 'board.json')"))
-        state, board = rows.get("state.md"), rows.get("board.json")
-        return (_blob(state) if state is not None else None), (_blob(board) if board is not None else None)
+        return self.read_snapshot("state.md"), read_board(self.conn)
 
     def put_snapshots(self, state: bytes, board: bytes, parsed: tuple[dict[str, Any], str] | None = None, *,
                       body_changed: bool = True) -> None:
         """Both snapshots, and state.md's frontmatter (JSON) and decision log (text) apart (`parsed`): what a
         load reads instead of parsing the YAML, and `wb status` without the decision log (the files backend
         keeps the same in its cache, store/caches.py). `body_changed=False`: the decision log row stands."""
-        rows = [("state.md", state), ("board.json", board)]
+        rows = [("state.md", state)]
+        put_board(self.conn, board)  # in rows, only those the write changed (store/sqliteboard.py)
         if parsed is not None:
             rows.append(("state.json", json.dumps(parsed[0], ensure_ascii=False, separators=(",", ":")).encode()))
             if body_changed or not self.conn.execute("SELECT 1 FROM snapshots WHERE name = 'state.body'").fetchone():
@@ -286,6 +283,8 @@ class SqliteStorage:
         return None
 
     def read_snapshot(self, name: str) -> bytes | None:
+        if name == BOARD:
+            return read_board(self.conn)
         row = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
         return _blob(row[0]) if row is not None else None
 
@@ -435,6 +434,7 @@ class SqliteWorkbench(Workbench):
                                         None if isinstance(self.git, NoGit) else self.git.git_dir))
         self.storage = SqliteStorage(path, self._timeout(), create=create)
         self.log = self.storage.log  # type: ignore[assignment]
+        self.kept_board = KeptBoard()  # what this process's last write committed (store/sqliteboard.py)
         # where the database is was read now; the rest of config.yaml is read when first asked for, as on files
         # (a Bench opened before a person edits config.yaml sees the edit on its next verb)
         self._config = config
@@ -515,7 +515,9 @@ class SqliteWorkbench(Workbench):
                 body = body_raw.decode("utf-8") if body_raw is not None else ""
             else:
                 node, state, body = self.parse_state(state_raw)
-            board = parse_board(board_raw, own=True)  # validated when it was written
+            board = self.kept_board.take(board_raw)  # the board this process committed last, when still stored
+            if board is None:
+                board = parse_board(board_raw, own=True)  # validated when it was written
             schemas.check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
             schemas.check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
             docs = Docs(state, body, board)

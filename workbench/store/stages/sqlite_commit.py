@@ -15,5 +15,7 @@ if TYPE_CHECKING:
 def run(tx: StageContext) -> None:
     lock: Any = tx.lock  # store/sqlitedb.SqliteLock
     lock.commit()
+    kept: Any = tx.wb  # store/sqlitedb.SqliteWorkbench
+    kept.kept_board.committed()
     faults.point("sqlite_after_commit")
     tx.outcome = CommitOutcome()

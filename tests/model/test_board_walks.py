@@ -1,0 +1,116 @@
+"""The write path's questions of every task on the board, asked of C (issue 33: model/boardfile.task_ids,
+duplicate_ids, highest_task_number, check_board; store/archive.finished_count), give the answers the plain
+Python loops they replaced gave — for any board, a person's hand-edited one included: ids that are not strings,
+missing, unhashable, holding a newline or another digit, repeated; tasks that are not objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.errors import SchemaRefused
+from workbench.model import schemas
+from workbench.model.boardfile import check_board, duplicate_ids, highest_task_number
+from workbench.model.ids import TASK_ID
+from workbench.model.reducer import Docs
+from workbench.store.archive import finished_count
+
+ID = st.one_of(st.sampled_from(["T-001", "T-002", "T-010", "T-999", "T-1000", "T-12", "T-0042", "T-٣٣٣", "T-²²²",
+                                "T-005\n", "x\nT-777", "T-003\nT-888", "", "T-", "t-004", "T-004 "]),
+               st.from_regex(r"\AT-\d{3,5}\Z"), st.integers(0, 9), st.none(), st.lists(st.just("T-006"), max_size=1))
+STATUS = st.sampled_from(["todo", "done", "cancelled", "blocked", None, 3])
+
+
+@st.composite
+def tasks(draw: Any) -> list[Any]:
+    out: list[Any] = []
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.integers(0, 12))
+        if kind == 0:
+            out.append(draw(st.sampled_from([["T-001"], "T-002", 7, None])))  # not an object
+            continue
+        task: dict[str, Any] = {"title": "t"}
+        if kind != 1:
+            task["id"] = draw(ID)
+        if kind != 2:
+            task["status"] = draw(STATUS)
+        out.append(task)
+    return out
+
+
+def duplicates_by_loop(tasks: Any) -> list[tuple[int, str]]:
+    seen: set[str] = set()
+    out = []
+    for i, task in enumerate(tasks if isinstance(tasks, list) else []):
+        tid = task.get("id") if isinstance(task, dict) else None
+        if isinstance(tid, str):
+            if tid in seen:
+                out.append((i, tid))
+            seen.add(tid)
+    return out
+
+
+def highest_by_loop(tasks: list[Any]) -> int:
+    highest = 0
+    for task in reversed(tasks):
+        tid = task.get("id", "")
+        if isinstance(tid, str) and tid[2:].isdigit() and TASK_ID.match(tid) and int(tid[2:]) > highest:
+            highest = int(tid[2:])
+    return highest
+
+
+def outcome(fn: Any) -> Any:
+    try:
+        return ("ok", fn())
+    except Exception as err:  # noqa: BLE001 — the same exception, or the same answer
+        return ("raised", type(err).__name__, str(err))
+
+
+@settings(max_examples=400, deadline=None)
+@given(board=tasks())
+def test_duplicates_and_highest_id_as_the_loops_find_them(board: list[Any]) -> None:
+    assert duplicate_ids(board) == duplicates_by_loop(board)
+    if all(isinstance(t, dict) for t in board):
+        assert highest_task_number(board) == highest_by_loop(board)
+        assert finished_count(board) == sum(1 for t in board if t.get("status") in ("done", "cancelled"))
+    else:  # a task that is not an object: the loop's error, as before
+        assert outcome(lambda: finished_count(board))[:2] == ("raised", "AttributeError")
+
+
+def check_board_by_loop(docs: Docs) -> None:
+    """check_board as it was: the touched tasks found by a loop over all of them."""
+    board = docs.board
+    tasks = board.get("tasks")
+    if not isinstance(tasks, list) or None in docs.touched:
+        schemas.check("board", board, "board.json")
+        return
+    touched = [t for t in tasks if not isinstance(t, dict) or t.get("id") in docs.touched]
+    if not schemas.is_valid("board", {**board, "tasks": touched}):
+        schemas.check("board", board, "board.json")
+    for i, tid in duplicates_by_loop(tasks)[:1]:
+        raise SchemaRefused("board.json", f"tasks[{i}].id", f"duplicate id {tid}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(board=tasks(), touched=st.sets(st.sampled_from(["T-001", "T-002", "T-010", "T-006", "T-1000"]), max_size=3))
+def test_check_board_refuses_what_the_loop_refused(board: list[Any], touched: set[str]) -> None:
+    """Untouched tasks were valid when written: check_board checks the top level, the touched tasks and the ids'
+    uniqueness — the same verdict and message whether the touched ones are found by their ids or by the loop."""
+    docs = Docs({}, "", {"schema_version": 2, "last_event": 0, "tasks": board})
+    docs.touched = set(touched)
+    assert outcome(lambda: check_board(docs)) == outcome(lambda: check_board_by_loop(docs))
+
+
+def test_a_duplicate_among_many_is_named_at_its_index() -> None:
+    board = [{"id": f"T-{i:03d}", "kind": "build", "title": "t", "status": "todo", "owner": "builder",
+              "acceptance": [], "depends_on": [], "created_at": "2026-01-01T00:00:00Z",
+              "updated_at": "2026-01-01T00:00:00Z"} for i in range(1, 301)]
+    board.append(dict(board[41]))
+    docs = Docs({}, "", {"schema_version": 2, "last_event": 0, "tasks": board})
+    docs.touched = {"T-042"}
+    with pytest.raises(SchemaRefused, match=r"tasks\[300\]\.id.*duplicate id T-042"):
+        check_board(docs)
+    assert highest_task_number(board) == 300
