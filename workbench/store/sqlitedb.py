@@ -317,7 +317,10 @@ class SqliteStorage:
                                   [(str(json.loads(line).get("key") or ""), line) for line in calls.splitlines()])
             if checkpoint is not None:
                 self.put_checkpoint(*checkpoint)
-            self.put_snapshots(state, board)
+            from workbench.model import statefile
+
+            parsed = statefile.parse(state)  # kept apart as a write keeps it: no load parses its YAML again
+            self.put_snapshots(state, board, (parsed.data, parsed.body))
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
