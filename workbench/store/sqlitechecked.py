@@ -53,6 +53,8 @@ def lines_digest(conn: Any, upto: int, misrecorded: list[int] | None = None) -> 
 
 
 _RUN = 2000  # lines SQLite joins at a time: ~0.6 MB of notes
+_JOIN = "SELECT CAST(group_concat(line, x'0a') AS BLOB) FROM (SELECT line FROM events WHERE seq > ? AND seq <= ? " \
+        "ORDER BY seq)"
 
 
 def _joined_digest(conn: Any, upto: int) -> tuple[Any, bytes | None]:
@@ -62,8 +64,7 @@ def _joined_digest(conn: Any, upto: int) -> tuple[Any, bytes | None]:
     digest = hashlib.sha256()
     after = 0
     while after < upto:
-        (joined,) = conn.execute("SELECT CAST(group_concat(line, x'0a') AS BLOB) FROM (SELECT line FROM events "
-                                 "WHERE seq > ? AND seq <= ? ORDER BY seq)", (after, min(after + _RUN, upto))).fetchone()
+        (joined,) = conn.execute(_JOIN, (after, min(after + _RUN, upto))).fetchone()
         if joined is not None:
             digest.update(joined)
             digest.update(b"\n")
