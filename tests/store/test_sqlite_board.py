@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.conftest import run_wb
 from workbench.api import Bench, init
@@ -47,20 +50,23 @@ def test_parts_join_to_the_bytes_for_any_layout() -> None:
                 encode_board({"schema_version": 2, "last_event": 3,
                               "tasks": [{"id": f"T-{i:03d}"} for i in range(1, 3 * PART_TASKS + 2)]})):
         assert b"".join(board_parts(raw)) == raw
-    many = encode_board({"schema_version": 2, "tasks": [{"id": f"T-{i:03d}"} for i in range(1, 101)]})
-    assert len(board_parts(many)) == 4  # the top level with 32 tasks, then 32, 32 and 4
+    few = encode_board({"schema_version": 2, "tasks": [{"id": f"T-{i:03d}"} for i in range(1, PART_TASKS + 1)]})
+    assert board_parts(few) == [few]
+    many = encode_board({"schema_version": 2, "tasks": [{"id": f"T-{i:03d}"} for i in range(1, 3 * PART_TASKS + 5)]})
+    parts = board_parts(many)  # the top level, then runs of PART_TASKS task lines, the last with the closing lines
+    assert len(parts) == 5 and parts[0].endswith(b'"tasks": [\n') and parts[-1].endswith(b"  ]\n}\n")
+    assert all(part.count(b"\n") == PART_TASKS for part in parts[1:-1]) and parts[-1].count(b"\n") == 4 + 2
 
 
 def test_a_write_rewrites_the_rows_it_changed_and_they_join_to_the_fold(tmp_path: Path) -> None:
     bench = _open(tmp_path, 3 * PART_TASKS - 5)
     before = _rows(bench)
-    assert len(before) == 3 and b"".join(before[n] for n in sorted(before)) == _folded(bench)
-    bench.add_task("one more")  # the top level (last_event) and the last row change; the middle one stands
+    assert len(before) == 4 and b"".join(before[n] for n in sorted(before)) == _folded(bench)
+    bench.add_task("one more")  # the top level (last_event) and the last row change; the ones between stand
     after = _rows(bench)
-    assert sorted(after) == ["board.json", "board.json/000001", "board.json/000002"]
-    assert after["board.json/000001"] == before["board.json/000001"]
-    assert after["board.json"] != before["board.json"] and after["board.json/000002"] != before["board.json/000002"]
-    bench.done_task("T-050")
+    assert sorted(after) == sorted(before)
+    assert [n for n in sorted(after) if after[n] != before[n]] == ["board.json", "board.json/000003"]
+    bench.done_task("T-020")  # a row between changes
     bench.add_task("and another")
     with _db(bench) as db:
         assert read_board(db) == _folded(bench)
@@ -79,10 +85,10 @@ def test_a_board_kept_in_one_row_reads_the_same_and_its_next_write_splits_it(tmp
         db.execute("UPDATE snapshots SET data = ? WHERE name = 'board.json'", (whole,))
     assert run_wb(bench.root, "validate").returncode == 0
     listed = run_wb(bench.root, "task", "list")
-    assert listed.returncode == 0 and "task 63" in listed.stdout
+    assert listed.returncode == 0 and "task 31" in listed.stdout
     bench = Bench.open(bench.root)
     bench.add_task("after")
-    assert len(_rows(bench)) == 3
+    assert len(_rows(bench)) == 4  # the top level, and 2 * PART_TASKS + 1 tasks in three
     with _db(bench) as db:
         assert read_board(db) == _folded(bench)
     bench.close()
@@ -93,7 +99,7 @@ def test_a_row_of_the_board_changed_by_hand_is_found(tmp_path: Path) -> None:
     bench = _open(tmp_path, 2 * PART_TASKS)
     bench.close()
     with _db(bench) as db:
-        db.execute("UPDATE snapshots SET data = replace(data, 'task 40', 'task XX') WHERE name = 'board.json/000001'")
+        db.execute("UPDATE snapshots SET data = replace(data, 'task 3\"', 'task X\"') WHERE name = 'board.json/000001'")
     r = run_wb(bench.root, "validate")
     assert r.returncode != 0 and "disagree" in r.stdout + r.stderr, r.stdout + r.stderr
     assert run_wb(bench.root, "doctor", "--fix").returncode == 0
@@ -133,4 +139,47 @@ def test_a_write_by_another_process_is_read_not_the_kept_board(tmp_path: Path) -
     assert [t["title"] for t in board["tasks"][-3:]] == ["here", "from the command line", "here again"]
     with _db(bench) as db:
         assert read_board(db) == _folded(bench)
+    bench.close()
+
+
+def test_a_hand_edit_between_two_writes_is_read_not_what_the_connection_knew(tmp_path: Path) -> None:
+    """The connection knows the board it committed (PRAGMA data_version: no other commit since); a person's
+    edit of a row through sqlite3 is another connection's commit, so the next write reads the rows again and
+    writes its change beside the edit, not over it with rows it remembered."""
+    bench = _open(tmp_path, 2 * PART_TASKS)
+    bench.add_task("before the edit")
+    last = max(_rows(bench))
+    with _db(bench) as db:
+        db.execute("UPDATE snapshots SET data = replace(data, 'before the edit', 'edited by hand') WHERE name = ?",
+                   (last,))
+    bench.add_task("after the edit")  # rewrites that row: the task after the edited one joins it
+    stored = read_board(_db(bench))
+    assert stored is not None and b'"edited by hand"' in stored and b'"after the edit"' in stored
+    fresh = Bench.open(bench.root)  # another connection: what the database holds, parsed
+    assert encode_board(fresh.wb.load().docs.board) == stored
+    fresh.close()
+    bench.close()
+
+
+def test_a_board_put_by_this_connection_is_read_back_as_the_database_holds_it(tmp_path: Path) -> None:
+    """After a put that rolled back the database holds the board before it; after one committed by another
+    path than a write's stage (`wb doctor --fix`, `wb migrate`, `wb import`), the one put: never the one the
+    connection committed before either."""
+    bench = _open(tmp_path, 2 * PART_TASKS)
+    bench.add_task("kept")  # the connection knows the board it committed
+    storage: Any = bench.wb.storage  # type: ignore[attr-defined]
+    before = storage.read_board()
+    with pytest.raises(RuntimeError), bench.wb.lock():
+        storage.kept.put(storage.conn, before.replace(b'"task 3"', b'"task Z"'))
+        raise RuntimeError("the write fails before its COMMIT")
+    assert storage.read_board() == before == read_board(_db(bench))
+    bench.add_task("again")
+    before = storage.read_board()
+    with bench.wb.lock():
+        storage.kept.put(storage.conn, before.replace(b'"task 3"', b'"task Z"'))
+    assert storage.read_board() == read_board(_db(bench)) == before.replace(b'"task 3"', b'"task Z"')
+    with bench.wb.lock():
+        storage.kept.put(storage.conn, before)
+    bench.add_task("after")
+    assert read_board(_db(bench)) == _folded(bench)
     bench.close()

@@ -1,19 +1,23 @@
 """board.json in the SQLite snapshots table, and the board a write committed, kept by its process for the next
 load (issue 33).
 
-In parts (`put_board`): board.json's first row holds its top level and first PART_TASKS task lines, each further
-row (`board.json/000001`, …) the next PART_TASKS lines; joined in name order they are its bytes
-(store/sqlitefile.read_board). A write replaces only the rows whose bytes changed: adding or changing a task
-rewrites the first row (the top level's `last_event`) and that task's, a few KB, where the whole board was
-~125 KB at 500 tasks — written, synced and checkpointed at each write. A board of up to PART_TASKS tasks is one
-row, as a database made before parts were holds any board: it reads the same, and its next write splits it.
+In rows (`KeptBoard.put`): a board of up to PART_TASKS tasks is one row, `board.json`, as a database made before
+rows were holds any board (it reads the same; its next write cuts it). A larger one: `board.json` holds its
+top level through the `"tasks": [` line, and each further row (`board.json/000001`, …) the next PART_TASKS task
+lines; joined in name order they are its bytes (store/sqlitefile.read_board, every reader's). A write changes
+only the rows whose bytes changed, in place: adding a task rewrites the top level's row (its `last_event`) and
+the last one — at 5,000 tasks / 50,000 events 6.7 pages of the write-ahead log per add, as at 50 tasks, where
+the whole board in one row (~125 KB at 500 tasks on the board) was 41.6, written, synced and checkpointed at
+each write.
 
 A load parses board.json whole (~0.5 ms at 500 tasks, a third of a write on this backend). A process that
 writes again — a long-lived `Bench`, the harness, `wb serve`, `wb mcp` — would parse the very bytes it just
 committed. So the write keeps what it committed (`written` before the COMMIT, `committed` once it returned),
 and the next load takes it instead of parsing when the database holds exactly those bytes still: equal bytes,
 equal board, whoever wrote them since. Taken once: a load hands the dict to its transaction or reader, which
-may change it, and the next load parses unless a write kept one again.
+may change it, and the next load parses unless a write kept one again. While no other connection has committed
+(`PRAGMA data_version`, which only another connection's commit changes) the connection knows those bytes and
+their rows without reading them, and the next write compares its rows with them.
 
 What is kept is the process's own, not what the write's caller may hold: the top level (with the archive's
 references) and every task the write changed are read back from their JSON, so a task a verb returned (and
@@ -31,72 +35,122 @@ from typing import Any
 from workbench.model.boardfile import task_ids, unique
 from workbench.store.sqlitefile import BOARD
 
-PART_TASKS = 32
+# a row replaced in place (an upsert), not deleted and inserted again at the table's end (INSERT OR REPLACE):
+# a write changes the pages of its rows and no other, nor the name index
+PUT = "INSERT INTO snapshots(name, data) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET data = excluded.data"
+PART_TASKS = 16  # ~4 KB a row: each fits its page, with no overflow pages freed and taken again at each write
 _TASKS_LINE = b'  "tasks": ['  # the line of model/boardfile.encode_board's layout after which the task lines come
 
 
 def board_parts(raw: bytes) -> list[bytes]:
-    """`raw` cut into the rows it is kept in: the lines through the first PART_TASKS task lines, then runs of
-    PART_TASKS lines (whole, when `raw` is not laid out as encode_board writes). Joined they are `raw`."""
+    """`raw` cut into the rows it is kept in: one, when it holds PART_TASKS task lines or fewer (or is not laid
+    out as encode_board writes); else its top level through the `"tasks": [` line, then runs of PART_TASKS
+    lines. Joined they are `raw`."""
     lines = raw.split(b"\n")
     try:
-        first = lines.index(_TASKS_LINE) + 1 + PART_TASKS
+        first = lines.index(_TASKS_LINE) + 1
     except ValueError:
+        return [raw]
+    if len(lines) - first <= PART_TASKS + 3:  # the task lines, `  ]`, `}` and the empty one after its newline
         return [raw]
     runs = [lines[:first], *(lines[at:at + PART_TASKS] for at in range(first, len(lines), PART_TASKS))]
     return [b"\n".join(run) + b"\n" for run in runs[:-1]] + [b"\n".join(runs[-1])]
 
 
-def put_board(conn: sqlite3.Connection, raw: bytes) -> None:
-    """board.json's rows made `raw`'s parts: each whose bytes differ written (SQLite compares them: nothing is
-    read back), those past the last deleted."""
-    parts = board_parts(raw)
-    names = [BOARD, *(f"{BOARD}/{i:06d}" for i in range(1, len(parts)))]
-    conn.executemany("INSERT OR REPLACE INTO snapshots(name, data) SELECT ?1, ?2 WHERE NOT EXISTS "
-                     "(SELECT 1 FROM snapshots WHERE name = ?1 AND data = ?2)", zip(names, parts, strict=True))
-    conn.execute("DELETE FROM snapshots WHERE name > ? AND name < 'board.json0'", (max(names[-1], BOARD + "/"),))
-
-
 class KeptBoard:
-    """One workbench's kept board (store/sqlitedb.SqliteWorkbench.kept_board)."""
+    """board.json as this connection last committed it (store/sqlitedb.SqliteStorage.kept): its bytes, the rows
+    they are kept in and, for the next load to take once, the board; known true while no other connection has
+    committed since (`PRAGMA data_version` changes with every commit of another connection, never with one's
+    own) and this one has not put another board (`put` forgets it first)."""
 
-    __slots__ = ("board", "pending", "raw")
+    __slots__ = ("board", "parts", "pending", "raw", "version")
 
     def __init__(self) -> None:
         self.raw: bytes | None = None
+        self.parts: list[bytes] | None = None
         self.board: dict[str, Any] | None = None
-        self.pending: tuple[bytes, Any] | None = None
+        self.version: int | None = None
+        self.pending: tuple[bytes, list[bytes], Any] | None = None
 
-    def written(self, raw: bytes, docs: Any) -> None:
-        """The write put `raw` for `docs.board` in its transaction (stage `write`); not kept before its COMMIT."""
-        self.pending = (raw, docs) if None not in docs.touched else None
+    def forget(self) -> None:
+        self.raw = self.parts = self.board = self.version = None
 
-    def committed(self) -> None:
-        """The COMMIT returned (stage `commit`): the board written is the next load's."""
+    def stored(self, conn: sqlite3.Connection) -> bytes | None:
+        """board.json's bytes as the database holds them, when known without reading them; None otherwise."""
+        if self.raw is not None and conn.execute("PRAGMA data_version").fetchone()[0] != self.version:
+            self.forget()  # another connection committed: what the database holds is read again
+        return self.raw
+
+    def put(self, conn: sqlite3.Connection, raw: bytes) -> None:
+        """board.json's rows made `raw`'s parts: each whose bytes differ written, those past the last deleted.
+        The rows as stored are the ones this connection committed last when it knows them, else SQLite compares
+        each (nothing is read back)."""
+        parts = board_parts(raw)
+        names = [BOARD, *(f"{BOARD}/{i:06d}" for i in range(1, len(parts)))]
+        old = self.parts if self.stored(conn) is not None else None
+        self.forget()  # until its COMMIT returns, the database holds this board or (rolled back) the one before
+        self.pending = (raw, parts, None)
+        if old is not None:
+            conn.executemany(PUT,
+                             [(n, p) for i, (n, p) in enumerate(zip(names, parts, strict=True))
+                              if i >= len(old) or old[i] != p])
+            if len(old) > len(parts):
+                conn.execute("DELETE FROM snapshots WHERE name > ? AND name < 'board.json0'", (names[-1],))
+            return
+        conn.executemany("INSERT INTO snapshots(name, data) SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM snapshots "
+                         "WHERE name = ?1 AND data = ?2) ON CONFLICT(name) DO UPDATE SET data = excluded.data",
+                         zip(names, parts, strict=True))
+        conn.execute("DELETE FROM snapshots WHERE name > ? AND name < 'board.json0'", (max(names[-1], BOARD + "/"),))
+
+    def written(self, docs: Any) -> None:
+        """The board `put` wrote is `docs.board` (stage `write`): kept for the next load once the COMMIT returns,
+        unless the write re-encoded it whole (`touched` holds None)."""
+        if self.pending is not None and None not in docs.touched:
+            self.pending = (*self.pending[:2], docs)
+
+    def committed(self, conn: sqlite3.Connection) -> None:
+        """The COMMIT returned (stage `commit`): the board written is what the database holds."""
         pending, self.pending = self.pending, None
         if pending is not None:
-            raw, docs = pending
-            self.raw, self.board = raw, _own(docs.board, docs.touched)
+            raw, parts, docs = pending
+            self.raw, self.parts = raw, parts
+            self.board = _own(docs.board, docs.touched, raw) if docs is not None else None
+            self.version = conn.execute("PRAGMA data_version").fetchone()[0]
+
+    def begun(self) -> None:
+        """A write transaction began: a board put by one that rolled back is nobody's."""
+        self.pending = None
 
     def take(self, raw: bytes) -> dict[str, Any] | None:
         """The board kept, when `raw` (board.json as the database holds it now) is the one written; None
-        otherwise. Either way nothing is kept after."""
-        board, kept = self.board, self.raw
-        self.raw = self.board = self.pending = None
-        return board if kept is not None and kept == raw else None
+        otherwise. Taken once: the load hands it to a transaction or reader, which may change it."""
+        board, self.board = self.board, None
+        return board if board is not None and (raw is self.raw or raw == self.raw) else None
 
 
-def _own(board: dict[str, Any], touched: set[str]) -> dict[str, Any]:
-    """`board` with its top level and the `touched` tasks read back from their JSON: no object a caller holds."""
-    own: dict[str, Any] = json.loads(json.dumps({k: v for k, v in board.items() if k != "tasks"},
-                                                ensure_ascii=False))
+def _own(board: dict[str, Any], touched: set[str], raw: bytes) -> dict[str, Any]:
+    """`board` with its top level and the `touched` tasks read back from their JSON (`raw`, what was written):
+    no object a caller holds."""
+    head = raw.find(b"\n" + _TASKS_LINE + b"\n")
+    own: dict[str, Any] = json.loads(raw[:head] + b'\n  "tasks": []\n}') if head > 0 else \
+        json.loads(json.dumps({k: v for k, v in board.items() if k != "tasks"}, ensure_ascii=False))
     tasks = own["tasks"] = list(board["tasks"])
-    ids = task_ids(tasks)
-    if ids is not None and unique(ids):  # as every board a write commits: the touched ones found by their ids
-        where = dict(zip(ids, range(len(ids)), strict=True))
-        positions = [where[tid] for tid in touched if tid in where]
+    if len(touched) <= 8:  # a write's usual few: looked for from the end, where new and recent tasks are
+        positions = [i for tid in touched for i in _last_index(tasks, tid)]
     else:
-        positions = [i for i, t in enumerate(tasks) if not isinstance(t, dict) or t.get("id") in touched]
+        ids = task_ids(tasks)
+        where = dict(zip(ids, range(len(ids)), strict=True)) if ids is not None and unique(ids) else None
+        positions = [where[tid] for tid in touched if tid in where] if where is not None else \
+            [i for i, t in enumerate(tasks) if not isinstance(t, dict) or t.get("id") in touched]
     for i in positions:
         tasks[i] = json.loads(json.dumps(tasks[i], ensure_ascii=False))
     return own
+
+
+def _last_index(tasks: list[Any], tid: str) -> list[int]:
+    """[the index of the last task with id `tid`], or [] (a committed board holds each id once)."""
+    for i in range(len(tasks) - 1, -1, -1):
+        task = tasks[i]
+        if isinstance(task, dict) and task.get("id") == tid:
+            return [i]
+    return []

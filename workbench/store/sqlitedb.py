@@ -43,7 +43,7 @@ from workbench.model import reducer, schemas
 from workbench.model.jsonl import encode, line_hash
 from workbench.model.layout import WB_DIR
 from workbench.store.eventlog import LogMoved, Tail
-from workbench.store.sqliteboard import KeptBoard, put_board
+from workbench.store.sqliteboard import PUT, KeptBoard
 from workbench.store.sqliteerrors import os_errors
 from workbench.store.sqlitefile import BOARD, DB_NAME, blob, check_not_foreign, check_schema, db_path, read_board
 from workbench.store.workbench import Loaded, Workbench
@@ -210,6 +210,7 @@ class SqliteStorage:
         except sqlite3.DatabaseError as err:
             raise Refused(f"{path}: not a wb database ({err})") from None
         self.log = SqliteLog(self)
+        self.kept = KeptBoard()  # board.json as this connection committed it last (store/sqliteboard.py)
 
     def _refuse_foreign(self, path: Path) -> None:
         try:
@@ -231,13 +232,19 @@ class SqliteStorage:
         self.conn.execute("PRAGMA trusted_schema=OFF")
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=FULL")
+        self.kept = KeptBoard()  # what it knew was the other connection's
 
     def reading(self) -> _Reading:
         """A consistent read of the database (a read transaction), unless a write transaction is open."""
         return _Reading(self.conn)
 
     def read_snapshots(self) -> tuple[bytes | None, bytes | None]:
-        return self.read_snapshot("state.md"), read_board(self.conn)
+        return self.read_snapshot("state.md"), self.read_board()
+
+    def read_board(self) -> bytes | None:
+        """board.json's bytes: as this connection committed them when no other has committed since, else read."""
+        raw = self.kept.stored(self.conn)
+        return raw if raw is not None else read_board(self.conn)
 
     def put_snapshots(self, state: bytes, board: bytes, parsed: tuple[dict[str, Any], str] | None = None, *,
                       body_changed: bool = True) -> None:
@@ -245,14 +252,14 @@ class SqliteStorage:
         load reads instead of parsing the YAML, and `wb status` without the decision log (the files backend
         keeps the same in its cache, store/caches.py). `body_changed=False`: the decision log row stands."""
         rows = [("state.md", state)]
-        put_board(self.conn, board)  # in rows, only those the write changed (store/sqliteboard.py)
+        self.kept.put(self.conn, board)  # in rows, only those the write changed (store/sqliteboard.py)
         if parsed is not None:
             rows.append(("state.json", json.dumps(parsed[0], ensure_ascii=False, separators=(",", ":")).encode()))
             if body_changed or not self.conn.execute("SELECT 1 FROM snapshots WHERE name = 'state.body'").fetchone():
                 rows.append(("state.body", parsed[1].encode("utf-8")))
         else:
             self.conn.execute("DELETE FROM snapshots WHERE name IN ('state.json', 'state.body')")
-        self.conn.executemany("INSERT OR REPLACE INTO snapshots(name, data) VALUES (?, ?)", rows)
+        self.conn.executemany(PUT, rows)
         tail = self.conn.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
         newest = max(self.checkpoints(), default=0)
         if tail // CHECKPOINT_EVERY > newest // CHECKPOINT_EVERY:
@@ -268,7 +275,7 @@ class SqliteStorage:
         return sorted(int(seq) for (name,) in names for seq in [name.split("/")[1]] if seq.isdigit())
 
     def put_checkpoint(self, seq: int, state: bytes, board: bytes) -> None:
-        self.conn.executemany("INSERT OR REPLACE INTO snapshots(name, data) VALUES (?, ?)",
+        self.conn.executemany(PUT,
                               [(f"checkpoint/{seq}/state.md", state), (f"checkpoint/{seq}/board.json", board)])
         for old in self.checkpoints()[:-CHECKPOINTS_KEPT]:
             self.conn.execute("DELETE FROM snapshots WHERE name GLOB ?", (f"checkpoint/{old}/*",))
@@ -284,7 +291,7 @@ class SqliteStorage:
 
     def read_snapshot(self, name: str) -> bytes | None:
         if name == BOARD:
-            return read_board(self.conn)
+            return self.read_board()
         row = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
         return _blob(row[0]) if row is not None else None
 
@@ -355,6 +362,7 @@ class SqliteLock:
         try:
             with os_errors(self.db.path):
                 self.db.conn.execute("BEGIN IMMEDIATE")
+            self.db.kept.begun()
         except sqlite3.OperationalError as err:
             if "locked" in str(err) or "busy" in str(err):
                 raise Busy(f"another wb process holds the workbench lock for more than {self.timeout:g}s; "
@@ -437,7 +445,6 @@ class SqliteWorkbench(Workbench):
                                         None if isinstance(self.git, NoGit) else self.git.git_dir))
         self.storage = SqliteStorage(path, self._timeout(), create=create)
         self.log = self.storage.log  # type: ignore[assignment]
-        self.kept_board = KeptBoard()  # what this process's last write committed (store/sqliteboard.py)
         # where the database is was read now; the rest of config.yaml is read when first asked for, as on files
         # (a Bench opened before a person edits config.yaml sees the edit on its next verb)
         self._config = config
@@ -518,7 +525,7 @@ class SqliteWorkbench(Workbench):
                 body = body_raw.decode("utf-8") if body_raw is not None else ""
             else:
                 node, state, body = self.parse_state(state_raw)
-            board = self.kept_board.take(board_raw)  # the board this process committed last, when still stored
+            board = db.kept.take(board_raw)  # the board this connection committed last, when still stored
             if board is None:
                 board = parse_board(board_raw, own=True)  # validated when it was written
             schemas.check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)

@@ -40,5 +40,5 @@ def run(tx: StageContext) -> None:
         storage.put_snapshots(state_raw, board_raw, (docs.state, docs.body), body_changed=docs.body != tx.body0)
         if tx.calls:
             storage.append_calls(tx.calls)
-    sqlite.kept_board.written(board_raw, docs)  # kept for this process's next load once the COMMIT returns
+    storage.kept.written(docs)  # the board, kept for this connection's next load once the COMMIT returns
     faults.point("sqlite_before_commit")
