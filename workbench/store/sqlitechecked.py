@@ -38,17 +38,17 @@ def lines_digest(conn: Any, upto: int, misrecorded: list[int] | None = None) -> 
     if misrecorded is None:
         return _joined_digest(conn, upto)
     digest = hashlib.sha256()
-    update = digest.update
+    sha = hashlib.sha256
     last = None
-    query = "SELECT line, hash, seq FROM events WHERE seq <= ? ORDER BY seq"
-    for line, recorded, seq in conn.execute(query, (upto,)):
-        if type(line) is not bytes:  # a value rewritten by hand as TEXT reads as its UTF-8, as store/sqlitedb
-            line = blob(line)
-        update(line)
-        update(b"\n")
-        last = line
-        if hashlib.sha256(line).hexdigest() != recorded:
-            misrecorded.append(seq)
+    rows = conn.execute("SELECT line, hash, seq FROM events WHERE seq <= ? ORDER BY seq", (upto,))
+    while batch := rows.fetchmany(_RUN):
+        # a value rewritten by hand as TEXT reads as its UTF-8, as store/sqlitedb
+        lines = [line if type(line) is bytes else blob(line) for line, _hash, _seq in batch]
+        digest.update(b"\n".join(lines))
+        digest.update(b"\n")
+        misrecorded.extend([seq for line, (_line, recorded, seq) in zip(lines, batch, strict=True)
+                            if sha(line).hexdigest() != recorded])
+        last = lines[-1]
     return digest, last
 
 

@@ -10,6 +10,7 @@ config.yaml stays a file in `.workbench/` (a person edits it); everything else i
     events(seq PRIMARY KEY, type, hash, line)  the event lines exactly as events.jsonl would hold them, so the
                                                `prev` hash chain is the same; `hash` is the line's own
     snapshots(name PRIMARY KEY, data)          state.md and board.json, the bytes the files backend would write
+                                               (board.json in rows of 16 tasks past 16: store/sqliteboard.py)
     calls(n PRIMARY KEY, key, line)            calls.jsonl's records, as its lines
 
 WAL mode and synchronous=FULL: a mutation is acknowledged once its COMMIT returns, and a kill -9 at any moment
