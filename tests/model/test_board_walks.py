@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from workbench.errors import SchemaRefused
 from workbench.model import schemas
-from workbench.model.boardfile import check_board, duplicate_ids, highest_task_number
+from workbench.model.boardfile import check_board, duplicate_ids, encode_board, highest_task_number, splice_board
 from workbench.model.ids import TASK_ID
 from workbench.model.reducer import Docs
 from workbench.store.archive import finished_count
@@ -114,3 +114,32 @@ def test_a_duplicate_among_many_is_named_at_its_index() -> None:
     with pytest.raises(SchemaRefused, match=r"tasks\[300\]\.id.*duplicate id T-042"):
         check_board(docs)
     assert highest_task_number(board) == 300
+
+
+ADDED_ID = st.one_of(st.from_regex(r"\AT-\d{3}\Z"), st.sampled_from(['T-0"1', "T-\\1", "T-\n2", "ü-€", "T-001", ""]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=st.lists(st.tuples(st.lists(st.integers(0, 12), max_size=3), st.lists(ADDED_ID, max_size=2),
+                                st.booleans()), min_size=1, max_size=6))
+def test_a_splice_of_the_bytes_a_splice_made_is_encode_board(steps: list[tuple[list[int], list[str], bool]]) -> None:
+    """splice_board remembers the layout of the bytes it made (their ids), found again by identity when the next
+    write's board.json is those very bytes (store/sqliteboard.py keeps them): each write of a chain gives
+    exactly encode_board's bytes — tasks touched, tasks added with any id (one JSON escapes, one twice, one not
+    first in its task), whatever the chain did before."""
+    board: dict[str, Any] = {"schema_version": 2, "last_event": 0,
+                             "tasks": [{"id": f"T-{i:03d}", "title": str(i)} for i in range(1, 6)]}
+    raw = encode_board(board)
+    for touch, added, id_last in steps:
+        touched: set[str] = set()
+        for i in touch:
+            if i < len(board["tasks"]):
+                board["tasks"][i]["title"] += "!"
+                touched.add(board["tasks"][i]["id"])
+        for tid in added:
+            board["tasks"].append({"title": "new", "id": tid} if id_last else {"id": tid, "title": "new"})
+            touched.add(tid)
+        board["last_event"] += 1
+        spliced = splice_board(board, raw, touched)
+        assert spliced is None or spliced == encode_board(board)
+        raw = spliced if spliced is not None else encode_board(board)

@@ -183,3 +183,25 @@ def test_a_board_put_by_this_connection_is_read_back_as_the_database_holds_it(tm
     bench.add_task("after")
     assert read_board(_db(bench)) == _folded(bench)
     bench.close()
+
+
+def test_parts_cut_after_the_parts_before_are_the_parts_cut_afresh() -> None:
+    """put cuts the new board.json taking the runs of the board before that it still holds in place: the
+    same rows as a cut of the bytes alone, whatever changed (a task added, changed, removed, the top level)."""
+    board: dict[str, Any] = {"schema_version": 2, "last_event": 1,
+                             "tasks": [{"id": f"T-{i:03d}", "title": f"task {i}"} for i in range(1, 4 * PART_TASKS)]}
+    before = board_parts(encode_board(board))
+    changes = [lambda b: b["tasks"].append({"id": "T-900", "title": "new"}),
+               lambda b: b["tasks"][len(b["tasks"]) // 2].update(title="changed"),
+               lambda b: b["tasks"].pop(5), lambda b: b.update(last_event=2),
+               lambda b: b["tasks"].extend({"id": f"T-{i}", "title": "x"} for i in range(1000, 1000 + PART_TASKS)),
+               lambda b: b["tasks"].__setitem__(slice(None), b["tasks"][:PART_TASKS + 2]),
+               lambda b: b["tasks"].pop()]
+    for change in changes * 2:
+        change(board)
+        raw = encode_board(board)
+        assert board_parts(raw, before) == board_parts(raw)
+        before = board_parts(raw, before)
+    del board["tasks"][PART_TASKS:]
+    raw = encode_board(board)
+    assert board_parts(raw, before) == [raw]

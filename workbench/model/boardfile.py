@@ -61,10 +61,12 @@ def splice_board(board: dict[str, Any], raw: bytes, touched: set[str]) -> bytes 
     end = len(raw) - len(_TASKS_CLOSE)
     if not isinstance(tasks, list) or not tasks or start < 0 or not raw.endswith(_TASKS_CLOSE):
         return None
-    old_ids = _TASK_IDS.findall(raw, start, end)
+    laid = _laid_out(raw, start, end)
+    if laid is None:
+        return None
+    old_ids, old_set = laid
     kept = len(old_ids)
-    if raw.count(b"\n", start + len(_TASKS_OPEN), end) + 1 != kept or len(tasks) < kept \
-            or len(set(old_ids)) != kept:  # a line not led by its id (a task line holds no newline), or a repeat
+    if len(tasks) < kept:
         return None
     try:
         if b"\n".join(old_ids) != "\n".join(map(itemgetter("id"), tasks[:kept])).encode("utf-8"):
@@ -84,7 +86,45 @@ def splice_board(board: dict[str, Any], raw: bytes, touched: set[str]) -> bytes 
     pieces.append(raw[at:end])
     pieces += [b",\n    " + json.dumps(t, ensure_ascii=False).encode("utf-8") for t in tasks[kept:]]
     pieces.append(_TASKS_CLOSE)
-    return b"".join(pieces)
+    out = b"".join(pieces)
+    _remember_layout(out, old_ids, old_set, tasks[kept:])
+    return out
+
+
+# the bytes splice_board made last and their ids (a list, a set), for the next write of the same process, whose
+# board.json is very often exactly those bytes (store/sqliteboard.py keeps them): found by identity, a bytes
+# object being immutable, so the layout need not be read again (issue 33: a regex over every task line)
+_last_layout: tuple[bytes, list[bytes], set[bytes]] | None = None
+
+
+def _laid_out(raw: bytes, start: int, end: int) -> tuple[list[bytes], set[bytes]] | None:
+    """The ids of `raw`'s task lines between `start` and `end`, in order, when each task is one line led by its
+    id and no id repeats; None otherwise."""
+    last = _last_layout
+    if last is not None and last[0] is raw:
+        return last[1], last[2]
+    old_ids = _TASK_IDS.findall(raw, start, end)
+    old_set = set(old_ids)
+    if raw.count(b"\n", start + len(_TASKS_OPEN), end) + 1 != len(old_ids) or len(old_set) != len(old_ids):
+        return None  # a line not led by its id (a task line holds no newline), or a repeat
+    return old_ids, old_set
+
+
+def _remember_layout(out: bytes, old_ids: list[bytes], old_set: set[bytes], added: list[Any]) -> None:
+    """Keep `out`'s layout: the ids kept in place, then those of the `added` tasks (each one line after them)."""
+    global _last_layout
+    try:  # each added line led by its id, written as it is (nothing JSON escapes), so the regex reads it back
+        plain = all(next(iter(t)) == "id" and not _ESCAPED.search(t["id"]) for t in added)
+        new = [t["id"].encode("utf-8") for t in added] if plain else []
+    except (StopIteration, KeyError, TypeError, AttributeError, UnicodeEncodeError):
+        plain = False
+    if not plain or not old_set.isdisjoint(new) or len(set(new)) != len(new):
+        _last_layout = None  # read again next time: what the regex finds there decides
+        return
+    _last_layout = (out, old_ids + new, old_set.union(new))
+
+
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')  # what json.dumps(ensure_ascii=False) writes otherwise than as it is
 
 
 def task_lines(raw: bytes, unchanged: Any) -> dict[str, str]:

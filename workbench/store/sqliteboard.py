@@ -42,19 +42,26 @@ PART_TASKS = 16  # ~4 KB a row: each fits its page, with no overflow pages freed
 _TASKS_LINE = b'  "tasks": ['  # the line of model/boardfile.encode_board's layout after which the task lines come
 
 
-def board_parts(raw: bytes) -> list[bytes]:
+def board_parts(raw: bytes, before: list[bytes] | None = None) -> list[bytes]:
     """`raw` cut into the rows it is kept in: one, when it holds PART_TASKS task lines or fewer (or is not laid
     out as encode_board writes); else its top level through the `"tasks": [` line, then runs of PART_TASKS
-    lines. Joined they are `raw`."""
-    lines = raw.split(b"\n")
-    try:
-        first = lines.index(_TASKS_LINE) + 1
-    except ValueError:
+    lines. Joined they are `raw`. `before`: the rows of the board before (this function's): the runs of them
+    that `raw` still holds in the same place are taken as they are, not cut again."""
+    tasks_line = raw.find(b"\n" + _TASKS_LINE + b"\n")
+    if tasks_line < 0:
         return [raw]
-    if len(lines) - first <= PART_TASKS + 3:  # the task lines, `  ]`, `}` and the empty one after its newline
+    first = tasks_line + len(_TASKS_LINE) + 2
+    if raw.count(b"\n", first) <= PART_TASKS + 2:  # the task lines, `  ]` and `}`, each ending in a newline
         return [raw]
-    runs = [lines[:first], *(lines[at:at + PART_TASKS] for at in range(first, len(lines), PART_TASKS))]
-    return [b"\n".join(run) + b"\n" for run in runs[:-1]] + [b"\n".join(runs[-1])]
+    parts, at = [raw[:first]], first
+    for run in (before or [])[1:-1]:  # whole runs of PART_TASKS lines: where `raw` has the same bytes, the same
+        if not raw.startswith(run, at):
+            break
+        parts.append(run)
+        at += len(run)
+    lines = raw[at:].split(b"\n")
+    runs = [lines[i:i + PART_TASKS] for i in range(0, len(lines), PART_TASKS)]
+    return parts + [b"\n".join(run) + b"\n" for run in runs[:-1]] + [b"\n".join(runs[-1])]
 
 
 class KeptBoard:
@@ -85,9 +92,9 @@ class KeptBoard:
         """board.json's rows made `raw`'s parts: each whose bytes differ written, those past the last deleted.
         The rows as stored are the ones this connection committed last when it knows them, else SQLite compares
         each (nothing is read back)."""
-        parts = board_parts(raw)
-        names = [BOARD, *(f"{BOARD}/{i:06d}" for i in range(1, len(parts)))]
         old = self.parts if self.stored(conn) is not None else None
+        parts = board_parts(raw, old)
+        names = [BOARD, *(f"{BOARD}/{i:06d}" for i in range(1, len(parts)))]
         self.forget()  # until its COMMIT returns, the database holds this board or (rolled back) the one before
         self.pending = (raw, parts, None)
         if old is not None:
