@@ -5,6 +5,7 @@ missing, unhashable, holding a newline or another digit, repeated; tasks that ar
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
@@ -94,14 +95,32 @@ def check_board_by_loop(docs: Docs) -> None:
         raise SchemaRefused("board.json", f"tasks[{i}].id", f"duplicate id {tid}")
 
 
-@settings(max_examples=300, deadline=None)
-@given(board=tasks(), touched=st.sets(st.sampled_from(["T-001", "T-002", "T-010", "T-006", "T-1000"]), max_size=3))
-def test_check_board_refuses_what_the_loop_refused(board: list[Any], touched: set[str]) -> None:
+def segment(**change: Any) -> dict[str, Any]:
+    ref = {"file": "archive/T-001_T-250_0123456789ab.json", "sha256": "0" * 64, "tasks": 250, "first": "T-001",
+           "last": "T-250", "ranges": [[1, 250]]}
+    return {**ref, **change}
+
+
+ARCHIVE = st.sampled_from([None, [], [segment()], [segment(), segment(first="T-251")], [segment(sha256="x")],
+                           [segment(tasks=250.0)], [segment(tasks=True)], [segment(ranges=[(1, 250)])],
+                           [segment(ranges=((1, 250),))], [segment(extra=1)], ({"file": "x"},), [segment()] * 3])
+
+
+@settings(max_examples=400, deadline=None)
+@given(boards=st.lists(st.tuples(tasks(), ARCHIVE), min_size=1, max_size=3),
+       touched=st.sets(st.sampled_from(["T-001", "T-002", "T-010", "T-006", "T-1000"]), max_size=3))
+def test_check_board_refuses_what_the_loop_refused(boards: list[tuple[list[Any], Any]], touched: set[str]) -> None:
     """Untouched tasks were valid when written: check_board checks the top level, the touched tasks and the ids'
-    uniqueness — the same verdict and message whether the touched ones are found by their ids or by the loop."""
-    docs = Docs({}, "", {"schema_version": 2, "last_event": 0, "tasks": board})
-    docs.touched = set(touched)
-    assert outcome(lambda: check_board(docs)) == outcome(lambda: check_board_by_loop(docs))
+    uniqueness — the same verdict and message whether the touched ones are found by their ids or by the loop,
+    and whether the archive's references are the ones a check before found valid (not checked again) or not
+    (a tuple for a list, 250.0 or True for 250, a key too many: each its own verdict)."""
+    for board, archive in boards:
+        top: dict[str, Any] = {"schema_version": 2, "last_event": 0, "tasks": board}
+        if archive is not None:
+            top["archive"] = archive
+        docs = Docs({}, "", top)
+        docs.touched = set(touched)
+        assert outcome(partial(check_board, docs)) == outcome(partial(check_board_by_loop, docs))
 
 
 def test_a_duplicate_among_many_is_named_at_its_index() -> None:
@@ -125,8 +144,9 @@ ADDED_ID = st.one_of(st.from_regex(r"\AT-\d{3}\Z"), st.sampled_from(['T-0"1', "T
 def test_a_splice_of_the_bytes_a_splice_made_is_encode_board(steps: list[tuple[list[int], list[str], bool]]) -> None:
     """splice_board remembers the layout of the bytes it made (their ids), found again by identity when the next
     write's board.json is those very bytes (store/sqliteboard.py keeps them): each write of a chain gives
-    exactly encode_board's bytes — tasks touched, tasks added with any id (one JSON escapes, one twice, one not
-    first in its task), whatever the chain did before."""
+    exactly encode_board's bytes — tasks touched, added with any id (one JSON escapes, one twice, one not first
+    in its task), taken off — whatever the chain did before. And highest_task_number, which reads only the ids
+    added after the ones it read last, gives the loop's answer at every step."""
     board: dict[str, Any] = {"schema_version": 2, "last_event": 0,
                              "tasks": [{"id": f"T-{i:03d}", "title": str(i)} for i in range(1, 6)]}
     raw = encode_board(board)
@@ -139,7 +159,23 @@ def test_a_splice_of_the_bytes_a_splice_made_is_encode_board(steps: list[tuple[l
         for tid in added:
             board["tasks"].append({"title": "new", "id": tid} if id_last else {"id": tid, "title": "new"})
             touched.add(tid)
+        if len(touch) == 3 and board["tasks"]:  # a task taken off the board: nothing after it stays in place
+            board["tasks"].pop(touch[0] % len(board["tasks"]))
         board["last_event"] += 1
+        assert highest_task_number(board["tasks"]) == highest_by_loop(board["tasks"])  # what it read last helps
         spliced = splice_board(board, raw, touched)
         assert spliced is None or spliced == encode_board(board)
         raw = spliced if spliced is not None else encode_board(board)
+
+
+def test_the_highest_id_after_the_last_one_changed_in_place() -> None:
+    """The ids read last are a prefix of the next board's only line by line: T-005 taken off and T-0051 added
+    in its place is a new line, not T-005 with a 1 after it."""
+    tasks: list[dict[str, Any]] = [{"id": f"T-{i:03d}"} for i in range(1, 6)]
+    assert highest_task_number(tasks) == 5
+    tasks[-1] = {"id": "T-0051"}
+    assert highest_task_number(tasks) == 51
+    tasks.append({"id": "T-007"})
+    assert highest_task_number(tasks) == 51
+    tasks[:] = tasks[:2]
+    assert highest_task_number(tasks) == 2
