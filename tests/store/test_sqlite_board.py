@@ -205,3 +205,21 @@ def test_parts_cut_after_the_parts_before_are_the_parts_cut_afresh() -> None:
     del board["tasks"][PART_TASKS:]
     raw = encode_board(board)
     assert board_parts(raw, before) == [raw]
+
+
+def test_state_md_is_read_again_after_any_commit_since(tmp_path: Path) -> None:
+    """state.md (MBs of decision log) is read once while nothing commits (validate and doctor read it twice):
+    another connection's commit, or this one's own write, and it is read again."""
+    bench = _open(tmp_path, 3)
+    storage: Any = bench.wb.storage  # type: ignore[attr-defined]
+    first = storage.read_snapshot("state.md")
+    assert storage.read_snapshot("state.md") is first  # nothing committed since
+    with _db(bench) as db:
+        db.execute("UPDATE snapshots SET data = replace(data, 'next_action', 'next_action') || x'0a' "
+                   "WHERE name = 'state.md'")
+    assert storage.read_snapshot("state.md") == first + b"\n"  # another connection's commit
+    bench.add_task("one more")  # this connection's own commit
+    with _db(bench) as db:
+        assert storage.read_snapshot("state.md") == bytes(db.execute(
+            "SELECT data FROM snapshots WHERE name = 'state.md'").fetchone()[0])
+    bench.close()

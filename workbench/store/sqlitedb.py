@@ -212,6 +212,9 @@ class SqliteStorage:
             raise Refused(f"{path}: not a wb database ({err})") from None
         self.log = SqliteLog(self)
         self.kept = KeptBoard()  # board.json as this connection committed it last (store/sqliteboard.py)
+        # state.md as read last, and PRAGMA data_version then: another connection's commit changes it, this one's
+        # own put forgets it
+        self.state_read: tuple[int, bytes] | None = None
 
     def _refuse_foreign(self, path: Path) -> None:
         try:
@@ -234,6 +237,7 @@ class SqliteStorage:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=FULL")
         self.kept = KeptBoard()  # what it knew was the other connection's
+        self.state_read = None
 
     def reading(self) -> _Reading:
         """A consistent read of the database (a read transaction), unless a write transaction is open."""
@@ -253,6 +257,7 @@ class SqliteStorage:
         load reads instead of parsing the YAML, and `wb status` without the decision log (the files backend
         keeps the same in its cache, store/caches.py). `body_changed=False`: the decision log row stands."""
         rows = [("state.md", state)]
+        self.state_read = None
         self.kept.put(self.conn, board)  # in rows, only those the write changed (store/sqliteboard.py)
         if parsed is not None:
             rows.append(("state.json", json.dumps(parsed[0], ensure_ascii=False, separators=(",", ":")).encode()))
@@ -293,8 +298,15 @@ class SqliteStorage:
     def read_snapshot(self, name: str) -> bytes | None:
         if name == BOARD:
             return self.read_board()
+        if name == "state.md":  # read again only when a commit came since (validate and doctor read it twice)
+            version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+            if self.state_read is not None and self.state_read[0] == version:
+                return self.state_read[1]
         row = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
-        return _blob(row[0]) if row is not None else None
+        raw = _blob(row[0]) if row is not None else None
+        if name == "state.md":
+            self.state_read = (version, raw) if raw is not None else None
+        return raw
 
     def append_calls(self, records: list[dict[str, Any]]) -> None:
         self.conn.executemany("INSERT INTO calls(key, line) VALUES (?, ?)",
