@@ -25,8 +25,12 @@ def read_board(repo: Path) -> bytes:
     db = database(repo)
     if db is None:
         return (repo / WB_DIR / "board.json").read_bytes()
+    from workbench.store.sqlitefile import read_board  # its row and the rows it continues in
+
     with sqlite3.connect(db) as conn:
-        return bytes(conn.execute("SELECT data FROM snapshots WHERE name = 'board.json'").fetchone()[0])
+        data = read_board(conn)
+    assert data is not None
+    return data
 
 
 def write_board(repo: Path, data: bytes) -> None:
@@ -39,5 +43,6 @@ def write_board(repo: Path, data: bytes) -> None:
     try:
         with conn:
             conn.execute("UPDATE snapshots SET data = ? WHERE name = 'board.json'", (data,))
+            conn.execute("DELETE FROM snapshots WHERE name GLOB 'board.json/*'")  # one row holds it all now
     finally:
         conn.close()

@@ -101,6 +101,10 @@ def test_export_import_export_is_byte_identical_across_backends(repo: Path, tmp_
     scratch.mkdir()
     ok(scratch, "import", str(first), "--backend", "sqlite", "--no-git")
     assert "snapshots match" in ok(scratch, "replay", "--verify").stdout
+    doctor = ok(scratch, "doctor")  # state.md's frontmatter and decision log kept apart, as a write keeps them
+    assert "state.json" not in doctor.stdout + doctor.stderr and "state.body" not in doctor.stdout + doctor.stderr
+    with sqlite3.connect(scratch / ".workbench" / "workbench.sqlite3") as db:
+        assert {n for (n,) in db.execute("SELECT name FROM snapshots")} >= {"state.json", "state.body"}
     ok(scratch, "export", str(second))
     assert second.read_bytes() == first.read_bytes()
     sqlite_view = status(scratch)

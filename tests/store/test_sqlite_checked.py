@@ -8,6 +8,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_wb
 from workbench.api import Bench, init
 
@@ -95,3 +97,26 @@ def test_doctor_starts_from_the_checkpoint_and_still_finds_what_is_wrong_before_
         db.execute("UPDATE events SET hash = ? WHERE seq = 11", ("0" * 64,))
     r = run_wb(path, "doctor")
     assert r.returncode == 1 and "seq 11: the line is not the one written" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_joined_digest_is_the_line_by_line_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """validate hashes the lines SQLite joins a run at a time; doctor (which also compares each line with its
+    recorded hash) hashes them one by one: the same digest and last line, up to any seq, across runs, a row
+    rewritten by hand as TEXT included — so that either's record lets the other start from the checkpoint."""
+    from workbench.store import sqlitechecked
+
+    monkeypatch.setattr(sqlitechecked, "_RUN", 300)  # runs of 300 lines: 1,400 of them cross four boundaries
+    path = tmp_path / "scratch"
+    _long_sqlite_log(path).close()
+    with _db(path) as db:
+        db.execute("UPDATE events SET line = CAST(line AS TEXT) WHERE seq IN (300, 301, 777)")
+        db.execute("DELETE FROM events WHERE seq = 900")  # a gap: both skip it alike
+        tail = db.execute("SELECT max(seq) FROM events").fetchone()[0]
+        assert tail > 1200
+        for upto in (0, 1, 299, 300, 301, 600, 900, 901, tail, tail + 500):
+            joined, last = sqlitechecked.lines_digest(db, upto)
+            each, last_each = sqlitechecked.lines_digest(db, upto, [])
+            assert (joined.hexdigest(), last) == (each.hexdigest(), last_each), upto
+        assert sqlitechecked.lines_digest(db, 0)[1] is None
+        assert sqlitechecked.lines_digest(db, 777)[1] == bytes(db.execute("SELECT line FROM events WHERE seq = 777")
+                                                                .fetchone()[0], "utf-8")

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from workbench.errors import NotFound, Refused, UsageError, WorkbenchError
 from workbench.model import reducer
-from workbench.model.ids import TASK_ID
 from workbench.store.workbench import Workbench
 
 TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
@@ -179,10 +178,6 @@ def require_open(task: dict[str, Any], verb: str) -> None:
 def next_task_id(board: dict[str, Any]) -> str:
     """Past every id on the board and in its archive (whose references say their highest without a read)."""
     from workbench.model.archive import highest_archived
+    from workbench.model.boardfile import highest_task_number
 
-    highest = highest_archived(board)
-    for task in reversed(board["tasks"]):  # newest last: the rest rarely pass the first test
-        tid = task.get("id", "")
-        if isinstance(tid, str) and tid[2:].isdigit() and int(tid[2:]) > highest and TASK_ID.match(tid):
-            highest = int(tid[2:])
-    return f"T-{highest + 1:03d}"
+    return f"T-{max(highest_archived(board), highest_task_number(board['tasks'])) + 1:03d}"

@@ -284,15 +284,18 @@ def _db_board(db: str) -> tuple[Any, Any]:
     import sqlite3
 
     from workbench.model import cjson
+    from workbench.store.sqlitefile import read_board  # board.json's row and the rows it continues in
 
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5.0)
         try:
-            rows = dict(conn.execute("SELECT name, data FROM snapshots WHERE name IN ('board.json', 'state.json')"))
+            conn.execute("BEGIN")  # one read: the board and state.json as one write left them
+            rows: dict[str, Any] = dict(conn.execute("SELECT name, data FROM snapshots WHERE name = 'state.json'"))
+            rows["board.json"] = read_board(conn)
         finally:
             conn.close()
         board = cjson.loads(bytes(rows["board.json"]).decode("utf-8", "replace"))
-    except (sqlite3.Error, KeyError, ValueError):
+    except (sqlite3.Error, KeyError, ValueError, TypeError):
         return {}, None
     try:
         active = cjson.loads(bytes(rows["state.json"]).decode("utf-8", "replace")).get("active_task_id")

@@ -40,12 +40,9 @@ def split(text: str, file: str = "state.md") -> tuple[str, str]:
     if not second:
         raise Refused(f"{file}: no closing '---' line after the frontmatter (restore it, or `git checkout` the file)")
     yaml_text = text[first.end() + 1:second.start()]
-    body = text[second.end():]
-    if body.startswith("\r\n"):
-        body = body[2:]
-    elif body.startswith("\n"):
-        body = body[1:]
-    return yaml_text, body
+    end = second.end()  # the body begins after the line break that ends the `---` line: one copy of it, not two
+    end += 2 if text.startswith("\r\n", end) else 1 if text.startswith("\n", end) else 0
+    return yaml_text, text[end:]
 
 
 MAX_STATE_BYTES = 16 * 1024 * 1024  # state.md's cap: wb keeps its notes short (model/clip.py)

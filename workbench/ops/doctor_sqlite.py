@@ -80,14 +80,15 @@ def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
     if not log_ok:
         return report  # the snapshots cannot be checked against, nor rebuilt from, a damaged log
     add_agent_wiring_finding(wb, add)  # an agent's client wired to wb whose hooks were never heard
-    older = _older_snapshots(db)
+    snaps = _Snapshots(db)  # read and state.md parsed once, for both checks below (issue 33: a 4.7 MB decision log)
+    older = _older_snapshots(db, snaps)
     if older:
         add(Finding("migration_needed", f"{older} older than this wb reads: run `wb migrate`", False))
         return report
     remembered = None
     if start is None and not any(f.code == "invalid" for f in report.findings):  # checked whole: say so
         base, events, remembered = _to_checkpoint(db, events)
-    problems = _snapshot_problems(db, events, base)
+    problems = _snapshot_problems(db, events, base, snaps)
     if remembered is not None and not problems:
         sqlitechecked.remember(wb.paths, db, *remembered)
     if problems:
@@ -209,37 +210,54 @@ def _check_config(wb: Any, add: Any) -> None:
         add(Finding("invalid", f"{err} (fix config.yaml by hand)", False))
 
 
-def _older_snapshots(db: Any) -> str | None:
+class _Snapshots:
+    """The snapshots as stored, read once, and state.md as migrate/read.state_found finds it (None when it
+    refuses it: each check then says why in its own words)."""
+
+    def __init__(self, db: Any) -> None:
+        from workbench.migrate.read import state_found
+
+        self.state_raw, self.board_raw = db.read_snapshots()
+        self.state: Any = None
+        if self.state_raw is not None:
+            try:
+                self.state = state_found(self.state_raw)
+            except WorkbenchError:
+                pass
+
+
+def _older_snapshots(db: Any, snaps: _Snapshots) -> str | None:
     """The snapshots a migration exists for (a schema_version below this wb's), named; None when current."""
-    from workbench.migrate.read import board_found, state_found
+    from workbench.migrate.read import board_found
     from workbench.migrate.registry import KINDS
 
-    state_raw, board_raw = db.read_snapshots()
-    older = []
-    for name, raw, read, kind in (("state.md", state_raw, state_found, "state"),
-                                  ("board.json", board_raw, board_found, "board")):
-        try:
-            version = read(raw).version if raw is not None else None
-        except WorkbenchError:
-            continue  # the snapshot check says what is wrong with it
-        if version is not None and version < KINDS[kind].current:
-            older.append(f"{name} (schema_version {version})")
+    try:
+        board = board_found(snaps.board_raw).version if snaps.board_raw is not None else None
+    except WorkbenchError:
+        board = None  # the snapshot check says what is wrong with it
+    state = snaps.state.version if snaps.state is not None else None
+    older = [f"{name} (schema_version {version})" for name, version, kind in
+             (("state.md", state, "state"), ("board.json", board, "board"))
+             if version is not None and version < KINDS[kind].current]
     return ", ".join(older) or None
 
 
-def _snapshot_problems(db: Any, events: list[dict[str, Any]], base: reducer.Docs | None = None) -> list[str]:
+def _snapshot_problems(db: Any, events: list[dict[str, Any]], base: reducer.Docs | None = None,
+                       snaps: _Snapshots | None = None) -> list[str]:
     """What is wrong with the stored snapshots, against their schemas and the fold of `events` (onto `base`,
     the documents of the events before them, when they are not the whole log)."""
     from workbench.model import statefile
     from workbench.model.boardfile import parse_board
     from workbench.ops.replay import compare_docs
 
-    state_raw, board_raw = db.read_snapshots()
+    state_raw, board_raw = (snaps.state_raw, snaps.board_raw) if snaps is not None else db.read_snapshots()
     missing = [name for name, raw in (("state.md", state_raw), ("board.json", board_raw)) if raw is None]
     if missing:
         return [f"{', '.join(missing)} missing from the database"]
     try:
-        parsed = statefile.parse(state_raw)
+        found = snaps.state if snaps is not None else None  # parsed already, as statefile.parse parses it
+        parsed = statefile.StateFile(found.node, found.doc["frontmatter"], found.doc["body"]) if found is not None \
+            else statefile.parse(state_raw)
         board = parse_board(board_raw)
     except WorkbenchError as err:
         return [str(err)]

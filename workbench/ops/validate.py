@@ -136,7 +136,7 @@ def sqlite_problems(wb: Workbench, folded: Any = None, *, full: bool = False) ->
 
     problems = sqlitechecked.validate(wb, folded, full=full)  # type: ignore[arg-type]
     with wb.storage.reading():  # type: ignore[attr-defined]
-        _state, board_raw = wb.storage.read_snapshots()  # type: ignore[attr-defined]
+        board_raw = wb.storage.read_snapshot("board.json")  # type: ignore[attr-defined]  # not state.md: MBs
     if board_raw is not None and not problems:
         problems.extend(archive_problems(wb, parse_board(board_raw)))
     return problems + handoff_problems(wb)

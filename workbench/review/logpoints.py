@@ -125,7 +125,9 @@ class LogSides:
             docs = None
             if near is not None:
                 at, state_raw, board_raw = near
+                near = None
                 state, body = statefile.read_plain(state_raw)
+                del state_raw  # the decision log is held as text from here: not its bytes too (issue 33: memory)
                 # a checkpoint of another schema version than this wb writes is not used (a migration came since)
                 if state.get("schema_version") == reducer.STATE_VERSION:
                     docs = reducer.fold_more(reducer.Docs(state, body, parse_board(board_raw)),

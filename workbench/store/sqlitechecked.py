@@ -24,6 +24,7 @@ from workbench.model.jsonl import line_hash
 from workbench.model.layout import Paths
 from workbench.store.atomic import atomic_write
 from workbench.store.caches import read_json
+from workbench.store.sqlitefile import blob
 
 if TYPE_CHECKING:
     from workbench.store.sqlitedb import SqliteStorage, SqliteWorkbench
@@ -34,19 +35,42 @@ _NAME = "sqlite-checked.json"
 def lines_digest(conn: Any, upto: int, misrecorded: list[int] | None = None) -> tuple[Any, bytes | None]:
     """A running sha256 of the log's lines up to seq `upto` (each followed by a newline), and the last line.
     With `misrecorded`, the seqs whose `hash` column is not their line's hash are put in it (`wb doctor`)."""
+    if misrecorded is None:
+        return _joined_digest(conn, upto)
     digest = hashlib.sha256()
-    update = digest.update
+    sha = hashlib.sha256
     last = None
-    query = "SELECT line, hash, seq FROM events WHERE seq <= ? ORDER BY seq"
-    for line, recorded, seq in conn.execute(query, (upto,)):
-        if type(line) is not bytes:  # a value rewritten by hand as TEXT reads as its UTF-8, as store/sqlitedb
-            line = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else bytes(line)
-        update(line)
-        update(b"\n")
-        last = line
-        if misrecorded is not None and hashlib.sha256(line).hexdigest() != recorded:
-            misrecorded.append(seq)
+    rows = conn.execute("SELECT line, hash, seq FROM events WHERE seq <= ? ORDER BY seq", (upto,))
+    while batch := rows.fetchmany(_RUN):
+        # a value rewritten by hand as TEXT reads as its UTF-8, as store/sqlitedb
+        lines = [line if type(line) is bytes else blob(line) for line, _hash, _seq in batch]
+        digest.update(b"\n".join(lines))
+        digest.update(b"\n")
+        misrecorded.extend([seq for line, (_line, recorded, seq) in zip(lines, batch, strict=True)
+                            if sha(line).hexdigest() != recorded])
+        last = lines[-1]
     return digest, last
+
+
+_RUN = 2000  # lines SQLite joins at a time: ~0.6 MB of notes
+_JOIN = "SELECT CAST(group_concat(line, x'0a') AS BLOB) FROM (SELECT line FROM events WHERE seq > ? AND seq <= ? " \
+        "ORDER BY seq)"
+
+
+def _joined_digest(conn: Any, upto: int) -> tuple[Any, bytes | None]:
+    """`lines_digest` without the per-line look: SQLite joins each run of lines (no Python object per line, a
+    third of the time at 50,000 events). Were SQLite ever to join them in another order, the digest would
+    differ and the check would read the whole log: never a wrong `unchanged`."""
+    digest = hashlib.sha256()
+    after = 0
+    while after < upto:
+        (joined,) = conn.execute(_JOIN, (after, min(after + _RUN, upto))).fetchone()
+        if joined is not None:
+            digest.update(joined)
+            digest.update(b"\n")
+        after += _RUN
+    row = conn.execute("SELECT line FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (upto,)).fetchone()
+    return digest, (blob(row[0]) if row is not None else None)
 
 
 def checked_start(p: Paths, storage: Any, misrecorded: list[int] | None = None,

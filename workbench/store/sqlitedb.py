@@ -10,6 +10,7 @@ config.yaml stays a file in `.workbench/` (a person edits it); everything else i
     events(seq PRIMARY KEY, type, hash, line)  the event lines exactly as events.jsonl would hold them, so the
                                                `prev` hash chain is the same; `hash` is the line's own
     snapshots(name PRIMARY KEY, data)          state.md and board.json, the bytes the files backend would write
+                                               (board.json in rows of 16 tasks past 16: store/sqliteboard.py)
     calls(n PRIMARY KEY, key, line)            calls.jsonl's records, as its lines
 
 WAL mode and synchronous=FULL: a mutation is acknowledged once its COMMIT returns, and a kill -9 at any moment
@@ -43,8 +44,9 @@ from workbench.model import reducer, schemas
 from workbench.model.jsonl import encode, line_hash
 from workbench.model.layout import WB_DIR
 from workbench.store.eventlog import LogMoved, Tail
+from workbench.store.sqliteboard import PUT, KeptBoard
 from workbench.store.sqliteerrors import os_errors
-from workbench.store.sqlitefile import DB_NAME, check_not_foreign, check_schema, db_path
+from workbench.store.sqlitefile import BOARD, DB_NAME, blob, check_not_foreign, check_schema, db_path, read_board
 from workbench.store.workbench import Loaded, Workbench
 
 if TYPE_CHECKING:
@@ -70,10 +72,7 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _blob(value: Any) -> bytes:
-    """A BLOB column's bytes; a value rewritten by hand as TEXT (sqlite3's replace() returns text) reads as its
-    UTF-8, so that the checks see what it holds rather than wb failing on its type."""
-    return value.encode("utf-8", "surrogateescape") if isinstance(value, str) else bytes(value)
+_blob = blob  # a BLOB column's bytes (store/sqlitefile.py)
 
 
 def _parse(line: bytes, seq: int) -> dict[str, Any]:
@@ -212,6 +211,10 @@ class SqliteStorage:
         except sqlite3.DatabaseError as err:
             raise Refused(f"{path}: not a wb database ({err})") from None
         self.log = SqliteLog(self)
+        self.kept = KeptBoard()  # board.json as this connection committed it last (store/sqliteboard.py)
+        # state.md as read last, and PRAGMA data_version then: another connection's commit changes it, this one's
+        # own put forgets it
+        self.state_read: tuple[int, bytes] | None = None
 
     def _refuse_foreign(self, path: Path) -> None:
         try:
@@ -233,29 +236,36 @@ class SqliteStorage:
         self.conn.execute("PRAGMA trusted_schema=OFF")
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=FULL")
+        self.kept = KeptBoard()  # what it knew was the other connection's
+        self.state_read = None
 
     def reading(self) -> _Reading:
         """A consistent read of the database (a read transaction), unless a write transaction is open."""
         return _Reading(self.conn)
 
     def read_snapshots(self) -> tuple[bytes | None, bytes | None]:
-        rows = dict(self.conn.execute("SELECT name, data FROM snapshots WHERE name IN ('state.md', 'board.json')"))
-        state, board = rows.get("state.md"), rows.get("board.json")
-        return (_blob(state) if state is not None else None), (_blob(board) if board is not None else None)
+        return self.read_snapshot("state.md"), self.read_board()
+
+    def read_board(self) -> bytes | None:
+        """board.json's bytes: as this connection committed them when no other has committed since, else read."""
+        raw = self.kept.stored(self.conn)
+        return raw if raw is not None else read_board(self.conn)
 
     def put_snapshots(self, state: bytes, board: bytes, parsed: tuple[dict[str, Any], str] | None = None, *,
                       body_changed: bool = True) -> None:
         """Both snapshots, and state.md's frontmatter (JSON) and decision log (text) apart (`parsed`): what a
         load reads instead of parsing the YAML, and `wb status` without the decision log (the files backend
         keeps the same in its cache, store/caches.py). `body_changed=False`: the decision log row stands."""
-        rows = [("state.md", state), ("board.json", board)]
+        rows = [("state.md", state)]
+        self.state_read = None
+        self.kept.put(self.conn, board)  # in rows, only those the write changed (store/sqliteboard.py)
         if parsed is not None:
             rows.append(("state.json", json.dumps(parsed[0], ensure_ascii=False, separators=(",", ":")).encode()))
             if body_changed or not self.conn.execute("SELECT 1 FROM snapshots WHERE name = 'state.body'").fetchone():
                 rows.append(("state.body", parsed[1].encode("utf-8")))
         else:
             self.conn.execute("DELETE FROM snapshots WHERE name IN ('state.json', 'state.body')")
-        self.conn.executemany("INSERT OR REPLACE INTO snapshots(name, data) VALUES (?, ?)", rows)
+        self.conn.executemany(PUT, rows)
         tail = self.conn.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
         newest = max(self.checkpoints(), default=0)
         if tail // CHECKPOINT_EVERY > newest // CHECKPOINT_EVERY:
@@ -271,7 +281,7 @@ class SqliteStorage:
         return sorted(int(seq) for (name,) in names for seq in [name.split("/")[1]] if seq.isdigit())
 
     def put_checkpoint(self, seq: int, state: bytes, board: bytes) -> None:
-        self.conn.executemany("INSERT OR REPLACE INTO snapshots(name, data) VALUES (?, ?)",
+        self.conn.executemany(PUT,
                               [(f"checkpoint/{seq}/state.md", state), (f"checkpoint/{seq}/board.json", board)])
         for old in self.checkpoints()[:-CHECKPOINTS_KEPT]:
             self.conn.execute("DELETE FROM snapshots WHERE name GLOB ?", (f"checkpoint/{old}/*",))
@@ -286,8 +296,17 @@ class SqliteStorage:
         return None
 
     def read_snapshot(self, name: str) -> bytes | None:
+        if name == BOARD:
+            return self.read_board()
+        if name == "state.md":  # read again only when a commit came since (validate and doctor read it twice)
+            version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+            if self.state_read is not None and self.state_read[0] == version:
+                return self.state_read[1]
         row = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
-        return _blob(row[0]) if row is not None else None
+        raw = _blob(row[0]) if row is not None else None
+        if name == "state.md":
+            self.state_read = (version, raw) if raw is not None else None
+        return raw
 
     def append_calls(self, records: list[dict[str, Any]]) -> None:
         self.conn.executemany("INSERT INTO calls(key, line) VALUES (?, ?)",
@@ -318,7 +337,10 @@ class SqliteStorage:
                                   [(str(json.loads(line).get("key") or ""), line) for line in calls.splitlines()])
             if checkpoint is not None:
                 self.put_checkpoint(*checkpoint)
-            self.put_snapshots(state, board)
+            from workbench.model import statefile
+
+            parsed = statefile.parse(state)  # kept apart as a write keeps it: no load parses its YAML again
+            self.put_snapshots(state, board, (parsed.data, parsed.body))
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
@@ -353,6 +375,7 @@ class SqliteLock:
         try:
             with os_errors(self.db.path):
                 self.db.conn.execute("BEGIN IMMEDIATE")
+            self.db.kept.begun()
         except sqlite3.OperationalError as err:
             if "locked" in str(err) or "busy" in str(err):
                 raise Busy(f"another wb process holds the workbench lock for more than {self.timeout:g}s; "
@@ -515,7 +538,9 @@ class SqliteWorkbench(Workbench):
                 body = body_raw.decode("utf-8") if body_raw is not None else ""
             else:
                 node, state, body = self.parse_state(state_raw)
-            board = parse_board(board_raw, own=True)  # validated when it was written
+            board = db.kept.take(board_raw)  # the board this connection committed last, when still stored
+            if board is None:
+                board = parse_board(board_raw, own=True)  # validated when it was written
             schemas.check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
             schemas.check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
             docs = Docs(state, body, board)

@@ -1,6 +1,8 @@
 """Which file a SQLite workbench is kept in (`db_path`: the git directory's, a linked worktree's kept past `git
 worktree remove`, or the trusted `sqlite_path`), and whether a file found there is wb's database at all
-(`check_not_foreign`, `check_schema`): both asked before anything is written (issue 30)."""
+(`check_not_foreign`, `check_schema`): both asked before anything is written (issue 30). And board.json as the
+snapshots table holds it (`read_board`: one row, or its row and the rows it continues in, store/sqliteboard.py),
+for every reader of the database, the agent hooks' guard included."""
 
 from __future__ import annotations
 
@@ -72,3 +74,27 @@ def check_schema(conn: sqlite3.Connection, path: Path) -> None:
     missing = sorted(WB_TABLES - tables)
     if missing:
         raise Refused(f"{path}: not a wb database (no table {', '.join(missing)}); wb does not use it")
+
+
+BOARD = "board.json"
+# the rows board.json continues in (store/sqliteboard.py), oldest first: `board.json/000001`, … ('/' sorts just
+# before '0', so these bounds hold exactly the names that start `board.json/`)
+_BOARD_ROWS = "SELECT name, data FROM snapshots WHERE name = 'board.json' OR (name > 'board.json/' AND name < " \
+              "'board.json0') ORDER BY name"
+
+
+def blob(value: Any) -> bytes:
+    """A BLOB column's bytes; a value rewritten by hand as TEXT (sqlite3's replace() returns text) reads as its
+    UTF-8, so that the checks see what it holds rather than wb failing on its type."""
+    return value.encode("utf-8", "surrogateescape") if isinstance(value, str) else bytes(value)
+
+
+def board_rows(conn: sqlite3.Connection) -> dict[str, bytes]:
+    """{name: bytes} of the rows that hold board.json, in their order."""
+    return {str(name): blob(data) for name, data in conn.execute(_BOARD_ROWS)}
+
+
+def read_board(conn: sqlite3.Connection) -> bytes | None:
+    """board.json's bytes: its row and the rows it continues in, joined; None when its own row is missing."""
+    rows = board_rows(conn)
+    return b"".join(rows.values()) if BOARD in rows else None

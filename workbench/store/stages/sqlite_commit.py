@@ -16,5 +16,7 @@ if TYPE_CHECKING:
 def run(tx: StageContext) -> None:
     lock: Any = tx.lock  # store/sqlitedb.SqliteLock
     lock.commit()
+    sqlite: Any = tx.wb  # store/sqlitedb.SqliteWorkbench
+    sqlite.storage.kept.committed(sqlite.storage.conn)
     faults.point("sqlite_after_commit")
     tx.outcome = CommitOutcome()

@@ -35,10 +35,11 @@ def run(tx: StageContext) -> None:
     # of the board that references them (a kill between leaves a segment no board names, which the next
     # write that seals it writes again, byte for byte)
     archive.write_sealed(tx.wb.paths, docs)
+    board_raw = docs.encode_board()
     with os_errors(storage.path):  # a full disk: one line (exit 1), rolled back, as on files
         tx.wb.log.append(tx.events, loaded.tail)
-        storage.put_snapshots(state_raw, docs.encode_board(), (docs.state, docs.body),
-                                    body_changed=docs.body != tx.body0)
+        storage.put_snapshots(state_raw, board_raw, (docs.state, docs.body), body_changed=docs.body != tx.body0)
         if tx.calls:
             storage.append_calls(tx.calls)
+    storage.kept.written(docs)  # the board, kept for this connection's next load once the COMMIT returns
     faults.point("sqlite_before_commit")
