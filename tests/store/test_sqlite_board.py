@@ -83,6 +83,7 @@ def test_a_board_kept_in_one_row_reads_the_same_and_its_next_write_splits_it(tmp
     with _db(bench) as db:  # as a database made before parts holds it
         db.execute("DELETE FROM snapshots WHERE name GLOB 'board.json/*'")
         db.execute("UPDATE snapshots SET data = ? WHERE name = 'board.json'", (whole,))
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'format'")
     assert run_wb(bench.root, "validate").returncode == 0
     listed = run_wb(bench.root, "task", "list")
     assert listed.returncode == 0 and "task 31" in listed.stdout
@@ -91,6 +92,7 @@ def test_a_board_kept_in_one_row_reads_the_same_and_its_next_write_splits_it(tmp
     assert len(_rows(bench)) == 4  # the top level, and 2 * PART_TASKS + 1 tasks in three
     with _db(bench) as db:
         assert read_board(db) == _folded(bench)
+        assert db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == ("2",)  # says so now
     bench.close()
     assert run_wb(bench.root, "doctor").returncode == 0
 
@@ -223,3 +225,17 @@ def test_state_md_is_read_again_after_any_commit_since(tmp_path: Path) -> None:
         assert storage.read_snapshot("state.md") == bytes(db.execute(
             "SELECT data FROM snapshots WHERE name = 'state.md'").fetchone()[0])
     bench.close()
+
+
+def test_board_rows_mark_the_database_format_2_and_a_newer_format_is_refused(tmp_path: Path) -> None:
+    """A database whose board continues in rows says so (meta format 2); one of a format newer than this wb
+    reads is refused with one line saying what to do, not misread."""
+    bench = _open(tmp_path, 3 * PART_TASKS)
+    with _db(bench) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == ("2",)
+        db.execute("UPDATE meta SET value = '3' WHERE key = 'format'")
+    bench.close()
+    proc = run_wb(bench.root, "task", "list")
+    assert proc.returncode != 0
+    assert "a newer wb wrote (format 3" in proc.stderr and "upgrade" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

@@ -37,6 +37,10 @@ from workbench.store.sqlitefile import BOARD
 
 # a row replaced in place (an upsert), not deleted and inserted again at the table's end (INSERT OR REPLACE):
 # a write changes the pages of its rows and no other, nor the name index
+# board.json in rows is format 2: a wb that reads formats up to 1 would misread it; from format 2 on, wb refuses
+# a database newer than it reads (store/sqlitedb.py)
+FORMAT_2 = "INSERT INTO meta(key, value) VALUES ('format', '2') ON CONFLICT(key) DO UPDATE SET value = '2' " \
+           "WHERE value = '1'"
 PUT = "INSERT INTO snapshots(name, data) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET data = excluded.data"
 PART_TASKS = 16  # ~4 KB a row: each fits its page, with no overflow pages freed and taken again at each write
 _TASKS_LINE = b'  "tasks": ['  # the line of model/boardfile.encode_board's layout after which the task lines come
@@ -95,6 +99,8 @@ class KeptBoard:
         old = self.parts if self.stored(conn) is not None else None
         parts = board_parts(raw, old)
         names = [BOARD, *(f"{BOARD}/{i:06d}" for i in range(1, len(parts)))]
+        if len(parts) > 1:  # a layout of format 2 (store/sqlitedb.py FORMAT): the database says so
+            conn.execute(FORMAT_2)
         self.forget()  # until its COMMIT returns, the database holds this board or (rolled back) the one before
         self.pending = (raw, parts, None)
         if old is not None:

@@ -55,7 +55,9 @@ if TYPE_CHECKING:
 
 GITIGNORE = b"# wb: kept in SQLite (docs/storage.md); only config.yaml is a file\nworkbench.sqlite3*\n.local/\n"
 NO_GIT_PATH = f"{WB_DIR}/{DB_NAME}"
-FORMAT = 1
+# the database's layout, in meta: 1 board.json in one row; 2 board.json may continue in rows of its own
+# (store/sqliteboard.py). A database of a format newer than this wb's is refused, never misread.
+FORMAT = 2
 CHECKPOINT_EVERY = 1000
 CHECKPOINTS_KEPT = 3
 SCHEMA = """
@@ -201,6 +203,7 @@ class SqliteStorage:
                 self.conn.execute("PRAGMA trusted_schema=OFF")  # no function runs from a view or trigger
                 if existed:
                     self._refuse_foreign(path)
+                    self._refuse_newer(path)
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=FULL")
                 if create:
@@ -222,6 +225,17 @@ class SqliteStorage:
         except Refused:
             self.conn.close()
             raise
+
+    def _refuse_newer(self, path: Path) -> None:
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        except sqlite3.DatabaseError:
+            return  # no meta table: check_schema says what is missing
+        found = str(row[0]) if row else "1"
+        if not found.isdigit() or int(found) > FORMAT:
+            self.conn.close()
+            raise Refused(f"{path}: a database a newer wb wrote (format {found}; this wb reads formats 1 to "
+                          f"{FORMAT}): use that wb, or upgrade this one")
 
     def close(self) -> None:
         self.conn.close()
