@@ -158,7 +158,7 @@ class GitRepo(SharedRefs):
             if not state_only:
                 self.wait_for_users_git()  # their `git commit` would fail on the branch wb just moved
                 # the index update starts up while the branch moves; it is fed (and writes) only once it moved
-                index = _start_index_update(self.worktree)
+                index = _IndexUpdate(self.worktree)
             try:
                 why = self._refs.move(ref, commit, parent or "0" * len(commit))
             except BaseException:
@@ -185,15 +185,15 @@ class GitRepo(SharedRefs):
         raise GitError(f"could not move {ref}: it kept changing under wb; retry")
 
     def _sync_index(self, files: dict[str, tuple[str, str]], old: dict[str, tuple[str, str]],
-                    outcome: CommitOutcome, started: subprocess.Popen[bytes] | None = None) -> None:
+                    outcome: CommitOutcome, started: _IndexUpdate | None = None) -> None:
         """Point the user's index entries under .workbench/ at the new commit, so `git status` is clean there.
         Only those entries change: what the user staged elsewhere stays staged. `started`: a `git update-index
-        --index-info` started ahead (_start_index_update), fed first."""
+        --index-info` started ahead (_IndexUpdate), fed first."""
         lines = [f"{mode} {sha}\t{WB_DIR}/{rel}" for rel, (mode, sha) in files.items()]
         zero = "0" * 40 if self._algo == "sha1" else "0" * 64
         lines += [f"0 {zero}\t{WB_DIR}/{rel}" for rel in old if rel not in files]
         stdin = ("\n".join(lines) + "\n").encode()
-        if started is not None and _feed(started, stdin):
+        if started is not None and started.feed(stdin):
             return
         for attempt in range(40):
             proc = run_git(self.worktree, "update-index", "--index-info", stdin=stdin, check=False)
@@ -316,33 +316,62 @@ class GitRepo(SharedRefs):
 WRITTEN_BY_WB = {"state.md", "board.json", "events.jsonl", "calls.jsonl"}
 
 
-def _start_index_update(worktree: Path) -> subprocess.Popen[bytes] | None:
-    """A `git update-index --index-info` started ahead of its input: git loads and reads its config meanwhile,
-    then waits on stdin holding index.lock. None when it cannot start (the update then runs as before)."""
-    import subprocess
+class _IndexUpdate:
+    """A `git update-index --index-info` started ahead of its input, on a thread (its fork and exec overlap the
+    branch's move): git loads and reads its config meanwhile, then waits on stdin holding index.lock, and
+    changes nothing on an empty input."""
 
-    try:
-        return subprocess.Popen(["git", "update-index", "--index-info"], cwd=worktree, stdin=subprocess.PIPE,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except OSError:
-        return None
+    def __init__(self, worktree: Path) -> None:
+        import threading
+
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._thread = threading.Thread(target=self._start, args=(worktree,), daemon=True)
+        self._thread.start()
+
+    def _start(self, worktree: Path) -> None:
+        import subprocess
+
+        try:
+            self.proc = subprocess.Popen([_git_path(), "update-index", "--index-info"], cwd=worktree,
+                                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
+        except OSError:  # the update then runs as before, with run_git
+            self.proc = None
+
+    def feed(self, stdin: bytes) -> bool:
+        """Give it its lines and wait for it: whether it updated the index (False: it could not start, or the
+        index was locked by someone else — the caller retries)."""
+        self._thread.join()
+        proc = self.proc
+        if proc is None:
+            return False
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        except OSError:  # it ended before reading (index.lock held by someone else)
+            pass
+        return proc.wait() == 0
 
 
-def _feed(proc: subprocess.Popen[bytes], stdin: bytes) -> bool:
-    """Give a started index update its lines and wait for it: whether it updated the index."""
-    try:
-        assert proc.stdin is not None
-        proc.stdin.write(stdin)
-        proc.stdin.close()
-    except OSError:  # it ended before reading (index.lock held by someone else): the caller retries
-        pass
-    return proc.wait() == 0
+def _git_path() -> str:
+    """git as PATH finds it, looked up once per PATH (each exec otherwise tries every PATH entry before it)."""
+    import shutil
+
+    path = os.environ.get("PATH", "")
+    if _GIT_FOUND.get(path) is None:
+        _GIT_FOUND.clear()
+        _GIT_FOUND[path] = shutil.which("git") or "git"
+    return _GIT_FOUND[path]
 
 
-def _abandon(proc: subprocess.Popen[bytes] | None) -> None:
+_GIT_FOUND: dict[str, str] = {}
+
+
+def _abandon(index: _IndexUpdate | None) -> None:
     """End a started index update unfed: on an empty input git changes nothing and lets go of index.lock."""
-    if proc is not None:
-        _feed(proc, b"")
+    if index is not None:
+        index.feed(b"")
 
 
 def _also_changed(files: dict[str, tuple[str, str]], old: dict[str, tuple[str, str]]) -> list[str]:
