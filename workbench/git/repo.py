@@ -88,15 +88,6 @@ class GitRepo(SharedRefs):
 
     def _commit_workbench(self, message: str, ref_name: str | None,
                           checked: dict[str, tuple[int, int, int, int] | None] | None) -> CommitOutcome:
-        index: list[_IndexUpdate | None] = [None]  # the index update started ahead, once it is
-        try:
-            return self._commit_workbench_with(message, ref_name, checked, index)
-        finally:
-            _abandon(index[0])  # not fed (no commit made, or an error): it changes nothing, lets go of the lock
-
-    def _commit_workbench_with(self, message: str, ref_name: str | None,
-                               checked: dict[str, tuple[int, int, int, int] | None] | None,
-                               index: list[_IndexUpdate | None]) -> CommitOutcome:
         state_only = ref_name is not None
         if state_only:
             assert ref_name is not None
@@ -118,12 +109,6 @@ class GitRepo(SharedRefs):
         # the two git processes a commit needs start now, and start up while its trees are built (issue 33)
         self._refs.start()
         self.read_config_ahead()
-        if not state_only and not self.run_hooks:  # (a hook may run git on the index: then it starts later)
-            self.wait_for_users_git()  # their `git commit` would fail on the branch wb is about to move
-            # the index update starts up while the trees are built and the branch moves: from here it holds
-            # index.lock, so no git command of the user's can start a commit under the move (theirs fails on
-            # the lock, as it would on the moved branch); it is fed, and writes, only once the branch moved
-            index[0] = _IndexUpdate(self.worktree)
         # the parent's blobs are in the object store: a file the blob cache knows is not hashed again
         known = self._parent_info(ref)
         faults.point("before_git_listing")
@@ -153,8 +138,7 @@ class GitRepo(SharedRefs):
                     self.set_state_base(ref, parent)
                 outcome = CommitOutcome()  # nothing changed under .workbench/
                 if not state_only:  # but a crash after the ref moved may have left the index behind
-                    started, index[0] = index[0], None
-                    self._sync_index(files, old_files, outcome, started)
+                    self._sync_index(files, old_files, outcome)
                 return outcome
             tree = self._write_tree(new_root)
             author, committer = self._ident_or_raise()
@@ -170,12 +154,18 @@ class GitRepo(SharedRefs):
             commit = self._signed_commit(body) if self._signing() else self._write_object("commit", body.encode())
             self._journal_written()
             faults.point("before_git_ref")
-            if not state_only and index[0] is None:
+            index = None
+            if not state_only:
                 self.wait_for_users_git()  # their `git commit` would fail on the branch wb just moved
                 # the index update starts up while the branch moves; it is fed (and writes) only once it moved
-                index[0] = _IndexUpdate(self.worktree)
-            why = self._refs.move(ref, commit, parent or "0" * len(commit))
+                index = _IndexUpdate(self.worktree)
+            try:
+                why = self._refs.move(ref, commit, parent or "0" * len(commit))
+            except BaseException:
+                _abandon(index)
+                raise
             if why is not None:
+                _abandon(index)
                 if any(m in why for m in ("No space left", "Read-only file system", "Permission denied")):
                     raise GitError(f"git update-ref failed: {why.splitlines()[-1]}")  # retrying cannot help
                 self._last = None
@@ -188,8 +178,7 @@ class GitRepo(SharedRefs):
             self._last = (ref, commit, new_root, files)
             outcome = CommitOutcome(sha=commit)
             if not state_only:
-                started, index[0] = index[0], None
-                self._sync_index(files, old_files, outcome, started)
+                self._sync_index(files, old_files, outcome, index)
             self.packer.maybe_pack()  # every git.pack_every commits: wb's loose objects into wb's packs
             self._gc_auto()
             return outcome
