@@ -165,14 +165,13 @@ def test_disk_full_on_a_snapshot_keeps_the_logged_change(acked: Path, monkeypatc
     from workbench.store import snapshots
     from workbench.store.workbench import Workbench
 
-    real = snapshots.atomic_write
+    class Full(snapshots.Staged):  # the snapshots' temp files are written (staged) before either is renamed in
+        def __init__(self, path: Path, data: bytes) -> None:
+            if path.name == failing:
+                raise _enospc(path.parent / f".tmp-x1y2-{failing}")
+            super().__init__(path, data)
 
-    def full(path: Path, data: bytes, **kwargs: bool) -> None:
-        if path.name == failing:
-            raise _enospc(path.parent / f".tmp-x1y2-{failing}")
-        real(path, data, **kwargs)
-
-    monkeypatch.setattr(snapshots, "atomic_write", full)
+    monkeypatch.setattr(snapshots, "Staged", Full)
     with pytest.raises(WorkbenchError) as caught:
         Bench.open(acked).add_task("recorded despite the full disk")
     monkeypatch.undo()

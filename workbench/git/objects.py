@@ -48,6 +48,9 @@ class RepoObjects(RepoRefs):
         self._packer: Packer | None = None  # wb's own packs (workbench/git/packs.py), made on first use
         self._pack_index: PackIndex | None = None
         self._written: list[tuple[str, str, str]] = []  # loose objects written since the last journal append
+        # the last blob written for each path, with its deflate segment (see _deflate): a log only ever appended
+        # to is compressed a tail at a time, and read back from memory (its id names its bytes: never stale)
+        self._last_blob: dict[str, tuple[str, bytes, bytes]] = {}
         self.pack_every: int | None = None  # config.yaml git.pack_every (None: the default; 0: never pack)
 
     @property
@@ -108,12 +111,13 @@ class RepoObjects(RepoRefs):
             # which reads its parent's trees from loose objects without a git process (_parent_info_loose;
             # issue 33). One small loose copy, not journalled: wb's packs hold it already (git's gc prunes it)
             journal = False
+        data = self._deflate(kind, raw, body, sha, name) if name else zlib.compress(raw, 1)
         path.parent.mkdir(exist_ok=True)
         tmp = path.parent / f"tmp_obj_wb_{os.getpid()}_{sha[:8]}"
         try:
             with open(tmp, "wb") as fh:
                 faults.no_space("gitthree_enospc_object_write", str(tmp))
-                fh.write(zlib.compress(raw, 1))
+                fh.write(data)
             os.chmod(tmp, 0o444)
             os.replace(tmp, path)
         except OSError:  # a full disk: no half-written temp object is left in .git/objects
@@ -125,6 +129,32 @@ class RepoObjects(RepoRefs):
         if journal:
             self._written.append((sha, kind, name))
         return sha
+
+    _TAIL_MIN = 4096  # a blob smaller than this is compressed whole, as any other object
+
+    def _deflate(self, kind: str, raw: bytes, body: bytes, sha: str, name: str) -> bytes:
+        """`raw` zlib'd for a loose object. A blob that starts with the last blob written for the same path (the
+        event log, appended to on every write) reuses that blob's deflate segment and compresses only the tail
+        (its window primed with the bytes before it): the stream is the same zlib format git reads, the cost no
+        longer the whole file's. The segments are byte-aligned (Z_FULL_FLUSH); the blob header, which names the
+        size, is a segment of its own in front."""
+        import zlib
+
+        if kind != "blob" or len(body) < self._TAIL_MIN:
+            return zlib.compress(raw, 1)
+        last = self._last_blob.get(name)
+        if last is not None and len(body) > len(last[1]) and body.startswith(last[1]):
+            prev = last[1]
+            tail = zlib.compressobj(1, zlib.DEFLATED, -15, zdict=prev[-32768:])
+            segment = last[2] + tail.compress(body[len(prev):]) + tail.flush(zlib.Z_FULL_FLUSH)
+        else:
+            whole = zlib.compressobj(1, zlib.DEFLATED, -15)
+            segment = whole.compress(body) + whole.flush(zlib.Z_FULL_FLUSH)
+        self._last_blob[name] = (sha, body, segment)
+        head = zlib.compressobj(1, zlib.DEFLATED, -15)
+        header = head.compress(raw[:len(raw) - len(body)]) + head.flush(zlib.Z_FULL_FLUSH)
+        # 78 01: zlib's header (deflate, 32 KiB window, fastest); 03 00: an empty final block; then adler-32
+        return b"\x78\x01" + header + segment + b"\x03\x00" + zlib.adler32(raw).to_bytes(4, "big")
 
     def _write_tree(self, entries: dict[str, tuple[str, str]], name: str = "") -> str:
         # git orders tree entries by name, comparing a directory's name as if it ended with '/'
@@ -309,6 +339,10 @@ class RepoObjects(RepoRefs):
 
         if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha):
             return None
+        if kind == "blob":
+            for known, body, _segment in self._last_blob.values():
+                if known == sha:
+                    return body
         try:
             raw = zlib.decompress((self.common_dir / "objects" / sha[:2] / sha[2:]).read_bytes())
         except (OSError, zlib.error):

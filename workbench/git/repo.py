@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench import faults
 from workbench.errors import GitError
@@ -27,6 +28,9 @@ from workbench.git.plumbing import cat_batch, run_git
 from workbench.git.refs import RefMover
 from workbench.git.sharedrefs import STATE_REF_MOVED, SharedRefs
 from workbench.model.layout import COMMITTED_FILES, WB_DIR
+
+if TYPE_CHECKING:  # annotations only: a commit imports subprocess when it starts git
+    import subprocess
 
 __all__ = ["HOOK_MARK", "IGNORED_NAMES", "INDEX_LOCK_WAIT_S", "STATE_REF_MOVED", "WRITTEN_BY_WB", "BlobStatCache",
            "CommitOutcome", "GitRepo", "RefMover", "cat_batch", "find_worktree", "in_commit_hook", "run_git"]
@@ -150,10 +154,18 @@ class GitRepo(SharedRefs):
             commit = self._signed_commit(body) if self._signing() else self._write_object("commit", body.encode())
             self._journal_written()
             faults.point("before_git_ref")
+            index = None
             if not state_only:
                 self.wait_for_users_git()  # their `git commit` would fail on the branch wb just moved
-            why = self._refs.move(ref, commit, parent or "0" * len(commit))
+                # the index update starts up while the branch moves; it is fed (and writes) only once it moved
+                index = _IndexUpdate(self.worktree)
+            try:
+                why = self._refs.move(ref, commit, parent or "0" * len(commit))
+            except BaseException:
+                _abandon(index)
+                raise
             if why is not None:
+                _abandon(index)
                 if any(m in why for m in ("No space left", "Read-only file system", "Permission denied")):
                     raise GitError(f"git update-ref failed: {why.splitlines()[-1]}")  # retrying cannot help
                 self._last = None
@@ -166,20 +178,23 @@ class GitRepo(SharedRefs):
             self._last = (ref, commit, new_root, files)
             outcome = CommitOutcome(sha=commit)
             if not state_only:
-                self._sync_index(files, old_files, outcome)
+                self._sync_index(files, old_files, outcome, index)
             self.packer.maybe_pack()  # every git.pack_every commits: wb's loose objects into wb's packs
             self._gc_auto()
             return outcome
         raise GitError(f"could not move {ref}: it kept changing under wb; retry")
 
     def _sync_index(self, files: dict[str, tuple[str, str]], old: dict[str, tuple[str, str]],
-                    outcome: CommitOutcome) -> None:
+                    outcome: CommitOutcome, started: _IndexUpdate | None = None) -> None:
         """Point the user's index entries under .workbench/ at the new commit, so `git status` is clean there.
-        Only those entries change: what the user staged elsewhere stays staged."""
+        Only those entries change: what the user staged elsewhere stays staged. `started`: a `git update-index
+        --index-info` started ahead (_IndexUpdate), fed first."""
         lines = [f"{mode} {sha}\t{WB_DIR}/{rel}" for rel, (mode, sha) in files.items()]
         zero = "0" * 40 if self._algo == "sha1" else "0" * 64
         lines += [f"0 {zero}\t{WB_DIR}/{rel}" for rel in old if rel not in files]
         stdin = ("\n".join(lines) + "\n").encode()
+        if started is not None and started.feed(stdin):
+            return
         for attempt in range(40):
             proc = run_git(self.worktree, "update-index", "--index-info", stdin=stdin, check=False)
             if proc.returncode == 0:
@@ -299,6 +314,64 @@ class GitRepo(SharedRefs):
 
 
 WRITTEN_BY_WB = {"state.md", "board.json", "events.jsonl", "calls.jsonl"}
+
+
+class _IndexUpdate:
+    """A `git update-index --index-info` started ahead of its input, on a thread (its fork and exec overlap the
+    branch's move): git loads and reads its config meanwhile, then waits on stdin holding index.lock, and
+    changes nothing on an empty input."""
+
+    def __init__(self, worktree: Path) -> None:
+        import threading
+
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._thread = threading.Thread(target=self._start, args=(worktree,), daemon=True)
+        self._thread.start()
+
+    def _start(self, worktree: Path) -> None:
+        import subprocess
+
+        try:
+            self.proc = subprocess.Popen([_git_path(), "update-index", "--index-info"], cwd=worktree,
+                                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
+        except OSError:  # the update then runs as before, with run_git
+            self.proc = None
+
+    def feed(self, stdin: bytes) -> bool:
+        """Give it its lines and wait for it: whether it updated the index (False: it could not start, or the
+        index was locked by someone else — the caller retries)."""
+        self._thread.join()
+        proc = self.proc
+        if proc is None:
+            return False
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        except OSError:  # it ended before reading (index.lock held by someone else)
+            pass
+        return proc.wait() == 0
+
+
+def _git_path() -> str:
+    """git as PATH finds it, looked up once per PATH (each exec otherwise tries every PATH entry before it)."""
+    import shutil
+
+    path = os.environ.get("PATH", "")
+    if _GIT_FOUND.get(path) is None:
+        _GIT_FOUND.clear()
+        _GIT_FOUND[path] = shutil.which("git") or "git"
+    return _GIT_FOUND[path]
+
+
+_GIT_FOUND: dict[str, str] = {}
+
+
+def _abandon(index: _IndexUpdate | None) -> None:
+    """End a started index update unfed: on an empty input git changes nothing and lets go of index.lock."""
+    if index is not None:
+        index.feed(b"")
 
 
 def _also_changed(files: dict[str, tuple[str, str]], old: dict[str, tuple[str, str]]) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from workbench import faults
 from workbench.errors import WorkbenchError
 from workbench.store import archive, caches
-from workbench.store.atomic import FileChanged, atomic_write, read_or_none
+from workbench.store.atomic import FileChanged, Staged, atomic_write, read_or_none, sync_together
 
 TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
 if TYPE_CHECKING:
@@ -41,20 +41,10 @@ def write_snapshots(tx: StageContext, loaded: Loaded) -> str | None:
     docs = tx.docs
     seen_board = None if "board.json" in loaded.rebuilt else tx.board_seen
     seen_state = None if "state.md" in loaded.rebuilt else loaded.state_raw
+    board_raw = None
     if tx.board_changed or loaded.replayed:
         archive.write_sealed(p, docs)  # before the board that references them
         board_raw = docs.encode_board()
-        # No directory fsync: the log append above is durable, and a rename lost to a power cut leaves
-        # the old snapshot, whose last_event is behind the log; the next load folds the rest in.
-        try:
-            atomic_write(p.board, board_raw, sync_dir=False, expect=None if tx.rebuild else seen_board)
-        except FileChanged:
-            if not git_did_it(tx, "board.json"):
-                return "board.json"
-            atomic_write(p.board, board_raw, sync_dir=False)
-        faults.point("after_board_write")
-    else:
-        board_raw = None
     state_raw = None
     node = loaded.state_node
     if node is None:
@@ -63,10 +53,38 @@ def write_snapshots(tx: StageContext, loaded: Loaded) -> str | None:
             node = tx.wb.parse_state(loaded.state_raw)[0]
     if state_raw is None:
         state_raw = statefile.render(node, docs.state, docs.body)
+    # Both temp files written, then made durable together (one journal commit for the two), then renamed in
+    # one after the other, board.json first. No directory fsync: the log append above is durable, and a
+    # rename lost to a power cut leaves the old snapshot, whose last_event is behind the log; the next load
+    # folds the rest in.
+    staged: list[Staged] = []
+    try:
+        if board_raw is not None:
+            staged.append(Staged(p.board, board_raw))
+        staged.append(Staged(p.state, state_raw))
+        sync_together(staged)
+    except BaseException:
+        for one in staged:
+            one.drop()
+        raise
+    state_stage = staged[-1]
+    if board_raw is not None:
+        board_stage = staged[0]
+        try:
+            board_stage.put(expect=None if tx.rebuild else seen_board)
+        except FileChanged:
+            if not git_did_it(tx, "board.json"):
+                state_stage.drop()
+                return "board.json"
+            atomic_write(p.board, board_raw, sync_dir=False)
+        except BaseException:
+            state_stage.drop()
+            raise
+        faults.point("after_board_write")
     kept = None
     written = None
     try:
-        written = atomic_write(p.state, state_raw, sync_dir=False, expect=None if tx.rebuild else seen_state)
+        written = state_stage.put(expect=None if tx.rebuild else seen_state)
     except FileChanged:
         if git_did_it(tx, "state.md"):
             written = atomic_write(p.state, state_raw, sync_dir=False)
