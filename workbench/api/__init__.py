@@ -42,7 +42,7 @@ from workbench.ops.status import status_of
 from workbench.ops.taskquery import TASK_FILTERS, filter_tasks
 from workbench.store.transaction import LastWrite
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

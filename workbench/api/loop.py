@@ -12,7 +12,7 @@ from workbench.errors import UsageError, WorkbenchError
 from workbench.model import provenance
 from workbench.store.transaction import LastWrite
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:  # the harness, review, doctor and migrate load only when their verb is called
     from typing import Any
 

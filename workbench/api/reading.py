@@ -9,7 +9,7 @@ from workbench.errors import UsageError
 from workbench.model import ids
 from workbench.ops.status import STATUSES, status_of
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -11,7 +11,7 @@ from workbench.errors import NotFound, Refused, UsageError, WorkbenchError
 from workbench.model import reducer
 from workbench.store.workbench import Workbench
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -10,7 +10,7 @@ from workbench.store import opening
 from workbench.store.transaction import LastWrite
 from workbench.store.workbench import Workbench
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

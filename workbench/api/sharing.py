@@ -6,7 +6,7 @@ from workbench.api.core import BenchCore
 from workbench.api.rules import lease_seconds
 from workbench.model import ids
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

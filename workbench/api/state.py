@@ -10,7 +10,7 @@ from workbench.api.rules import KEPT_STATE_KEYS, SETTABLE_STATE_KEYS, shortened
 from workbench.errors import NotFound, Refused, UsageError
 from workbench.model import reducer
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -40,7 +40,7 @@ from workbench.progress import tick as progress_tick
 from workbench.store import trust
 from workbench.store.transaction import LastWrite, Transaction
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

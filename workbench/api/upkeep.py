@@ -10,7 +10,7 @@ from workbench.api.core import BenchCore
 from workbench.api.revisions import diff
 from workbench.api.rules import read_bytes_or_none, shortened
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:  # the harness, review, doctor and migrate load only when their verb is called
     from typing import Any
 

@@ -13,7 +13,7 @@ import sys
 
 from workbench.model.display import escape
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

@@ -12,7 +12,7 @@ from workbench.git.plumbing import size_batch
 from workbench.git.repo import run_git
 from workbench.model.layout import WB_DIR
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

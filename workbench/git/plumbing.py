@@ -10,7 +10,7 @@ from pathlib import Path
 
 from workbench.errors import GitError
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:  # for annotations only: each function that runs git imports subprocess (wb status runs none)
     import subprocess
 

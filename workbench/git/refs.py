@@ -11,7 +11,7 @@ from workbench.errors import GitError
 from workbench.git.discovery import RepoDirs
 from workbench.git.plumbing import run_git
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     import subprocess
     import weakref

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from workbench import faults
 from workbench.errors import GitError
@@ -29,6 +28,7 @@ from workbench.git.refs import RefMover
 from workbench.git.sharedrefs import STATE_REF_MOVED, SharedRefs
 from workbench.model.layout import COMMITTED_FILES, WB_DIR
 
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:  # annotations only: a commit imports subprocess when it starts git
     import subprocess
 

@@ -17,7 +17,7 @@ from workbench.git.objects import RepoObjects
 from workbench.git.plumbing import cat_batch, run_git
 from workbench.model.layout import WB_DIR
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     import subprocess
     from typing import Any

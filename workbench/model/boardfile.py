@@ -13,7 +13,7 @@ from workbench.model import schemas
 from workbench.model.ids import TASK_ID
 from workbench.model.jsonl import DuplicateKey, check_unicode, loads_unique
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, Protocol

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 CLIP_TEXT = 2048  # characters of one string kept in an event; the rest is summarized by its size and sha256

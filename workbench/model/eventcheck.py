@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from workbench._validators.event import REGEX_PATTERNS
 
-TYPE_CHECKING = False  # typing for the type checker only (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 # patterns, compiled by re on first use: a write that takes state.md from wb's cache parses no frontmatter, and

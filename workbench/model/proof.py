@@ -5,7 +5,7 @@ proof on the task. A forced done, or a done with no proof at all — set by a ha
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 FORCED = "forced"  # done with `--force` by a person: the proof records the failures it overrode

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 LEVELS = ("warn", "block")

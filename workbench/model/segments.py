@@ -21,7 +21,7 @@ from collections.abc import Callable
 from workbench.errors import Refused
 from workbench.model.jsonl import MAX_LINE_BYTES, escaped_surrogate, line_hash, read_line, split_lines, unique_pairs
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -10,7 +10,7 @@ remembered note or assumption a later commit changed; a next action set by hand 
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 SHOWN = 20  # items of one kind listed; the rest counted in one more item

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from workbench.store.workbench import Loaded, Workbench
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

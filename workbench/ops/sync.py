@@ -45,7 +45,7 @@ from workbench.ops.syncrefs import (
 )
 from workbench.store.landing import agent_name  # moved to the store with the landing rule (issue 29)
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -8,7 +8,7 @@ from workbench.errors import GitError, UsageError
 from workbench.ops.syncmerge import materialize
 from workbench.ops.syncrefs import SyncReport, tracking_ref
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from workbench.store.workbench import Workbench
 

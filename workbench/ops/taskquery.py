@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from workbench.errors import UsageError
 from workbench.model.dependencies import task_statuses, unmet_dependencies
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

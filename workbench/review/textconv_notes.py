@@ -27,7 +27,7 @@ cached by git itself, once, on the first `git log -p` that shows them.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing for the type checker only (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 
 if TYPE_CHECKING:
     from pathlib import Path

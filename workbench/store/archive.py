@@ -19,7 +19,7 @@ from workbench.model import archive
 from workbench.model.boardfile import parse_board
 from workbench.store.atomic import read_or_none, write_workbench_file
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from workbench.model.layout import Paths
 from workbench.store.atomic import atomic_write
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

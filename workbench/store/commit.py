@@ -50,7 +50,7 @@ from workbench.store import caches, sealedfiles
 from workbench.store.config import load_config
 from workbench.store.eventlog import Tail
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

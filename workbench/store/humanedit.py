@@ -17,7 +17,7 @@ from workbench.model.boardfile import parse_board
 from workbench.model.layout import WB_DIR, Paths
 from workbench.store import caches
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from workbench.git.keep import KEPT, KEPT_FOR, keep_dir_of
 from workbench.store.atomic import fsync_dir
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from workbench.git.repo import GitRepo
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from workbench.model.ids import task_number
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -22,7 +22,7 @@ from workbench.store.atomic import atomic_write
 from workbench.store.caches import read_json
 from workbench.store.eventlog import EventLog
 
-TYPE_CHECKING = False  # typing for the type checker only (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

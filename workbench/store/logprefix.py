@@ -16,7 +16,7 @@ import json
 from workbench.errors import GitError, Refused, WorkbenchError
 from workbench.model.layout import WB_DIR
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

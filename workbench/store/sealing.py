@@ -25,7 +25,7 @@ from workbench.model.segments import LOG_DIR, SEGMENT_BYTES, SEGMENT_EVENTS, Hea
 from workbench.store.atomic import atomic_write, fsync_dir
 from workbench.store.eventlog import EventLog
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

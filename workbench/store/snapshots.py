@@ -12,7 +12,7 @@ from workbench.errors import WorkbenchError
 from workbench.store import archive, caches
 from workbench.store.atomic import FileChanged, Staged, atomic_write, read_or_none, sync_together
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from workbench.store.loaded import Loaded
     from workbench.store.stagecontext import StageContext

@@ -24,7 +24,7 @@ from workbench.store.config import parse_config
 from workbench.store.eventlog import Tail
 from workbench.store.snapshots import SnapshotsBehind
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any, ClassVar
 

@@ -24,7 +24,7 @@ from workbench.store.eventlog import EventLog, Tail, chain
 from workbench.store.loaded import Loaded
 from workbench.store.pending import Pending, missing_from_log
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:  # imported where used: a reader (wb status) takes no lock and writes nothing
     from typing import Any
 

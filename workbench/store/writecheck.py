@@ -9,7 +9,7 @@ from workbench.model import schemas
 from workbench.model.boardfile import check_board
 from workbench.store.eventlog import chain
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from workbench.store.stagecontext import StageContext
 

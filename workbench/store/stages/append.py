@@ -14,7 +14,7 @@ from workbench.store.atomic import append_lines
 from workbench.store.eventlog import LogMoved
 from workbench.store.stages import STOP
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from workbench.store.stagecontext import StageContext
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from workbench.store import archive
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from workbench.store.stagecontext import StageContext
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from workbench import faults
 from workbench.git.repo import CommitOutcome
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,7 +9,7 @@ from workbench.store import archive
 from workbench.store.atomic import write_workbench_file
 from workbench.store.sqliteerrors import os_errors
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -12,7 +12,7 @@ from workbench.model import reducer
 from workbench.store import humanedit, writecheck
 from workbench.store.atomic import read_or_none
 
-TYPE_CHECKING = False  # typing is imported for the type checker only: ~3 ms of every start (issue 33)
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from workbench.store.stagecontext import StageContext
 
