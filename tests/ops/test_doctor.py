@@ -27,6 +27,25 @@ def test_healthy_workbench(repo: Path) -> None:
     assert code == 0 and report == {"healthy": True, "findings": []}
 
 
+@files_only  # the temp files of atomic writes: SQLite writes none
+def test_a_crashs_temp_file_alone_is_harmless_and_doctor_healthy_as_validate_says(repo: Path) -> None:
+    """A write killed between its temp file and the rename leaves `.tmp-…` beside the file: wb never reads it,
+    so `wb doctor` says healthy (as `wb validate` does: found by tests/reliability/gitfuzz.py, whose invariant is
+    that they agree), lists it as harmless, and `--fix` removes it."""
+    init(repo)
+    Bench.open(repo).note("kept")
+    temp = repo / ".workbench" / ".tmp-0123456789ab-state.md"
+    temp.write_text("half a state.md")
+    assert run_wb(repo, "validate").returncode == 0
+    code, report = _doctor(repo)
+    assert code == 0 and "temp_files" in _codes(report), report
+    shown = run_wb(repo, "doctor")
+    assert shown.returncode == 0 and "harmless; wb doctor --fix removes it" in shown.stdout
+    assert run_wb(repo, "note", "next").returncode == 0  # the next write succeeds beside it
+    code, report = _doctor(repo, "--fix")
+    assert code == 0 and not temp.exists()
+
+
 @files_only  # events.jsonl's torn tail and temp files: SQLite appends in a transaction (test_doctor_sqlite.py)
 def test_torn_tail_and_temp_files_are_repaired(repo: Path) -> None:
     init(repo)

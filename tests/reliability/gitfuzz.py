@@ -540,9 +540,12 @@ class GitFuzz(RuleBasedStateMachine):
     def validate_doctor_write_agree(self) -> None:
         if not hasattr(self, "app_work") or DRY or self.busy():
             return  # mid-rebase/merge/bisect the files are git's; they agree again when it ends
-        validate = self.wb("validate").returncode
-        doctor = self.wb("doctor").returncode
-        assert (validate == 0) == (doctor == 0), f"wb validate exit {validate} but wb doctor exit {doctor}"
+        checked = self.wb("validate")
+        doctored = self.wb("doctor")
+        validate, doctor = checked.returncode, doctored.returncode
+        assert (validate == 0) == (doctor == 0), (
+            f"wb validate exit {validate} but wb doctor exit {doctor}\nvalidate said: "
+            f"{(checked.stdout + checked.stderr)[-600:]}\ndoctor said: {(doctored.stdout + doctored.stderr)[-600:]}")
         self.since_write_check += 1
         if self.since_write_check >= 4 or validate != 0:
             self.since_write_check = 0

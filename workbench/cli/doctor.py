@@ -17,8 +17,8 @@ def doctor_command(
     """Check the workbench: torn log tail, snapshots behind the log, hash chain, schemas, uncommitted
     changes, leftover temp files, stale lock; on SQLite, the database's integrity, the chain, the snapshots
     against the fold of the log (--fix folds them again). Exit 0 when healthy — the next write succeeds; what it
-    will do by itself (snapshots behind, files not yet committed, writes waiting for a branch) is listed, and
-    --fix does it now — or repaired; 1 otherwise."""
+    will do by itself (snapshots behind, files not yet committed, writes waiting for a branch) and what never
+    stops a write (a crash's leftover temp files) are listed, and --fix does them now — or repaired; 1 otherwise."""
     from workbench.api import Bench
 
     bench = Bench.open(start_dir())
@@ -30,6 +30,7 @@ def doctor_command(
         for f in report.findings:
             mark = "fixed" if f.fixed else ("the next write does it; now: wb doctor --fix" if f.waits and f.fixable
                                             else "waits" if f.waits
+                                            else "harmless; wb doctor --fix removes it" if f.harmless
                                             else "fixable: wb doctor --fix" if f.fixable else "needs you")
             output.say(output.shown(f"{f.code:<22} {f.message}  [{mark}]"))
         if not report.findings:

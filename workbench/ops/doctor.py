@@ -38,10 +38,13 @@ class Finding:
     # the git directory): reported, and `--fix` does it now, but no health problem — `wb doctor` healthy means
     # the next write succeeds (the dry write says when it would not), as `wb validate` says (issue 29)
     waits: bool = False
+    # clutter that never stops a write (the temp file of a write a crash cut short): reported, `--fix` removes it,
+    # no health problem either
+    harmless: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "fixable": self.fixable, "fixed": self.fixed,
-                "waits": self.waits}
+                "waits": self.waits, "harmless": self.harmless}
 
 
 @dataclass
@@ -50,7 +53,7 @@ class Report:
 
     @property
     def healthy(self) -> bool:
-        return all(f.fixed or f.waits for f in self.findings)
+        return all(f.fixed or f.waits or f.harmless for f in self.findings)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -231,7 +234,8 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
     # 5. leftover temp files
     temps = [path for path in p.wb.rglob(".tmp-*") if path.is_file()]
     if temps:
-        finding = Finding("temp_files", f"{len(temps)} leftover temp file(s) of interrupted atomic writes", True)
+        finding = Finding("temp_files", f"{len(temps)} leftover temp file(s) of interrupted atomic writes", True,
+                          harmless=True)  # wb never reads one: the next write succeeds beside it
         if fix:
             with wb.lock():  # under the lock, no atomic write is in flight: every temp file is a leftover
                 remove_temp_files(p.wb)
