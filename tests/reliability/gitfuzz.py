@@ -556,4 +556,6 @@ class GitFuzz(RuleBasedStateMachine):
                 self.acked(("note.add", text))
             assert (proc.returncode == 0) == (validate == 0), (
                 f"wb validate exit {validate}, wb doctor exit {doctor}, but the next write exited "
-                f"{proc.returncode}: {proc.stderr.strip()[-300:]}")
+                f"{proc.returncode}: {proc.stderr.strip()[-300:]}\nvalidate said: "
+                f"{(checked.stdout + checked.stderr)[-600:]}\ndoctor said: "
+                f"{(doctored.stdout + doctored.stderr)[-600:]}")
