@@ -397,3 +397,77 @@ def test_doctor_fix_leaves_a_log_with_lines_of_its_own_to_the_person(tmp_path: P
     doctor = wb(repo, "doctor", "--json")
     assert "log_behind" not in {f["code"] for f in json.loads(doctor.stdout)["findings"]}, doctor.stdout
     assert wb(repo, "doctor", "--fix").returncode != 0
+
+
+def _log(repo: Path) -> list[dict]:
+    return [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+
+
+def _agree_and_write(repo: Path) -> None:
+    """validate, doctor and the next write say the same, and after the write the workbench validates."""
+    validate, doctor = wb(repo, "validate"), wb(repo, "doctor")
+    assert validate.returncode == 0, validate.stdout + validate.stderr
+    assert doctor.returncode == 0, doctor.stdout
+    write = wb(repo, "note", "the next write")
+    assert write.returncode == 0, write.stderr
+    after = wb(repo, "validate")
+    assert after.returncode == 0, after.stdout + after.stderr
+    replayed = wb(repo, "replay", "--verify")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    board = json.loads(git(repo, "show", "HEAD:.workbench/board.json"))  # what the write committed, not a view
+    assert board["last_event"] == max(e["seq"] for e in _log(repo) if e["type"].startswith("task.")), board
+
+
+@about_git  # a squash merge of wb's history
+def test_a_squash_merge_that_brings_back_the_board_wb_last_wrote_on_another_branch(tmp_path: Path) -> None:
+    """Found by gitfuzz seed 457557118 (fresh base): on a branch cut three writes back, a note; then
+    `git merge --squash main` and a commit. git took main's board.json whole (the branch never changed it), but
+    the merged log puts the branch's note first, so main's board was one behind the log's numbering: validate
+    refused ("board.json: last_event: snapshot has 5, the log gives 6") while the next write took the board for
+    wb's own — its bytes were what wb last wrote (on main, before the checkout) — and left it wrong for good.
+    Now the merge drivers leave what they merged as wb's last write, so that board is judged against the log."""
+    repo = new_repo(tmp_path / "repo")
+    for args in (("task", "add", "t1"), ("task", "add", "t2"), ("note", "n3"), ("task", "add", "t4")):
+        assert wb(repo, *args).returncode == 0
+    git(repo, "checkout", "-q", "--detach", "HEAD~3")
+    git(repo, "checkout", "-q", "-b", "topic-1")
+    assert wb(repo, "note", "probe-5").returncode == 0
+    git(repo, "merge", "-q", "--squash", "main")
+    git(repo, "commit", "-q", "--no-edit", "-m", "squash main")
+    _agree_and_write(repo)
+    titles = {e["payload"]["task"]["title"] for e in _log(repo) if e["type"] == "task.add"}
+    assert titles == {"t1", "t2", "t4"}, titles
+
+
+@about_git  # a rebase of wb's history
+def test_a_rebase_of_a_branch_that_added_a_task_onto_one_that_added_a_note(tmp_path: Path) -> None:
+    """The same seam by a rebase: the picked commit's board.json (git took it whole: main never changed the
+    board) numbers its task.add one before where the rebased log puts it, after main's note."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "task", "add", "t1").returncode == 0
+    git(repo, "checkout", "-q", "-b", "topic")
+    assert wb(repo, "task", "add", "on the topic").returncode == 0
+    git(repo, "checkout", "-q", "main")
+    assert wb(repo, "note", "on main").returncode == 0
+    git(repo, "checkout", "-q", "topic")
+    git(repo, "rebase", "-q", "main")
+    _agree_and_write(repo)
+    board = json.loads((repo / ".workbench" / "board.json").read_text())
+    assert [t["title"] for t in board["tasks"]] == ["t1", "on the topic"], board
+
+
+@about_git  # an interactive rebase of wb's history
+def test_a_rebase_that_drops_a_note_before_a_task_add(tmp_path: Path) -> None:
+    """The mirror: the dropped note leaves the picked task.add one seq lower in the rebased log than git's
+    board.json (taken whole: main never changed the board) says — a board numbered past the log's end, which the
+    load took for a board written just before a crash and judged by no fold."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "task", "add", "t1").returncode == 0
+    git(repo, "checkout", "-q", "-b", "topic")
+    assert wb(repo, "note", "dropped").returncode == 0
+    assert wb(repo, "task", "add", "kept").returncode == 0
+    proc = subprocess.run(["git", "rebase", "-q", "-i", "main"], cwd=repo, capture_output=True, text=True,
+                          env=_env(GIT_SEQUENCE_EDITOR="sed -i 1s/^pick/drop/"))
+    assert proc.returncode == 0, proc.stderr
+    _agree_and_write(repo)
+    assert [e["payload"]["text"] for e in _log(repo) if e["type"] == "note.add"] == ["the next write"]

@@ -211,6 +211,11 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
         _, conflicts = merge.merge_state(states[0][1], states[1][1], states[2][1], renames)
         raw = statefile.render(states[1][0], docs.state, docs.body)
         _write_cache(root, "state", raw, docs)
+        # and the board the merged log folds to, whether or not git asks for one: when only one side changed
+        # board.json, git takes that side's whole, numbered as that side's log was — the next load must judge it
+        # against the merged log, not take it for wb's last write (whose bytes it may be: the line wb last wrote
+        # on before a checkout)
+        _write_cache(root, "board", encode_board(docs.board), None)
         return raw, conflicts
     # A cherry-pick git leaves no trace of, `git merge-file`: each file merged on its own, with the same rules;
     # `wb validate` then finds where board or state disagree with the log, and `wb doctor --fix` rebuilds them.

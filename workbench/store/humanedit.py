@@ -102,7 +102,10 @@ def find_edits(wb: StageWorkbench, docs: Docs, state_raw: bytes, board_raw: byte
         # and a merge git made file by file (a cherry-pick) may leave that behind
         state_at = _int(docs.state.get("last_event"))
         board_at = max(state_at, _int(docs.board.get("last_event")))
-        folded = fold_at(wb, {seq for seq, wanted in ((state_at, fold_state), (board_at, fold_board)) if wanted})
+        folded = fold_at(wb, {seq for seq, wanted in ((state_at, fold_state), (board_at, fold_board),
+                                                       (state_at, fold_board)) if wanted})
+        if board_at not in folded:  # a board numbered past the log's end: git took it whole from a branch whose
+            board_at = state_at     # events the merged log numbers lower (a rebase that dropped a commit)
         if fold_state and state_at in folded:
             base = folded[state_at]
             edit = state_edit(base.state, base.body, docs.state, docs.body, always=False)
@@ -112,6 +115,11 @@ def find_edits(wb: StageWorkbench, docs: Docs, state_raw: bytes, board_raw: byte
             edit = board_edit(folded[board_at].board, docs.board)
             if edit["upsert"] or edit["remove"] or "order" in edit:
                 edits.append({**edit, BEFORE: folded[board_at].board})
+            elif "last_event" in folded[board_at].board:
+                # the tasks are the log's, numbered as another branch's log was: git took board.json whole from
+                # the side that alone changed it, and the merged log put the other side's events among them.
+                # Not an edit: the board is wb's, its last_event the one the log gives (the next write writes it)
+                docs.board["last_event"] = folded[board_at].board["last_event"]
     for edit in edits:  # what git committed (a cherry-pick's file-by-file merge) is recorded, but no one waits on it
         if _is_committed(wb, str(edit.get("file")), state_raw if edit.get("file") == "state.md" else board_raw):
             edit[COMMITTED] = True

@@ -17,12 +17,12 @@ class Loaded:
     annotations, and `wb status` makes one."""
 
     __slots__ = ("docs", "tail", "state_node", "state_raw", "file_state", "human_edits", "replayed", "rebuilt",
-                 "pending", "refused")
+                 "pending", "refused", "renumbered")
 
     def __init__(self, docs: Docs, tail: Tail, state_node: Any, state_raw: bytes, file_state: dict[str, Any],
                  human_edits: list[dict[str, Any]] | None = None, replayed: int = 0,
                  rebuilt: tuple[str, ...] = (), pending: list[dict[str, Any]] | None = None,
-                 refused: list[dict[str, Any]] | None = None) -> None:
+                 refused: list[dict[str, Any]] | None = None, renumbered: bool = False) -> None:
         self.docs = docs
         self.tail = tail
         self.state_node = state_node  # round-trip node of state.md, None when not parsed
@@ -37,6 +37,9 @@ class Loaded:
         # pending events that no longer apply to this branch (store/landing.py): left out of `pending`, named
         # by the write that lands the rest, which keeps them aside (store/pending.py `set_aside`)
         self.refused = refused if refused is not None else []
+        # board.json's tasks are the log's but its last_event was another branch's numbering (git took the file
+        # whole in a merge or rebase): docs.board has the log's, and the next write writes board.json
+        self.renumbered = renumbered
 
     @property
     def virtual_tail(self) -> Tail:

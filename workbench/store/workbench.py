@@ -167,10 +167,14 @@ class Workbench:
         if own_board:
             docs.board_raw = board_raw
         human: list[dict[str, Any]] = []
+        renumbered = False  # board.json's last_event taken from the log (humanedit.find_edits): to be written
         if detect_human:  # a reader that does not look for hand edits (wb task list) imports nothing of them
             from workbench.store import humanedit
 
+            numbered = docs.board.get("last_event")
             human = humanedit.find_edits(self, docs, state_raw, board_raw, state_cached, thorough=thorough)
+            renumbered = docs.board.get("last_event") != numbered and not any(
+                edit.get("file") == "board.json" for edit in human)
         last = _int(state.get("last_event"))
         board_from = _int(docs.board.get("last_event"))  # the board the edits were found against
         tail, after = self.log.scan_after(last)
@@ -209,7 +213,7 @@ class Workbench:
             schemas.check("state", docs.state, "state.md (with the events after it)")
             schemas.check("board", docs.board, "board.json (with the events after it)")
         return Loaded(docs, tail, node, state_raw, file_state, human, replayed=len(after) - len(folded),
-                      rebuilt=tuple(rebuilt), pending=pending, refused=refused)
+                      rebuilt=tuple(rebuilt), pending=pending, refused=refused, renumbered=renumbered)
 
     def _read_snapshots(self, rebuilt: dict[str, bytes],
                         need_body: bool) -> tuple[bytes, dict[str, Any] | None, bytes]:

@@ -19,5 +19,5 @@ def run(tx: StageContext) -> None:
     tx.events = []
     tx.adopted = 0
     tx.agent_board_changed = False
-    tx.board_changed = loaded.replayed > 0 or "board.json" in loaded.rebuilt
+    tx.board_changed = loaded.replayed > 0 or "board.json" in loaded.rebuilt or loaded.renumbered
     tx.deferred = tx.wb.deferred()
