@@ -43,6 +43,8 @@ def tasks(draw: Any) -> list[Any]:
 
 
 def duplicates_by_loop(tasks: Any) -> list[tuple[int, str]]:
+    """The oracle for model/boardfile.py `duplicate_ids`: the plain loop its fast path (ids all unique → [])
+    must agree with, on every board hypothesis makes. It restates the fallback loop on purpose."""
     seen: set[str] = set()
     out = []
     for i, task in enumerate(tasks if isinstance(tasks, list) else []):
