@@ -111,3 +111,31 @@ def test_colliding_task_ids_both_survive_and_references_follow(base_repo: Path) 
     status = json.loads(run_wb(repo, "status", "--json").stdout)
     assert status["active_task"]["id"] == renamed
     assert len(set(board)) == len(board) == 7
+
+
+def test_a_second_merge_after_the_first_renumbered_the_other_branchs_task(base_repo: Path) -> None:
+    """Two clones pulling from each other: the first merge renumbered the other side's T-004 (added later) to
+    T-005 here, while the other side goes on calling it T-004. The next merge's base is the other side's commit,
+    numbered as the other side numbers: its T-004 is ours' T-005. Before, the board driver compared that base
+    with ours by raw id, saw our T-004 "changed" and theirs "removed", and left a conflict in board.json."""
+    repo = base_repo
+    run_git(repo, "checkout", "-q", "-b", "feature")
+    run_git(repo, "checkout", "-q", "main")
+    Bench.open(repo).add_task("main's fourth task")  # T-004 here, first
+    run_git(repo, "checkout", "-q", "feature")
+    Bench.open(repo).add_task("feature's fourth task")  # T-004 there, later: renumbered by the merge
+    run_git(repo, "checkout", "-q", "main")
+    merged = _merge(repo, "feature")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert {t["title"]: tid for tid, t in _board(repo).items()}["feature's fourth task"] == "T-005"
+    run_git(repo, "checkout", "-q", "feature")
+    Bench.open(repo).add_task("feature's fifth task")  # T-005 there
+    run_git(repo, "checkout", "-q", "main")
+    Bench.open(repo).note("main goes on")
+    merged = _merge(repo, "feature")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    _clean_and_consistent(repo)
+    titles = {t["title"]: tid for tid, t in _board(repo).items()}
+    assert titles["main's fourth task"] == "T-004" and titles["feature's fourth task"] == "T-005", titles
+    assert titles["feature's fifth task"] not in ("T-004", "T-005"), titles
+    assert len(titles) == len(set(titles.values())) == 6, titles

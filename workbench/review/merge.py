@@ -90,7 +90,7 @@ def merge_events(base: list[dict[str, Any]], ours: list[dict[str, Any]], theirs:
     from workbench.store.eventlog import Tail, chain
 
     start = start or Tail(0, None, 0, 0)
-    if pick or not _is_prefix(base, ours):
+    if picks(base, ours, pick=pick):
         return _append_theirs(ours, theirs, start, base=base)
     base_ids = {e["id"] for e in base}
     ours_new = [e for e in ours if e["id"] not in base_ids]
@@ -172,6 +172,14 @@ def _nondone_last(events: list[dict[str, Any]]) -> dict[str, int]:
 def _waits(event: dict[str, Any], other_later: dict[str, int], other_at: int) -> bool:
     """Is `event` a `done` of a task the other side still changes the status of (at or after `other_at`)?"""
     return any(status == "done" and other_later.get(tid, -1) >= other_at for tid, status in status_changes(event))
+
+
+def picks(base: list[dict[str, Any]], ours: list[dict[str, Any]], *, pick: bool = False) -> bool:
+    """Whether `merge_events` appends theirs after ours as a pick does: a rebase or cherry-pick (`pick`), or a
+    merge whose base is not a prefix of ours — ours renumbered what the base has (an earlier merge renamed a task
+    of the other side's, which the other side, and so this base, still numbers its own way). The base's tasks
+    then carry theirs' ids, and `renames["theirs"]` maps them to the merged ones."""
+    return pick or not _is_prefix(base, ours)
 
 
 def _is_prefix(base: list[dict[str, Any]], ours: list[dict[str, Any]]) -> bool:

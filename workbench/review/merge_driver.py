@@ -198,9 +198,11 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
         if kind == "events":
             return b"".join(encode(e) + b"\n" for e in _tail_after_ours(rest, start, ours_log)), []
         docs = merge.replay(prefix + rest)
+        # base numbered as theirs: the picked commit's parent, or a merge base ours has renumbered since
+        theirs_numbering = merge.picks(rests["base"], rests["ours"], pick=pick)
         if kind == "board":
             b, o, t = (_board(files[s]["board.json"]) for s in ("base", "ours", "theirs"))
-            if pick:  # base is the picked commit's parent: its tasks carry theirs' ids
+            if theirs_numbering:
                 b = merge.rename_board(b, renames["theirs"])
             _, conflicts = merge.merge_boards(b, o, t, renames=renames)
             raw = encode_board(docs.board)
@@ -208,7 +210,10 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
             return raw, ordering + [c for c in conflicts if c.split(".", 1)[0] not in
                                     {o.split(":", 1)[0] for o in ordering}]
         states = [_state(files[s]["state.md"]) for s in ("base", "ours", "theirs")]
-        _, conflicts = merge.merge_state(states[0][1], states[1][1], states[2][1], renames)
+        base_state = states[0][1]
+        if theirs_numbering and base_state.get("active_task_id") in renames["theirs"]:
+            base_state = {**base_state, "active_task_id": renames["theirs"][base_state["active_task_id"]]}
+        _, conflicts = merge.merge_state(base_state, states[1][1], states[2][1], renames)
         raw = statefile.render(states[1][0], docs.state, docs.body)
         _write_cache(root, "state", raw, docs)
         # and the board the merged log folds to, whether or not git asks for one: when only one side changed
