@@ -13,6 +13,10 @@ a ratio of medians measured side by side in this run (or, where the issue asks s
                         (as the commands before it left it; `wb replay` keeps no record of its own and folds
                         the whole log either way, so its warm side is the caches of config, state.md and
                         board.json only, and its row says so)                                    (≤ 1.5×)
+  cost.pulled_task_add  on that workbench, `wb task add` right after a fast-forward `git pull` that brings
+                        another clone's `wb task add` (the pull, and the other clone's write, untimed) vs the
+                        same with nothing pulled: the pulled board.json is not what wb last wrote here, so the
+                        write folds the log to judge it (store/keptfold.py keeps the sealed log's fold) (≤ 1.5×)
   cost.cold_git_log_p   on that workbench, `git log -p -5` through wb's textconv with git's textconv cache
                         cold as in a fresh clone once its first wb command ran: refs/notes/textconv/*, wb's own
                         `<git dir>/wb/textconv`, wb's driver config and launcher removed, then `wb status`
@@ -57,6 +61,7 @@ R.BARS.update({
     "cost.cold_doctor": 1.5,
     "cost.cold_replay": 1.5,
     "cost.cold_git_log_p": 3.0,
+    "cost.pulled_task_add": 1.5,
     "cost.sqlite_validate": 1.0,
     "cost.sqlite_doctor": 1.0,
     "cost.sqlite_diff": 0.2,  # seconds, at most
@@ -88,6 +93,25 @@ def without_cache(ctx: R.Context, argv: list[str], repo: Path) -> Callable[[], f
 
     def once() -> float:
         shutil.rmtree(repo / ".git" / "wb" / "cache", ignore_errors=True)
+        return timed()
+
+    return once
+
+
+def after_a_pull(ctx: R.Context, argv: list[str], repo: Path) -> Callable[[], float]:
+    """`argv` timed right after a fast-forward pull (untimed) of another clone's `wb task add` (untimed): the
+    other clone first pulls `repo`'s own commits, so each round's pull is a fast-forward."""
+    other = ctx.tmp / f"{repo.name}-other"
+    if not other.exists():
+        ctx.git(ctx.tmp, "clone", "-q", str(repo), str(other))
+    timed = ctx.runner.timer(argv, repo)
+    n = [0]
+
+    def once() -> float:
+        n[0] += 1
+        ctx.git(other, "pull", "-q", "--ff-only", str(repo), "HEAD")
+        ctx.runner.run([ctx.wb, "task", "add", f"from the other clone {n[0]}"], other)
+        ctx.git(repo, "pull", "-q", "--ff-only", str(other), "HEAD")
         return timed()
 
     return once
@@ -185,7 +209,8 @@ def bench_cost(ctx: R.Context) -> list[R.Result]:
     cold = [n for n in ("task_add", "validate", "doctor", "replay") if R.wanted(ctx, f"cost.cold_{n}")]
     peaks = [n for n in ("first_add", "first_doctor", "log_all") if R.wanted(ctx, f"cost.peak_{n}")]
     log_p = R.wanted(ctx, "cost.cold_git_log_p")
-    if cold or peaks or log_p:
+    pulled = R.wanted(ctx, "cost.pulled_task_add")
+    if cold or peaks or log_p or pulled:
         tasks, done, events = COLD_QUICK if s.quick else COLD_FULL
         big, _, _ = scale.build(ctx, f"cost-cold-{events}", tasks, done, events)
         size = f"{tasks:,} tasks / {events:,} events"
@@ -199,6 +224,12 @@ def bench_cost(ctx: R.Context) -> list[R.Result]:
             if name == "replay":
                 res.detail += "; warm: the caches of config, state.md and board.json (replay folds the whole log " \
                               "either way: it keeps no record of its own)"
+            out.append(res)
+        if pulled:
+            argv = [ctx.wb, "task", "add", "X"]
+            w, a = scale.budgeted(ctx, [r.timer(argv, big), after_a_pull(ctx, argv, big)], s.n(7, 3), 1)
+            res = R.ratio("cost.pulled_task_add", "after a pull", a, "warm", w)
+            res.detail += f", {size}"
             out.append(res)
         if log_p:  # the last five commits are wb's: the cold task adds above made them
             plain = r.timer(["git", "log", "-p", "-5", "--no-textconv"], big)

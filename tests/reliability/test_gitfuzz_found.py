@@ -471,3 +471,22 @@ def test_a_rebase_that_drops_a_note_before_a_task_add(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     _agree_and_write(repo)
     assert [e["payload"]["text"] for e in _log(repo) if e["type"] == "note.add"] == ["the next write"]
+
+
+@about_git  # a stash pop over a wb write
+def test_a_stash_pop_that_brings_back_a_board_change_over_a_note(tmp_path: Path) -> None:
+    """Found by gitfuzz seed 636042713 (fresh base): `git reset --soft HEAD~2` over a task add and a note,
+    `git stash`, a wb note, `git stash pop`. The pop merged the log with wb's driver (the stash's events after the
+    note) but took the stash's board.json whole (the note never changed it), numbered one behind: the load took
+    it for a person's save from an older read and doctor called it a hand edit while validate said valid. Now
+    the state driver names the board git takes whole, and the load reads it as wb's under the merged numbering."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "task", "add", "t1").returncode == 0
+    assert wb(repo, "note", "n2").returncode == 0
+    git(repo, "reset", "-q", "--soft", "HEAD~2")
+    git(repo, "stash", "push", "-q")
+    assert wb(repo, "note", "while stashed").returncode == 0
+    git(repo, "stash", "pop", "-q")
+    _agree_and_write(repo)
+    notes = [e["payload"]["text"] for e in _log(repo) if e["type"] == "note.add"]
+    assert notes == ["while stashed", "n2", "the next write"], notes

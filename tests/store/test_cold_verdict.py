@@ -104,12 +104,37 @@ def pulled_edit(tmp_path: Path, repo: Path) -> None:
     run_git(repo, "pull", "-q", "--no-rebase", str(other), "HEAD")
 
 
+def pulled_edit_after_a_pull(tmp_path: Path, repo: Path) -> None:
+    """As pulled_edit, after an earlier pull whose first write folded the log and kept the sealed chain's fold
+    (store/keptfold.py): the second pull's sealed segments are folded on top of the kept one."""
+    other = tmp_path / "other"
+    run_git(tmp_path, "clone", "-q", str(repo), str(other))
+    for i in range(2):
+        assert run_wb(other, "task", "add", f"from the other clone {i}").returncode == 0
+    run_git(repo, "pull", "-q", "--ff-only", str(other), "HEAD")
+    assert run_wb(repo, "note", "between the pulls").returncode == 0
+    assert (repo / ".git" / "wb" / "cache" / "fold.json").is_file()
+    run_git(other, "pull", "-q", "--ff-only", str(repo), "HEAD")
+    from workbench.api import Bench
+
+    Bench.open(other).record_events([{"type": "agent.tool_call",
+                                      "payload": {"tool": "Bash", "agent": "test", "agent_session": "s-2",
+                                                  "input": {"command": f"pytest -q tests/test_{k}.py"},
+                                                  "output": {"exit": 0, "tail": "ok"}}} for k in range(45)])
+    assert run_wb(other, "task", "add", "later from the other clone").returncode == 0
+    edit_board(other, "renamed in the other clone, after a pull")
+    run_git(other, "commit", "-qam", "rename a task there")
+    run_git(repo, "pull", "-q", "--ff-only", str(other), "HEAD")
+
+
 CASES: dict[str, tuple[Callable[[Path, Path], None], str | None]] = {
     "a clean board": (clean, None),
     "an uncommitted hand edit": (uncommitted_edit, "renamed in the editor"),
     "a hand edit committed with plain git": (committed_edit, "renamed and committed with plain git"),
     "a pulled commit of another clone's wb": (pulled_write, None),
     "a pulled commit of another clone's hand edit": (pulled_edit, "renamed in the other clone"),
+    "another clone's hand edit, pulled after a pull": (pulled_edit_after_a_pull,
+                                                       "renamed in the other clone, after a pull"),
 }
 
 

@@ -220,7 +220,9 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
         # board.json, git takes that side's whole, numbered as that side's log was — the next load must judge it
         # against the merged log, not take it for wb's last write (whose bytes it may be: the line wb last wrote
         # on before a checkout)
-        _write_cache(root, "board", encode_board(docs.board), None)
+        merged_board = encode_board(docs.board)
+        _write_cache(root, "board", merged_board, None)
+        _alias_taken_board(root, files, docs, merged_board, raw)
         return raw, conflicts
     # A cherry-pick git leaves no trace of, `git merge-file`: each file merged on its own, with the same rules;
     # `wb validate` then finds where board or state disagree with the log, and `wb doctor --fix` rebuilds them.
@@ -263,6 +265,31 @@ def _write_cache(root: Path, kind: str, raw: bytes, docs: Any) -> None:
         caches.write_board_cache(p, raw)
     else:
         caches.write_state_cache(p, raw, docs.state, docs.body, stat=False)
+
+
+def _alias_taken_board(root: Path, files: dict[str, dict[str, bytes]], docs: Any, merged: bytes,
+                       state_raw: bytes) -> None:
+    """When only one side changed board.json, git writes that side's file itself, numbered as that side's log was:
+    if its tasks are the merged log's, remember those bytes as wb's, with the merged log's last_event, for the
+    next load (store/caches.py `board_alias`; the next write writes board.json with it)."""
+    from workbench.model.layout import Paths
+    from workbench.store import caches
+
+    p = Paths(root)
+    if not p.cache.is_dir():
+        return
+    base, ours, theirs = (files[s]["board.json"] for s in ("base", "ours", "theirs"))
+    taken = theirs if ours == base else ours if theirs == base else None
+    if taken is None or taken == merged or not taken.strip():
+        caches.drop_board_alias(p)
+        return
+    board = _board(taken)
+    same = {k: v for k, v in board.items() if k != "last_event"} == \
+        {k: v for k, v in docs.board.items() if k != "last_event"}
+    if same:
+        caches.write_board_alias(p, taken, int(docs.board.get("last_event", 0)), state_raw)
+    else:
+        caches.drop_board_alias(p)
 
 
 def _drop_cache(root: Path) -> None:

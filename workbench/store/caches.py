@@ -111,8 +111,42 @@ def cached_body(p: Paths, cached: dict[str, Any]) -> str | None:
 def drop_snapshot_caches(p: Paths) -> None:
     """Forget what wb last wrote to state.md and board.json (a file merged outside `git merge`): the next load
     reads them as a person's, and validates them."""
-    for path in (p.state_cache, p.board_cache):
+    for path in (p.state_cache, p.board_cache, p.cache / BOARD_ALIAS):
         path.unlink(missing_ok=True)
+
+
+# -- board.json as git takes it whole in a merge -------------------------------------------------------------
+# When only one side of a merge, rebase or stash pop changed board.json, git writes that side's file without
+# asking wb's board driver, numbered as that side's log was; the state driver, which merged the log, knows the
+# bytes git will write and the last_event the merged log gives them (review/merge_driver.py). Kept beside the
+# caches until wb next writes the board, and applied only while state.md is the one that merge wrote.
+BOARD_ALIAS = "board.alias.json"
+
+
+def write_board_alias(p: Paths, taken: bytes, last_event: int, state_raw: bytes) -> None:
+    if not _ready(p):
+        return
+    blob = {"sha": sha(taken), "last_event": last_event, "state_sha": sha(state_raw)}
+    atomic_write(p.cache / BOARD_ALIAS, json.dumps(blob).encode(), durable=False)
+
+
+def board_alias(p: Paths, board_raw: bytes, state_sha: str | None) -> int | None:
+    """The merged log's last_event for `board_raw` when it is the board git took whole in the merge that wrote
+    state.md as it is now (`state_sha`), else None."""
+    alias = read_json(p.cache / BOARD_ALIAS)
+    if not isinstance(alias, dict) or state_sha is None or alias.get("state_sha") != state_sha:
+        return None
+    last = alias.get("last_event")
+    if alias.get("sha") != sha(board_raw) or not isinstance(last, int) or isinstance(last, bool):
+        return None
+    return last
+
+
+def drop_board_alias(p: Paths) -> None:
+    try:
+        (p.cache / BOARD_ALIAS).unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 # -- board.json ----------------------------------------------------------------------------------------

@@ -47,8 +47,15 @@ def find_edits(wb: StageWorkbench, docs: Docs, state_raw: bytes, board_raw: byte
     edits: list[dict[str, Any]] = []
     fold_state = fold_board = False
     board_before = caches.read_board_cache(wb.paths)
+    if board_before != board_raw and state_cached is not None and state_cached.get("fresh"):
+        renumbered = caches.board_alias(wb.paths, board_raw, state_cached.get("sha"))
+        if renumbered is not None:  # the board git took whole in wb's merge: wb's, as the merged log numbers it
+            docs.board["last_event"] = renumbered
+            board_before = board_raw
+    keep = True  # the fold of the sealed log kept for the next time (store/keptfold.py)
     if thorough and state_cached is None and board_before is None:  # a fresh clone: the log decides, once
         fold_state = fold_board = True
+        keep = False  # its first command pays enough; a pull's write keeps it
     elif state_cached is None:  # a fresh clone: what was committed is what wb last wrote
         committed = _committed(wb, "state.md")
         if committed is not None and committed != state_raw:
@@ -89,7 +96,7 @@ def find_edits(wb: StageWorkbench, docs: Docs, state_raw: bytes, board_raw: byte
                 # saved over a newer board of wb's from an older read: the person's changes since what they
                 # read, on top of wb's board (whose tasks their file lacks only because it is older)
                 read_at = _int(docs.board.get("last_event"))
-                base = fold_at(wb, {read_at}).get(read_at)
+                base = fold_at(wb, {read_at}, keep=keep).get(read_at)
                 edit = board_edit(base.board if base is not None else old, docs.board)
                 if base is None:
                     edit["remove"] = []  # no fold to tell a removal from a task added since: keep them all
@@ -103,7 +110,7 @@ def find_edits(wb: StageWorkbench, docs: Docs, state_raw: bytes, board_raw: byte
         state_at = _int(docs.state.get("last_event"))
         board_at = max(state_at, _int(docs.board.get("last_event")))
         folded = fold_at(wb, {seq for seq, wanted in ((state_at, fold_state), (board_at, fold_board),
-                                                       (state_at, fold_board)) if wanted})
+                                                       (state_at, fold_board)) if wanted}, keep=keep)
         if board_at not in folded:  # a board numbered past the log's end: git took it whole from a branch whose
             board_at = state_at     # events the merged log numbers lower (a rebase that dropped a commit)
         if fold_state and state_at in folded:
@@ -234,17 +241,13 @@ def _made(wb: StageWorkbench, seq: int) -> Docs | None:
     return None
 
 
-def fold_at(wb: StageWorkbench, seqs: set[int]) -> dict[int, Docs]:
+def fold_at(wb: StageWorkbench, seqs: set[int], *, keep: bool = True) -> dict[int, Docs]:
     """The documents the log folds to at each of `seqs` (events 1..seq; one pass each, and there are at most
-    two). Empty for a log that cannot be read whole (damage is doctor's to report)."""
+    two). Empty for a log that cannot be read whole (damage is doctor's to report). `keep`: record the sealed
+    log's fold when there is none to start from (store/keptfold.py)."""
     from collections.abc import Iterator
 
     from workbench.store.eventlog import EventLog
-
-    def events(last: int) -> Iterator[dict[str, Any]]:
-        if isinstance(wb.log, EventLog):  # the events no reducer reads are taken by their stamp, unparsed
-            return wb.log.iter_for_fold(reducer.stamp_only, last)
-        return (event for _line, event in wb.log.iter_all())
 
     out: dict[int, Docs] = {}
     for seq in sorted(seqs):
@@ -252,8 +255,18 @@ def fold_at(wb: StageWorkbench, seqs: set[int]) -> dict[int, Docs]:
         if made is not None:
             out[seq] = made
             continue
-        def upto(last: int = seq) -> Iterator[dict[str, Any]]:
-            for event in events(last):
+        if isinstance(wb.log, EventLog):  # from the fold of the sealed log kept here, when it still applies
+            from workbench.store import keptfold
+
+            try:
+                kept = keptfold.fold_at(wb.log, wb.paths, seq, keep=keep)
+            except WorkbenchError:
+                return {}
+            if kept is not None:
+                out[seq] = kept
+            continue
+        def upto(last: int = seq) -> Iterator[dict[str, Any]]:  # SQLite's log
+            for _line, event in wb.log.iter_all():
                 if event["seq"] > last:
                     return
                 yield event

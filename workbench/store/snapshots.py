@@ -93,6 +93,7 @@ def write_snapshots(tx: StageContext, loaded: Loaded) -> str | None:
     faults.point("after_state_write")
     if board_raw is not None or not p.board_cache.exists():
         caches.write_board_cache(p, p.board.read_bytes() if board_raw is None else board_raw)
+        caches.drop_board_alias(p)
     if kept:
         return kept
     caches.write_state_cache(p, state_raw, docs.state, docs.body, written=written)
