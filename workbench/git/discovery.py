@@ -129,6 +129,13 @@ class RepoDirs:
         assert self._common_dir is not None
         return self._common_dir
 
+    @property
+    def state_writing_marker(self) -> Path:
+        """Present while a sync writes a state commit into the work tree (its snapshots may disagree with its
+        log until it is done): loads refuse, and the next `wb sync` finishes the write (git/sharedrefs.py). Here,
+        not there: a read looks for it without building the layers that write."""
+        return self.git_dir / "wb" / "sync-writing"
+
     def _discover(self) -> None:
         dot_git = self.worktree / ".git"
         if dot_git.is_dir() and not os.environ.get("GIT_DIR") and not os.environ.get("GIT_COMMON_DIR"):

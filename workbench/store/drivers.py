@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from workbench.git.repo import run_git
+from workbench.git.plumbing import run_git
 from workbench.model.layout import WB_DIR
 from workbench.store.atomic import atomic_write, refuse_links_under_workbench
 

@@ -18,7 +18,7 @@ from workbench.store.atomic import fsync_dir
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
-    from workbench.git.repo import GitRepo
+    from workbench.git.discovery import RepoDirs
 
 # store/pending.Pending's two, and the worktree's name in the task.renumber events a sync writes (GitRepo.worktree_id)
 JOURNALS = ("pending.jsonl", "committed.jsonl", "worktree-id")
@@ -28,7 +28,7 @@ def keep_dir(root: Path, git_dir: Path) -> Path:
     return Path(keep_dir_of(root, git_dir))
 
 
-def prepare(git: GitRepo) -> Path:
+def prepare(git: RepoDirs) -> Path:
     """The worktree's keep dir, made and named, with the journals an older wb left in the old place moved in."""
     keep = git.keep_dir
     if keep != git.git_dir / "wb":
