@@ -31,13 +31,18 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-def emit_json_items(items: list[Any]) -> None:
+def emit_json_items(items: list[Any], known: list[str | None] | None = None) -> None:
     """A long JSON list, one item per line (as board.json keeps its tasks): json's C encoder writes each item,
-    where indent= falls back to its pure-Python one (three quarters of a 2,000-task `wb task list --json`)."""
+    where indent= falls back to its pure-Python one (three quarters of a 2,000-task `wb task list --json`).
+    `known`: each item's JSON as `item_encoder` would write it, where the caller has it already (None where
+    not: encoded here)."""
     if not items:
         sys.stdout.write("[]\n")
         return
-    sys.stdout.write("[\n  " + ",\n  ".join(map(item_encoder(), items)) + "\n]\n")
+    encode = item_encoder()
+    texts = map(encode, items) if known is None else \
+        (text if text is not None else encode(item) for item, text in zip(items, known, strict=True))
+    sys.stdout.write("[\n  " + ",\n  ".join(texts) + "\n]\n")
 
 
 def item_encoder() -> Callable[[Any], str]:

@@ -127,6 +127,24 @@ def _remember_layout(out: bytes, old_ids: list[bytes], old_set: set[bytes], adde
 _ESCAPED = re.compile(r'["\\\x00-\x1f]')  # what json.dumps(ensure_ascii=False) writes otherwise than as it is
 
 
+def task_texts(raw: bytes) -> dict[str, str] | None:
+    """{id: its task's JSON} of board.json's bytes as `encode_board` wrote them: each task line as it is, which
+    is `json.dumps(task, ensure_ascii=False)` of the task read from it — what writing that task as JSON again
+    writes, read rather than encoded (issue 33: `wb task list --json` of 2,000 tasks). None when `raw` is not
+    laid out so (no tasks, a line not led by its id, an id repeated)."""
+    start = raw.find(_TASKS_OPEN)
+    end = len(raw) - len(_TASKS_CLOSE)
+    if start < 0 or not raw.endswith(_TASKS_CLOSE):
+        return None
+    laid = _laid_out(raw, start, end)
+    if laid is None:
+        return None
+    lines = raw[start + len(_TASKS_OPEN):end].decode("utf-8").split(",\n")  # a task line holds no newline
+    if len(lines) != len(laid[0]):
+        return None
+    return dict(zip([tid.decode("utf-8") for tid in laid[0]], [line[4:] for line in lines], strict=True))
+
+
 def task_lines(raw: bytes, unchanged: Any) -> dict[str, str]:
     """{id: line} of the tasks in board.json's bytes as `encode_board` wrote them, for the ids `unchanged`
     holds (a container): what the next `encode_board` of the same board need not encode again."""

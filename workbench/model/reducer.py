@@ -60,6 +60,20 @@ class Docs:
 
         return encode_board(self.board, task_lines(self.board_raw, Unchanged()))
 
+    def task_json(self, tasks: list[dict[str, Any]]) -> list[str | None]:
+        """Each of `tasks`' JSON as `json.dumps(task, ensure_ascii=False)` writes it, copied from board.json's
+        bytes for a task of the board untouched since the load (its line there is that text, as `encode_board`
+        relies on); None for any other (a task the events folded on load changed, an archived one): the
+        caller encodes those."""
+        from workbench.model.boardfile import task_texts
+
+        texts = task_texts(self.board_raw) if self.board_raw is not None and None not in self.touched else None
+        if not texts:
+            return [None] * len(tasks)
+        on_board = set(map(id, self.board.get("tasks") or []))  # a board's task has a string id (has_task_list)
+        touched = self.touched
+        return [texts.get(t["id"]) if id(t) in on_board and t["id"] not in touched else None for t in tasks]
+
     @property
     def body(self) -> str:
         if len(self._parts) > 1:
