@@ -85,7 +85,7 @@ def test_task_list_imports_neither_the_write_path_nor_typing(bench, repo):
         if FILES:  # the SQLite backend's reader is its own (store/sqlitedb.py)
             for name in ("typing", "workbench.store.humanedit", "workbench.store.config", "workbench.git.packs",
                          "workbench.git.repo", "workbench.git.refs", "workbench.git.objects",
-                         "workbench.git.userpolicy", "workbench.git.sharedrefs"):
+                         "workbench.git.userpolicy", "workbench.git.sharedrefs", "copy", "weakref"):
                 assert name not in modules, f"wb {' '.join(argv)} imports {name}"
 
 

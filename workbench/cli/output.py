@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from itertools import repeat
 
 from workbench.model.display import escape
 
@@ -165,9 +166,11 @@ def _shown_row(row: list[str]) -> list[str]:
 
 def _laid_out(headers: list[str], rows: list[list[str]]) -> list[str]:
     columns = zip(*rows, strict=True) if rows else ([] for _ in headers)
-    widths = [max([len(h), *map(len, column)]) for h, column in zip(headers, columns, strict=True)]
-    line = "  ".join(f"{{:<{w}}}" for w in widths).format  # one format per row: a 2,000-task list, issue 33
-    return [line(*row).rstrip() for row in [headers, *rows]]
+    padded = []
+    for header, column in zip(headers, columns, strict=True):  # a column at a time, padded by C (issue 33)
+        width = max([len(header), *map(len, column)])
+        padded.append(list(map(str.ljust, (header, *column), repeat(width))))
+    return list(map(str.rstrip, map("  ".join, zip(*padded, strict=True))))
 
 
 def table(headers: list[str], rows: list[list[str]]) -> None:

@@ -7,7 +7,7 @@ a 2,000-task list quadratic (issue 33)."""
 
 from __future__ import annotations
 
-from workbench.model.archive import archived_done, holding
+from workbench.model.archive import archived_done, holding, refs
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
@@ -29,9 +29,11 @@ def unmet_dependencies(board: dict[str, Any] | None, task: dict[str, Any],
         return []
     if statuses is None:
         statuses = task_statuses(tasks if tasks is not None else (board or {}).get("tasks", []))
+    archive = board if board and refs(board) else None  # most boards keep none: nothing to look up per dependency
     unmet = []
     for dep in task.get("depends_on") or []:
-        if statuses.get(dep) == "done" or archived_done(board, dep):
+        status = statuses.get(dep)
+        if status == "done" or (archive is not None and archived_done(archive, dep)):
             continue
-        unmet.append((dep, statuses.get(dep) or ("cancelled" if board and holding(board, dep) else "missing")))
+        unmet.append((dep, status or ("cancelled" if archive is not None and holding(archive, dep) else "missing")))
     return unmet

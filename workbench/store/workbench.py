@@ -7,7 +7,6 @@ it did not write itself. Writing goes through `Workbench.transaction()` (workben
 
 from __future__ import annotations
 
-import copy
 import os
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from workbench.errors import GitError, NotFound, Refused
 from workbench.git.discovery import RepoDirs, find_worktree
 from workbench.model import reducer, schemas
 from workbench.model.boardfile import check_board_shape, parse_board, read_board_bytes
-from workbench.model.jsonl import loads_record, split_lines
+from workbench.model.jsonl import copied, loads_record, split_lines
 from workbench.model.layout import WB_DIR, Paths, check_no_links
 from workbench.model.reducer import Docs
 from workbench.store import caches
@@ -188,7 +187,12 @@ class Workbench:
         if not own_board:  # not what wb last wrote: a hand edit (or a clone), validated whole
             check_board_shape(board)
             schemas.check("board", board, "board.json")
-        file_state = copy.deepcopy(state)
+        if node is None:  # read from wb's cache of state.md: JSON (and `copy` imports weakref: issue 33)
+            file_state = copied(state)
+        else:
+            import copy
+
+            file_state = copy.deepcopy(state)
         docs = Docs(state, body, board)
         if own_board:
             docs.board_raw = board_raw
@@ -295,6 +299,8 @@ class Workbench:
         missing = missing_from_log(events, {e["id"] for e in log})
         if not missing:
             return [], []
+        import copy
+
         from workbench.store.landing import agent_name, land_pending
 
         trial = copy.deepcopy(docs)
@@ -339,6 +345,8 @@ class Workbench:
 
     def parse_state(self, raw: bytes) -> tuple[Any, dict[str, Any], str]:
         """(round-trip node, frontmatter, body) of state.md's bytes; the last parse is kept for the next one."""
+        import copy
+
         from workbench.model import statefile
 
         if self._node_cache is None or self._node_cache[0] != raw:
