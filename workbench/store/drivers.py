@@ -18,7 +18,6 @@ from pathlib import Path
 
 from workbench.git.plumbing import run_git
 from workbench.model.layout import WB_DIR
-from workbench.store.atomic import atomic_write, refuse_links_under_workbench
 
 ATTRIBUTES = (
     "# wb: readable diffs and safe merges of the workbench (written by `wb init`)\n"
@@ -80,6 +79,8 @@ def register_drivers(worktree: Path, common_dir: Path | None = None, *, attribut
     """Register wb's textconv and merge drivers: .gitattributes lines, the launcher and repo-local git config.
     Idempotent: returns what it changed (nothing on a second run). `attributes_too=False` leaves the committed
     .gitattributes alone (a fresh clone's first command registers only what a clone does not carry)."""
+    from workbench.store.atomic import atomic_write, refuse_links_under_workbench  # a reader registers nothing
+
     if common_dir is None:
         from workbench.git.repo import GitRepo
 

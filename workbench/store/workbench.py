@@ -13,11 +13,11 @@ from pathlib import Path
 from workbench import faults
 from workbench.errors import GitError, NotFound, Refused
 from workbench.git.discovery import RepoDirs, find_worktree
-from workbench.model import reducer, schemas
+from workbench.model import schemas
 from workbench.model.boardfile import check_board_shape, parse_board, read_board_bytes
+from workbench.model.docs import BOARD_VERSION, STATE_VERSION, Docs
 from workbench.model.jsonl import copied, loads_record, split_lines
 from workbench.model.layout import WB_DIR, Paths, check_no_links
-from workbench.model.reducer import Docs
 from workbench.store import caches
 from workbench.store.eventlog import EventLog, Tail, chain
 from workbench.store.loaded import Loaded
@@ -180,8 +180,8 @@ class Workbench:
             node, state, body = self.parse_state(state_raw)
         own_board = caches.read_board_cache(p) == board_raw  # wb's own last write: checked when it was written
         board = parse_board(board_raw, own=own_board)
-        schemas.check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
-        schemas.check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
+        schemas.check_version("state.md", state.get("schema_version"), STATE_VERSION)
+        schemas.check_version("board.json", board.get("schema_version"), BOARD_VERSION)
         if node is not None:  # read from the file, not from wb's own cache: a hand edit or a clone, validated
             schemas.check("state", state, "state.md")
         if not own_board:  # not what wb last wrote: a hand edit (or a clone), validated whole
@@ -217,6 +217,8 @@ class Workbench:
                 raise Refused("a `wb migrate` was interrupted before it finished: run `wb migrate` to finish it")
             raise Refused(f"state.md: last_event {last} is beyond the event log's last seq {tail.seq}; "
                           "run `wb doctor`")
+        if after:  # folded here: a reader's usual load (nothing after the snapshots) imports no reducer
+            from workbench.model import reducer
         for event in after:
             schemas.check("event", event, f"events.jsonl (seq {event['seq']})")  # unvalidated until folded
             try:
@@ -301,6 +303,7 @@ class Workbench:
             return [], []
         import copy
 
+        from workbench.model import reducer
         from workbench.store.landing import agent_name, land_pending
 
         trial = copy.deepcopy(docs)
@@ -331,7 +334,7 @@ class Workbench:
 
     def _rebuild_missing(self) -> dict[str, bytes]:
         """{name: bytes} of state.md and board.json, for the ones missing: as the whole log folds into them."""
-        from workbench.model import ids, statefile
+        from workbench.model import ids, reducer, statefile
         from workbench.model.boardfile import encode_board
 
         p = self.paths
