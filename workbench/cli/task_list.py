@@ -66,7 +66,7 @@ def run(chdir: Path | None, status: str | None = None, ready: bool = False, bloc
         waits = "-"
         if t.get("depends_on"):
             unmet = unmet_dependencies(board, t, statuses=statuses)
-            waits = ", ".join(f"{d} ({s})" for d, s in unmet) if unmet else "met"
+            waits = ", ".join([f"{d} ({s})" for d, s in unmet]) if unmet else "met"
         rows.append(["  " * depth.get(t["id"], 0) + t["id"] if depth else t["id"], status, str(t.get("priority", 2)),
                      t["kind"], t["owner"], waits, t["title"]])
     output.table(["ID", "STATUS", "PRI", "KIND", "OWNER", "WAITS ON", "TITLE"], rows)

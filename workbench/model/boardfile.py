@@ -10,7 +10,6 @@ from operator import itemgetter
 
 from workbench.errors import Refused, SchemaRefused
 from workbench.model import schemas
-from workbench.model.ids import TASK_ID
 from workbench.model.jsonl import DuplicateKey, check_unicode, loads_unique
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
@@ -258,6 +257,8 @@ def highest_task_number(tasks: list[Any]) -> int:
             joined = None
         if joined is not None and joined.count("\n") == len(ids) - 1:  # no id holds a newline: one line each
             return _highest_of_lines(joined)
+    from workbench.model.ids import TASK_ID  # here: a reader (`wb task list`) numbers nothing
+
     highest = 0
     for task in tasks:
         tid = task.get("id", "")

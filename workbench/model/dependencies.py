@@ -25,13 +25,15 @@ def unmet_dependencies(board: dict[str, Any] | None, task: dict[str, Any],
     """The dependencies of `task` that are not done, each with its status: a cancelled one counts as unmet
     (only a person's `--force` says it is satisfied); one done and archived is met. The statuses are `statuses`
     when given, else those of `tasks` (default: the board's); with no `board`, nothing counts as archived."""
-    if not task.get("depends_on"):  # most tasks: no map of every task's status
+    deps = task.get("depends_on")
+    if not deps:  # most tasks: no map of every task's status
         return []
     if statuses is None:
         statuses = task_statuses(tasks if tasks is not None else (board or {}).get("tasks", []))
-    archive = board if board and refs(board) else None  # most boards keep none: nothing to look up per dependency
+    # most boards keep no archive: nothing to look up per dependency
+    archive = board if board and board.get("archive") and refs(board) else None
     unmet = []
-    for dep in task.get("depends_on") or []:
+    for dep in deps:
         status = statuses.get(dep)
         if status == "done" or (archive is not None and archived_done(archive, dep)):
             continue
