@@ -195,6 +195,10 @@ def test_list_json_writes_each_task_as_json_does_however_the_board_was_read(benc
         r = wb(repo, *args)
         assert r.returncode == 0, r.stderr
         assert r.stdout == listed_json(expected), args
+    # where stdout cannot write UTF-8, what it cannot write is escaped, as for any output
+    r = wb(repo, "task", "list", "--json", env={**os.environ, "PYTHONIOENCODING": "ascii"}, process=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == listed_json(tasks).encode("ascii", "backslashreplace").decode("ascii")
 
 
 @files_only_because("a write killed between the log and the snapshots, and board.json edited by hand")

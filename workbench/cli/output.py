@@ -46,6 +46,18 @@ def emit_json_items(items: list[Any], known: list[str | None] | None = None) -> 
     sys.stdout.write("[\n  " + ",\n  ".join(texts) + "\n]\n")
 
 
+def emit_json_bytes(data: bytes) -> None:
+    """JSON already encoded as UTF-8 (`emit_json_items`' text, copied from board.json): written as it is where
+    stdout writes UTF-8, else through the text stream, which escapes what it cannot write as for any output."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    if buffer is None or os.linesep != "\n" or (encoding != "utf8" and not data.isascii()):
+        sys.stdout.write(data.decode("utf-8"))
+        return
+    sys.stdout.flush()
+    buffer.write(data)
+
+
 def item_encoder() -> Callable[[Any], str]:
     """`JSONEncoder(ensure_ascii=False, default=str).encode`, for many values: its `encode` makes a new C encoder
     for every call (a third of encoding 2,000 tasks one by one, issue 33); this makes one, the same way. Where

@@ -45,7 +45,11 @@ def run(chdir: Path | None, status: str | None = None, ready: bool = False, bloc
     if more:
         tasks = tasks[:limit]
     if json_:  # the tasks as they are: what each waits on is the table's column, never printed here
-        output.emit_json_items(tasks, docs.task_json(tasks))  # board.json's lines, as read, where they stand
+        whole = docs.tasks_json(tasks)  # the whole board as read: board.json's lines, copied (issue 33)
+        if whole is not None:
+            output.emit_json_bytes(whole)
+        else:
+            output.emit_json_items(tasks, docs.task_json(tasks))  # board.json's lines, as read, where they stand
         return 0
     count = 0 if all_ else archived_count(board)
     archived_note = f"and {count} archived task(s) not shown (wb task list --all)" if count else ""

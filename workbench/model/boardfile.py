@@ -126,6 +126,19 @@ def _remember_layout(out: bytes, old_ids: list[bytes], old_set: set[bytes], adde
 _ESCAPED = re.compile(r'["\\\x00-\x1f]')  # what json.dumps(ensure_ascii=False) writes otherwise than as it is
 
 
+def task_list_as_read(raw: bytes, count: int) -> bytes | None:
+    """board.json's `count` task lines as one JSON list, a task a line at two spaces' indent (what `wb task list
+    --json` writes, cli/output.emit_json_items), copied from `raw` as `encode_board` wrote it: each line is
+    `json.dumps(task, ensure_ascii=False)` of the task read from it. None when `raw` is not laid out so."""
+    start = raw.find(_TASKS_OPEN)
+    if start < 0 or not raw.endswith(_TASKS_CLOSE):
+        return None
+    lines = raw[start + len(_TASKS_OPEN) - 1:len(raw) - len(_TASKS_CLOSE)]  # b"\n    {…},\n    {…}"
+    if lines.count(b"\n") != count:  # a task line holds no newline
+        return None
+    return b"[" + lines.replace(b"\n    ", b"\n  ") + b"\n]\n"
+
+
 def task_texts(raw: bytes) -> dict[str, str] | None:
     """{id: its task's JSON} of board.json's bytes as `encode_board` wrote them: each task line as it is, which
     is `json.dumps(task, ensure_ascii=False)` of the task read from it — what writing that task as JSON again

@@ -48,6 +48,20 @@ class Docs:
 
         return encode_board(self.board, task_lines(self.board_raw, Unchanged()))
 
+    def tasks_json(self, tasks: list[dict[str, Any]]) -> bytes | None:
+        """`tasks` as one JSON list, a task a line, copied whole from board.json's bytes (boardfile.
+        task_list_as_read) when they are the board's tasks, in its order, and the load changed none of them;
+        None otherwise (`task_json` then has each one's line)."""
+        from operator import is_
+
+        from workbench.model.boardfile import task_list_as_read
+
+        board_tasks = self.board.get("tasks")
+        if self.board_raw is None or self.touched or not tasks or not isinstance(board_tasks, list) \
+                or len(tasks) != len(board_tasks) or not all(map(is_, tasks, board_tasks)):
+            return None
+        return task_list_as_read(self.board_raw, len(tasks))
+
     def task_json(self, tasks: list[dict[str, Any]]) -> list[str | None]:
         """Each of `tasks`' JSON as `json.dumps(task, ensure_ascii=False)` writes it, copied from board.json's
         bytes for a task of the board untouched since the load (its line there is that text, as `encode_board`
