@@ -171,40 +171,43 @@ class LockWait:
             self._said = True
 
 
-def _shown_row(row: list[str]) -> list[str]:
-    """The row's cells escaped (model/display.escape): a cell is one line, shown, never obeyed."""
-    return [escape(cell) for cell in row]
-
-
-def _laid_out(headers: list[str], rows: list[list[str]]) -> list[str]:
-    columns = zip(*rows, strict=True) if rows else ([] for _ in headers)
+def _laid_out(headers: list[str], columns: list[list[str]]) -> list[str]:
+    """The table's lines: each column as wide as its widest cell (padded by C, a column at a time), two spaces
+    apart, each line's end stripped."""
     padded = []
-    for header, column in zip(headers, columns, strict=True):  # a column at a time, padded by C (issue 33)
+    for header, column in zip(headers[:-1], columns[:-1], strict=True):
         width = max([len(header), *map(len, column)])
-        padded.append(list(map(str.ljust, (header, *column), repeat(width))))
+        padded.append(list(map(str.ljust, [header, *column], repeat(width))))
+    padded.append([headers[-1], *columns[-1]])  # the last column: its line's end, stripped anyway
     return list(map(str.rstrip, map("  ".join, zip(*padded, strict=True))))
 
 
 def table(headers: list[str], rows: list[list[str]]) -> None:
+    table_columns(headers, [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in headers])
+
+
+def table_columns(headers: list[str], columns: list[list[str]]) -> None:
+    """`table`, its cells given a column at a time (`wb task list` builds its 2,000 rows so, issue 33)."""
+    if len(columns) != len(headers) or len({len(column) for column in columns}) > 1:
+        raise ValueError("a table's columns: one per header, all of one length")
     if color_enabled():
         from rich.console import Console
         from rich.table import Table
         from rich.text import Text
 
         t = Table(*headers, box=None, pad_edge=False, header_style="bold")
-        for row in map(_shown_row, rows):
-            t.add_row(*(Text(cell) for cell in row))  # Text, not markup: `[bold]` in a title is text
+        for row in zip(*columns, strict=True):
+            t.add_row(*(Text(escape(cell)) for cell in row))  # Text, not markup: `[bold]` in a title is text
         Console().print(t)
         return
-    # laid out as the cells are, and looked at once: the lines of cells all printable (most tables) are shown as
-    # they are; one unprintable character anywhere (or a cell that is not text yet) and every cell is escaped
-    # first, so the columns line up with what is shown (a 2,000-task list, issue 33)
+    # laid out as the cells are, and looked at once: the cells all printable (most tables) are shown as they
+    # are; one unprintable character anywhere (or a cell that is not text yet) and every cell is escaped first, so
+    # the columns line up with what is shown (a 2,000-task list, issue 33)
     try:
-        lines = _laid_out(headers, rows)
-        shown = "".join(lines).isprintable()
+        shown = all("".join(column).isprintable() for column in columns)
     except TypeError:
         shown = False
     if shown:
-        sys.stdout.write("\n".join(lines) + "\n")  # one write, not one per row (issue 33)
+        sys.stdout.write("\n".join(_laid_out(headers, columns)) + "\n")  # one write, not one per row (issue 33)
     else:
-        say("\n".join(_laid_out(headers, [_shown_row(row) for row in rows])))
+        say("\n".join(_laid_out(headers, [[escape(cell) for cell in column] for column in columns])))
