@@ -34,3 +34,38 @@ def test_values_json_cannot_hold_are_written_as_encode_writes_them(capsys) -> No
     out = capsys.readouterr().out
     assert out == "[\n  " + ",\n  ".join(plain(i) for i in items) + "\n]\n"
     assert out.count("\n") == len(items) + 2  # one item per line: a newline inside a value is escaped
+
+
+def laid_out(headers: list[str], rows: list[list[str]]) -> str:
+    """A table as `wb task list` lays it out: columns as wide as their widest cell, two spaces apart, each line's
+    end stripped; a table with an unprintable character anywhere shows every cell escaped."""
+    from workbench.model.display import escape
+
+    if not "".join(headers + [cell for row in rows for cell in row]).isprintable():
+        rows = [[escape(cell) for cell in row] for row in rows]
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=True)]
+    return "".join("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths, strict=True)).rstrip() + "\n"
+                   for row in [headers, *rows])
+
+
+CELLS = st.text(alphabet=st.characters(codec="utf-8"), max_size=6) \
+    | st.sampled_from(["", " ", "T-001", "é\u202e", "a\tb"])
+
+
+@given(st.lists(st.lists(CELLS, min_size=3, max_size=3), max_size=5))
+def test_a_table_lays_out_its_cells_a_column_at_a_time_as_a_row_at_a_time(rows: list[list[str]]) -> None:
+    import io
+    import sys
+
+    headers = ["ID", "STATUS", "TITLE"]
+    for columns in (False, True):
+        out = io.StringIO()
+        stdout, sys.stdout = sys.stdout, out
+        try:
+            if columns:
+                output.table_columns(headers, [list(c) for c in zip(*rows, strict=True)] if rows else [[], [], []])
+            else:
+                output.table(headers, rows)
+        finally:
+            sys.stdout = stdout
+        assert out.getvalue() == laid_out(headers, rows)

@@ -69,7 +69,10 @@ def test_status_imports_no_framework_no_yaml_no_schema_library_and_writes_nothin
 
 def test_task_list_imports_neither_the_write_path_nor_typing(bench, repo):
     """`wb task list` reads: it imports no lock, no transaction, no hand-edit detection and no config reader, and
-    (on the files backend) not `typing`, whose import was a tenth of a 2,000-task list (issue 33)."""
+    (on the files backend) not `typing`, whose import was a tenth of a 2,000-task list (issue 33), nor the layers
+    of git/ that record a commit (refs, objects, identity and signing, the state ref): a read asks git only where
+    its directories are (git/discovery.py). Nor the reducer (the documents it folds into are model/docs.py) nor
+    the atomic writer, whose bytes a run would read and unmarshal for nothing."""
     bench.add_task("Write the parser")
     bench.add_task("Test the parser", depends_on=["T-001"])
     for argv in (["task", "list"], ["task", "list", "--json"], ["task", "list", "--blocked", "--status", "todo"]):
@@ -81,7 +84,10 @@ def test_task_list_imports_neither_the_write_path_nor_typing(bench, repo):
         for name in ("workbench.store.transaction", "workbench.store.lock", "subprocess", "dataclasses"):
             assert name not in modules, f"wb {' '.join(argv)} imports {name}"
         if FILES:  # the SQLite backend's reader is its own (store/sqlitedb.py)
-            for name in ("typing", "workbench.store.humanedit", "workbench.store.config", "workbench.git.packs"):
+            for name in ("typing", "workbench.store.humanedit", "workbench.store.config", "workbench.git.packs",
+                         "workbench.git.repo", "workbench.git.refs", "workbench.git.objects",
+                         "workbench.git.userpolicy", "workbench.git.sharedrefs", "copy", "weakref",
+                         "workbench.model.reducer", "workbench.store.atomic"):
                 assert name not in modules, f"wb {' '.join(argv)} imports {name}"
 
 

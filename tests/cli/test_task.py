@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 
 from tests import stored
+from tests.conftest import files_only_because
 from tests.stored import FILES
 
 
@@ -165,3 +167,57 @@ def test_a_claim_without_a_state_branch_holds_here_and_says_where(bench, repo, w
     assert ("holds in this worktree only" if FILES else "kept in SQLite: this claim holds for") in r.stderr
     r = wb(repo, "task", "claim", "T-001", "--agent", "bob")
     assert r.returncode == 6 and "T-001 is claimed by ann until" in r.stderr
+
+
+def listed_json(tasks):
+    """`wb task list --json` of `tasks`: one task a line, each as json writes it (ensure_ascii=False)."""
+    if not tasks:
+        return "[]\n"
+    return "[\n  " + ",\n  ".join(json.dumps(t, ensure_ascii=False) for t in tasks) + "\n]\n"
+
+
+def test_list_json_writes_each_task_as_json_does_however_the_board_was_read(bench, repo, wb):
+    """`wb task list --json` copies the line board.json holds for a task wb wrote and the load left untouched
+    (issue 33: encoding 2,000 tasks again was most of the command): byte for byte what encoding them writes —
+    text that JSON escapes, any filter, the tree, a limit."""
+    bench.add_task('Écrire « le » "parser" \\ x \u2028 \U0001f600', description="line one\nline two\ttab",
+                   labels=["ü", "a/b"])
+    bench.add_task("Printer", depends_on=["T-001"], priority=0, parent="T-001")
+    bench.add_task("Docs")
+    bench.start_task("T-001")
+    tasks = stored.board(repo)["tasks"]
+    for args, expected in ((["task", "list", "--json"], tasks),
+                           (["task", "list", "--json", "--status", "todo"], tasks[1:]),
+                           (["task", "list", "--json", "--tree"], tasks),
+                           (["task", "list", "--json", "--limit", "2"], tasks[:2]),
+                           (["task", "list", "--json", "--priority", "0"], [tasks[1]]),
+                           (["task", "list", "--json", "--search", "nothing"], [])):
+        r = wb(repo, *args)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == listed_json(expected), args
+    # where stdout cannot write UTF-8, what it cannot write is escaped, as for any output
+    r = wb(repo, "task", "list", "--json", env={**os.environ, "PYTHONIOENCODING": "ascii"}, process=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == listed_json(tasks).encode("ascii", "backslashreplace").decode("ascii")
+
+
+@files_only_because("a write killed between the log and the snapshots, and board.json edited by hand")
+def test_list_json_of_a_board_the_log_has_moved_on_from_or_wb_did_not_write(bench, repo, wb):
+    """The events folded on load after a crash, and a board.json a person rewrote (other spacing, other
+    escapes): the tasks are written as json writes them, not as the file had them."""
+    bench.add_task("Écrire le parser", labels=["ü"])
+    bench.add_task("Printer")
+    killed = wb(repo, "task", "add", "In flight", env={**os.environ, "WB_FAULT": "after_event_append"},
+                process=True)
+    assert killed.returncode == -9, killed.stderr
+    r = wb(repo, "task", "list", "--json")
+    assert r.returncode == 0, r.stderr
+    listed = json.loads(r.stdout)
+    assert [t["title"] for t in listed] == ["Écrire le parser", "Printer", "In flight"]
+    assert r.stdout == listed_json(listed)
+
+    path = repo / ".workbench" / "board.json"
+    path.write_text(json.dumps(json.loads(path.read_bytes()), indent=3, ensure_ascii=True) + "\n")
+    r = wb(repo, "task", "list", "--json")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == listed_json(listed)

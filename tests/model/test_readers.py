@@ -107,3 +107,12 @@ def test_the_duplicate_id_check_is_one_function() -> None:
         text = path.read_text(encoding="utf-8")
         if "_validators" not in path.parts and "duplicate id " in text:
             assert "duplicate_ids(" in text, f"{path.relative_to(PACKAGE)} checks for duplicate ids its own way"
+
+
+def test_copied_is_a_deep_copy_of_json_data() -> None:
+    data = {"a": [1, {"b": ["c", None, True, 1.5]}], "d": {"e": {}}, "f": "g"}
+    copy = jsonl.copied(data)
+    assert copy == data
+    copy["a"][1]["b"].append("x")
+    copy["d"]["e"]["new"] = 1
+    assert data == {"a": [1, {"b": ["c", None, True, 1.5]}], "d": {"e": {}}, "f": "g"}

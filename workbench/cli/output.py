@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from itertools import repeat
 
 from workbench.model.display import escape
 
@@ -31,13 +32,30 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-def emit_json_items(items: list[Any]) -> None:
+def emit_json_items(items: list[Any], known: list[str | None] | None = None) -> None:
     """A long JSON list, one item per line (as board.json keeps its tasks): json's C encoder writes each item,
-    where indent= falls back to its pure-Python one (three quarters of a 2,000-task `wb task list --json`)."""
+    where indent= falls back to its pure-Python one (three quarters of a 2,000-task `wb task list --json`).
+    `known`: each item's JSON as `item_encoder` would write it, where the caller has it already (None where
+    not: encoded here)."""
     if not items:
         sys.stdout.write("[]\n")
         return
-    sys.stdout.write("[\n  " + ",\n  ".join(map(item_encoder(), items)) + "\n]\n")
+    encode = item_encoder()
+    texts = map(encode, items) if known is None else \
+        (text if text is not None else encode(item) for item, text in zip(items, known, strict=True))
+    sys.stdout.write("[\n  " + ",\n  ".join(texts) + "\n]\n")
+
+
+def emit_json_bytes(data: bytes) -> None:
+    """JSON already encoded as UTF-8 (`emit_json_items`' text, copied from board.json): written as it is where
+    stdout writes UTF-8, else through the text stream, which escapes what it cannot write as for any output."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    if buffer is None or os.linesep != "\n" or (encoding != "utf8" and not data.isascii()):
+        sys.stdout.write(data.decode("utf-8"))
+        return
+    sys.stdout.flush()
+    buffer.write(data)
 
 
 def item_encoder() -> Callable[[Any], str]:
@@ -153,38 +171,43 @@ class LockWait:
             self._said = True
 
 
-def _shown_row(row: list[str]) -> list[str]:
-    """The row's cells escaped (model/display.escape): a cell is one line, shown, never obeyed."""
-    return [escape(cell) for cell in row]
-
-
-def _laid_out(headers: list[str], rows: list[list[str]]) -> list[str]:
-    columns = zip(*rows, strict=True) if rows else ([] for _ in headers)
-    widths = [max([len(h), *map(len, column)]) for h, column in zip(headers, columns, strict=True)]
-    line = "  ".join(f"{{:<{w}}}" for w in widths).format  # one format per row: a 2,000-task list, issue 33
-    return [line(*row).rstrip() for row in [headers, *rows]]
+def _laid_out(headers: list[str], columns: list[list[str]]) -> list[str]:
+    """The table's lines: each column as wide as its widest cell (padded by C, a column at a time), two spaces
+    apart, each line's end stripped."""
+    padded = []
+    for header, column in zip(headers[:-1], columns[:-1], strict=True):
+        width = max([len(header), *map(len, column)])
+        padded.append(list(map(str.ljust, [header, *column], repeat(width))))
+    padded.append([headers[-1], *columns[-1]])  # the last column: its line's end, stripped anyway
+    return list(map(str.rstrip, map("  ".join, zip(*padded, strict=True))))
 
 
 def table(headers: list[str], rows: list[list[str]]) -> None:
+    table_columns(headers, [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in headers])
+
+
+def table_columns(headers: list[str], columns: list[list[str]]) -> None:
+    """`table`, its cells given a column at a time (`wb task list` builds its 2,000 rows so, issue 33)."""
+    if len(columns) != len(headers) or len({len(column) for column in columns}) > 1:
+        raise ValueError("a table's columns: one per header, all of one length")
     if color_enabled():
         from rich.console import Console
         from rich.table import Table
         from rich.text import Text
 
         t = Table(*headers, box=None, pad_edge=False, header_style="bold")
-        for row in map(_shown_row, rows):
-            t.add_row(*(Text(cell) for cell in row))  # Text, not markup: `[bold]` in a title is text
+        for row in zip(*columns, strict=True):
+            t.add_row(*(Text(escape(cell)) for cell in row))  # Text, not markup: `[bold]` in a title is text
         Console().print(t)
         return
-    # laid out as the cells are, and looked at once: the lines of cells all printable (most tables) are shown as
-    # they are; one unprintable character anywhere (or a cell that is not text yet) and every cell is escaped
-    # first, so the columns line up with what is shown (a 2,000-task list, issue 33)
+    # laid out as the cells are, and looked at once: the cells all printable (most tables) are shown as they
+    # are; one unprintable character anywhere (or a cell that is not text yet) and every cell is escaped first, so
+    # the columns line up with what is shown (a 2,000-task list, issue 33)
     try:
-        lines = _laid_out(headers, rows)
-        shown = "".join(lines).isprintable()
+        shown = all("".join(column).isprintable() for column in columns)
     except TypeError:
         shown = False
     if shown:
-        sys.stdout.write("\n".join(lines) + "\n")  # one write, not one per row (issue 33)
+        sys.stdout.write("\n".join(_laid_out(headers, columns)) + "\n")  # one write, not one per row (issue 33)
     else:
-        say("\n".join(_laid_out(headers, [_shown_row(row) for row in rows])))
+        say("\n".join(_laid_out(headers, [[escape(cell) for cell in column] for column in columns])))

@@ -4,6 +4,8 @@ read from one map of statuses, and only for the table (`--json` prints the tasks
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 
 from workbench.cli import output
@@ -45,7 +47,11 @@ def run(chdir: Path | None, status: str | None = None, ready: bool = False, bloc
     if more:
         tasks = tasks[:limit]
     if json_:  # the tasks as they are: what each waits on is the table's column, never printed here
-        output.emit_json_items(tasks)
+        whole = docs.tasks_json(tasks)  # the whole board as read: board.json's lines, copied (issue 33)
+        if whole is not None:
+            output.emit_json_bytes(whole)
+        else:
+            output.emit_json_items(tasks, docs.task_json(tasks))  # board.json's lines, as read, where they stand
         return 0
     count = 0 if all_ else archived_count(board)
     archived_note = f"and {count} archived task(s) not shown (wb task list --all)" if count else ""
@@ -56,20 +62,25 @@ def run(chdir: Path | None, status: str | None = None, ready: bool = False, bloc
         return 0
     statuses = task_statuses(board["tasks"])  # once: a map per task made a 2,000-task list quadratic
     mark = proof.mark
-    rows = []
-    for t in tasks:  # one pass, a row per task: the most of a 2,000-task list's own work (issue 33)
-        status = t["status"]
-        if status == "done":
-            status += mark(t)
+    # a column at a time, each read by C where a cell is a task's field as it is; a pass over the tasks for the
+    # two that are not: the most of a 2,000-task list's own work (issue 33)
+    shown_status = list(map(itemgetter("status"), tasks))
+    waits = ["-"] * len(tasks)
+    for i, t in enumerate(tasks):
+        if shown_status[i] == "done":
+            shown_status[i] += mark(t)
         if t.get("archived"):
-            status += " (archived)"
-        waits = "-"
+            shown_status[i] += " (archived)"
         if t.get("depends_on"):
             unmet = unmet_dependencies(board, t, statuses=statuses)
-            waits = ", ".join(f"{d} ({s})" for d, s in unmet) if unmet else "met"
-        rows.append(["  " * depth.get(t["id"], 0) + t["id"] if depth else t["id"], status, str(t.get("priority", 2)),
-                     t["kind"], t["owner"], waits, t["title"]])
-    output.table(["ID", "STATUS", "PRI", "KIND", "OWNER", "WAITS ON", "TITLE"], rows)
+            waits[i] = ", ".join([f"{d} ({s})" for d, s in unmet]) if unmet else "met"
+    ids = list(map(itemgetter("id"), tasks))
+    if depth:
+        ids = ["  " * depth.get(tid, 0) + tid for tid in ids]
+    priorities = list(map(str, map(dict.get, tasks, repeat("priority"), repeat(2))))
+    columns = [ids, shown_status, priorities, list(map(itemgetter("kind"), tasks)),
+               list(map(itemgetter("owner"), tasks)), waits, list(map(itemgetter("title"), tasks))]
+    output.table_columns(["ID", "STATUS", "PRI", "KIND", "OWNER", "WAITS ON", "TITLE"], columns)
     if more:
         output.say(f"{more} more (wb task list --limit N, or --json)")
     if archived_note:

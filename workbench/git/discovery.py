@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 from workbench.errors import NotFound, Refused
-from workbench.git.plumbing import run_git
 from workbench.model.layout import WB_DIR
 
 # the longest one wb command waits, in all, while git's index.lock is held (a commit, checkout or stash of the
@@ -129,6 +128,13 @@ class RepoDirs:
         assert self._common_dir is not None
         return self._common_dir
 
+    @property
+    def state_writing_marker(self) -> Path:
+        """Present while a sync writes a state commit into the work tree (its snapshots may disagree with its
+        log until it is done): loads refuse, and the next `wb sync` finishes the write (git/sharedrefs.py). Here,
+        not there: a read looks for it without building the layers that write."""
+        return self.git_dir / "wb" / "sync-writing"
+
     def _discover(self) -> None:
         dot_git = self.worktree / ".git"
         if dot_git.is_dir() and not os.environ.get("GIT_DIR") and not os.environ.get("GIT_COMMON_DIR"):
@@ -138,6 +144,8 @@ class RepoDirs:
             self._algo = "sha256" if re.search(r"objectformat\s*=\s*sha256", config, re.I) else "sha1"
             return
         # a linked worktree, a submodule, GIT_DIR: let git say
+        from workbench.git.plumbing import run_git  # here: a plain repository's reader runs no git
+
         out = run_git(self.worktree, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir",
                       "--show-object-format").stdout
         lines = out.decode().splitlines()
@@ -149,6 +157,8 @@ class RepoDirs:
         """Why HEAD has a `.workbench/` the work tree lacks (a sparse checkout that leaves it out, or files
         deleted by hand) and what brings it back; None when HEAD has none. Asked only when the work tree has no
         workbench: `wb init` must never commit an empty one over the branch's real one."""
+        from workbench.git.plumbing import run_git
+
         proc = run_git(self.worktree, "ls-tree", "--name-only", "HEAD", f"{WB_DIR}/config.yaml", check=False)
         if proc.returncode != 0 or not proc.stdout.strip():
             return None

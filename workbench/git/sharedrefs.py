@@ -40,12 +40,6 @@ class SharedRefs(RepoPolicy):
             return None
         return value if isinstance(value, str) else None
 
-    @property
-    def state_writing_marker(self) -> Path:
-        """Present while a sync writes a state commit into the work tree (its snapshots may disagree with its
-        log until it is done): loads refuse, and the next `wb sync` finishes the write."""
-        return self.git_dir / "wb" / "sync-writing"
-
     def begin_state_write(self, sha: str) -> None:
         marker = self.state_writing_marker
         marker.parent.mkdir(exist_ok=True)

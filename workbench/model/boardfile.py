@@ -10,7 +10,6 @@ from operator import itemgetter
 
 from workbench.errors import Refused, SchemaRefused
 from workbench.model import schemas
-from workbench.model.ids import TASK_ID
 from workbench.model.jsonl import DuplicateKey, check_unicode, loads_unique
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
@@ -127,6 +126,37 @@ def _remember_layout(out: bytes, old_ids: list[bytes], old_set: set[bytes], adde
 _ESCAPED = re.compile(r'["\\\x00-\x1f]')  # what json.dumps(ensure_ascii=False) writes otherwise than as it is
 
 
+def task_list_as_read(raw: bytes, count: int) -> bytes | None:
+    """board.json's `count` task lines as one JSON list, a task a line at two spaces' indent (what `wb task list
+    --json` writes, cli/output.emit_json_items), copied from `raw` as `encode_board` wrote it: each line is
+    `json.dumps(task, ensure_ascii=False)` of the task read from it. None when `raw` is not laid out so."""
+    start = raw.find(_TASKS_OPEN)
+    if start < 0 or not raw.endswith(_TASKS_CLOSE):
+        return None
+    lines = raw[start + len(_TASKS_OPEN) - 1:len(raw) - len(_TASKS_CLOSE)]  # b"\n    {…},\n    {…}"
+    if lines.count(b"\n") != count:  # a task line holds no newline
+        return None
+    return b"[" + lines.replace(b"\n    ", b"\n  ") + b"\n]\n"
+
+
+def task_texts(raw: bytes) -> dict[str, str] | None:
+    """{id: its task's JSON} of board.json's bytes as `encode_board` wrote them: each task line as it is, which
+    is `json.dumps(task, ensure_ascii=False)` of the task read from it — what writing that task as JSON again
+    writes, read rather than encoded (issue 33: `wb task list --json` of 2,000 tasks). None when `raw` is not
+    laid out so (no tasks, a line not led by its id, an id repeated)."""
+    start = raw.find(_TASKS_OPEN)
+    end = len(raw) - len(_TASKS_CLOSE)
+    if start < 0 or not raw.endswith(_TASKS_CLOSE):
+        return None
+    laid = _laid_out(raw, start, end)
+    if laid is None:
+        return None
+    lines = raw[start + len(_TASKS_OPEN):end].decode("utf-8").split(",\n")  # a task line holds no newline
+    if len(lines) != len(laid[0]):
+        return None
+    return dict(zip([tid.decode("utf-8") for tid in laid[0]], [line[4:] for line in lines], strict=True))
+
+
 def task_lines(raw: bytes, unchanged: Any) -> dict[str, str]:
     """{id: line} of the tasks in board.json's bytes as `encode_board` wrote them, for the ids `unchanged`
     holds (a container): what the next `encode_board` of the same board need not encode again."""
@@ -240,6 +270,8 @@ def highest_task_number(tasks: list[Any]) -> int:
             joined = None
         if joined is not None and joined.count("\n") == len(ids) - 1:  # no id holds a newline: one line each
             return _highest_of_lines(joined)
+    from workbench.model.ids import TASK_ID  # here: a reader (`wb task list`) numbers nothing
+
     highest = 0
     for task in tasks:
         tid = task.get("id", "")

@@ -7,7 +7,7 @@ a 2,000-task list quadratic (issue 33)."""
 
 from __future__ import annotations
 
-from workbench.model.archive import archived_done, holding
+from workbench.model.archive import archived_done, holding, refs
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
@@ -25,13 +25,17 @@ def unmet_dependencies(board: dict[str, Any] | None, task: dict[str, Any],
     """The dependencies of `task` that are not done, each with its status: a cancelled one counts as unmet
     (only a person's `--force` says it is satisfied); one done and archived is met. The statuses are `statuses`
     when given, else those of `tasks` (default: the board's); with no `board`, nothing counts as archived."""
-    if not task.get("depends_on"):  # most tasks: no map of every task's status
+    deps = task.get("depends_on")
+    if not deps:  # most tasks: no map of every task's status
         return []
     if statuses is None:
         statuses = task_statuses(tasks if tasks is not None else (board or {}).get("tasks", []))
+    # most boards keep no archive: nothing to look up per dependency
+    archive = board if board and board.get("archive") and refs(board) else None
     unmet = []
-    for dep in task.get("depends_on") or []:
-        if statuses.get(dep) == "done" or archived_done(board, dep):
+    for dep in deps:
+        status = statuses.get(dep)
+        if status == "done" or (archive is not None and archived_done(archive, dep)):
             continue
-        unmet.append((dep, statuses.get(dep) or ("cancelled" if board and holding(board, dep) else "missing")))
+        unmet.append((dep, status or ("cancelled" if archive is not None and holding(archive, dep) else "missing")))
     return unmet

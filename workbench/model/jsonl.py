@@ -51,6 +51,16 @@ def loads_unique(data: bytes | str) -> Any:
     return json.loads(data, object_pairs_hook=unique_pairs)
 
 
+def copied(value: Any) -> Any:
+    """A deep copy of JSON data (objects, arrays, scalars): what `copy.deepcopy` makes of it, without importing
+    `copy` and `weakref` (a reader's load copies state.md's frontmatter as wb's cache holds it: issue 33)."""
+    if isinstance(value, dict):
+        return {k: copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copied(v) for v in value]
+    return value
+
+
 def too_long(line: bytes, file: str, where: str) -> Refused:
     return Refused(f"{file}: {where}: a line of {len(line)} bytes, over the cap of {MAX_LINE_BYTES}: not wb's; "
                    "run `wb doctor`")

@@ -10,71 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from workbench.errors import Refused
+from workbench.model.docs import BOARD_VERSION, STATE_VERSION, Docs
 from workbench.model.eventtypes import HAND_EDIT_EVENTS, HARNESS_EVENTS, SYNC_EVENTS
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 
-STATE_VERSION = 2  # 2 (issue 22): `memory` and `next_action_set` may be present
-BOARD_VERSION = 2
 EMPTY_BODY = "\n# Decision log\n"
 COUNTERS = ("tasks_completed", "tasks_failed", "turns", "tool_calls", "tokens_consumed")
 # Keys a human edit cannot set: wb derives them from the log.
 DERIVED_STATE_KEYS = ("schema_version", "updated_at", "last_event")
-
-
-class Docs:
-    """The three folded documents: state frontmatter, decision-log body, board.
-
-    The body is kept as parts joined on read, so folding many notes stays linear; `touched` names the tasks
-    changed since the documents were loaded (only those need validating again); `sealed` holds the archive
-    segments the events folded since then ({file under .workbench/: bytes}, model/archive.py), for the write
-    to put on disk before the board that references them."""
-
-    __slots__ = ("state", "_parts", "board", "touched", "sealed", "board_raw")
-
-    def __init__(self, state: dict[str, Any], body: str, board: dict[str, Any]) -> None:
-        self.state = state
-        self._parts = [body]
-        self.board = board
-        self.touched: set[str] = set()
-        self.sealed: dict[str, bytes] = {}
-        self.board_raw: bytes | None = None  # board.json's bytes as wb wrote them, when `board` was read from them
-
-    def encode_board(self) -> bytes:
-        """board.json's bytes for `board`: the lines of the tasks untouched since the load are reused as read
-        (a board of many tasks costs the encoding of the few a write changed)."""
-        from workbench.model.boardfile import encode_board, splice_board, task_lines
-
-        if self.board_raw is None or None in self.touched:
-            return encode_board(self.board)
-        touched = self.touched
-        spliced = splice_board(self.board, self.board_raw, touched)
-        if spliced is not None:
-            return spliced
-
-        class Unchanged:
-            def __contains__(self, tid: object) -> bool:
-                return tid not in touched
-
-        return encode_board(self.board, task_lines(self.board_raw, Unchanged()))
-
-    @property
-    def body(self) -> str:
-        if len(self._parts) > 1:
-            self._parts[:] = ["".join(self._parts)]
-        return self._parts[0]
-
-    @body.setter
-    def body(self, value: str) -> None:
-        self._parts = [value]
-
-    def append_body(self, text: str) -> None:
-        last = next((p for p in reversed(self._parts) if p), "")
-        if last and not last.endswith("\n"):
-            self._parts.append("\n")
-        self._parts.append(text)
 
 
 def empty_docs(ts: str) -> Docs:

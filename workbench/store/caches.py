@@ -20,7 +20,6 @@ import os
 from pathlib import Path
 
 from workbench.model.layout import Paths
-from workbench.store.atomic import atomic_write
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
@@ -31,6 +30,14 @@ def sha(raw: bytes) -> str:
     import hashlib
 
     return hashlib.sha256(raw).hexdigest()
+
+
+def _write(path: Path, data: bytes) -> None:
+    """One cache file, written atomically and not synced (a cache a crash loses is read as absent). The writer
+    is imported when a cache is written: a reader (`wb task list`) writes none (issue 33)."""
+    from workbench.store.atomic import atomic_write
+
+    atomic_write(path, data, durable=False)
 
 
 def _ready(p: Paths) -> bool:
@@ -63,7 +70,7 @@ def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str, *,
     if not _ready(p):
         return
     body_raw = body.encode("utf-8")
-    atomic_write(p.cache / "state.body", body_raw, durable=False)
+    _write(p.cache / "state.body", body_raw)
     info: dict[str, Any] = {}
     if written is not None:
         info = {"size": written.st_size, "mtime_ns": written.st_mtime_ns, "ino": written.st_ino}
@@ -74,7 +81,7 @@ def write_state_cache(p: Paths, raw: bytes, state: dict[str, Any], body: str, *,
         except FileNotFoundError:
             pass
     blob = {"sha": sha(raw), **info, "body_sha": sha(body_raw), "state": state}
-    atomic_write(p.state_cache, json.dumps(blob, ensure_ascii=False).encode("utf-8"), durable=False)
+    _write(p.state_cache, json.dumps(blob, ensure_ascii=False).encode("utf-8"))
 
 
 def read_state_cache(p: Paths, st: os.stat_result | None = None) -> dict[str, Any] | None:
@@ -162,7 +169,7 @@ def write_board_cache(p: Paths, raw: bytes) -> None:
     """Remember board.json as wb wrote it (a transaction, `wb init`, `wb migrate`, the merge driver)."""
     if not _ready(p):
         return
-    atomic_write(p.board_cache, raw, durable=False)
+    _write(p.board_cache, raw)
 
 
 # -- calls.jsonl ---------------------------------------------------------------------------------------
@@ -175,8 +182,7 @@ def write_calls_checked(p: Paths, size: int, mtime_ns: int) -> None:
     try:
         if not _ready(p):
             return
-        atomic_write(p.cache / "calls.json", json.dumps({"size": size, "mtime_ns": mtime_ns}).encode(),
-                     durable=False)
+        _write(p.cache / "calls.json", json.dumps({"size": size, "mtime_ns": mtime_ns}).encode())
     except OSError:
         pass
 
@@ -210,7 +216,7 @@ def write_config_cache(config_path: Path, digest: str, config: dict[str, Any]) -
     try:
         if not config_path.parent.is_dir() or not _ready(_config_paths(config_path)):
             return
-        atomic_write(cache, json.dumps({"v": CONFIG_CACHE_V, "sha": digest, "config": config}).encode(), durable=False)
+        _write(cache, json.dumps({"v": CONFIG_CACHE_V, "sha": digest, "config": config}).encode())
     except OSError:
         pass  # a read-only workbench still reads its config
 
@@ -225,7 +231,7 @@ def write_guard(p: Paths, guard: dict[str, Any]) -> None:
     try:
         if not _ready(p):
             return
-        atomic_write(p.cache / "guard.json", json.dumps(guard).encode(), durable=False)
+        _write(p.cache / "guard.json", json.dumps(guard).encode())
     except OSError:
         pass
 
@@ -240,7 +246,7 @@ def write_type_counts(p: Paths, counts: dict[str, int]) -> None:
     if not _ready(p):
         return
     try:
-        atomic_write(p.cache / "typecounts.json", json.dumps(counts, separators=(",", ":")).encode(), durable=False)
+        _write(p.cache / "typecounts.json", json.dumps(counts, separators=(",", ":")).encode())
     except OSError:
         pass  # a cache: counted again next time
 
@@ -256,6 +262,6 @@ def write_task_index(p: Paths, index: dict[str, list[str]]) -> None:
     if not _ready(p):
         return
     try:
-        atomic_write(p.cache / "taskindex.json", json.dumps(index, separators=(",", ":")).encode(), durable=False)
+        _write(p.cache / "taskindex.json", json.dumps(index, separators=(",", ":")).encode())
     except OSError:
         pass  # a cache: indexed again next time

@@ -16,9 +16,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from workbench.git.repo import run_git
 from workbench.model.layout import WB_DIR
-from workbench.store.atomic import atomic_write, refuse_links_under_workbench
 
 ATTRIBUTES = (
     "# wb: readable diffs and safe merges of the workbench (written by `wb init`)\n"
@@ -80,6 +78,9 @@ def register_drivers(worktree: Path, common_dir: Path | None = None, *, attribut
     """Register wb's textconv and merge drivers: .gitattributes lines, the launcher and repo-local git config.
     Idempotent: returns what it changed (nothing on a second run). `attributes_too=False` leaves the committed
     .gitattributes alone (a fresh clone's first command registers only what a clone does not carry)."""
+    from workbench.git.plumbing import run_git  # here and below: a reader registers nothing
+    from workbench.store.atomic import atomic_write, refuse_links_under_workbench
+
     if common_dir is None:
         from workbench.git.repo import GitRepo
 
@@ -122,6 +123,8 @@ def register_drivers(worktree: Path, common_dir: Path | None = None, *, attribut
 
 def drivers_problems(worktree: Path, common_dir: Path) -> list[str]:
     """What stops git's diff and merge drivers from running wb (for `wb doctor`); [] when they work."""
+    from workbench.git.plumbing import run_git
+
     problems = []
     for key, value in wanted_config().items():
         have = run_git(worktree, "config", "--local", "--get", key, check=False).stdout.decode().strip()

@@ -14,11 +14,10 @@ import os
 from pathlib import Path
 
 from workbench.git.keep import KEPT, KEPT_FOR, keep_dir_of
-from workbench.store.atomic import fsync_dir
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
-    from workbench.git.repo import GitRepo
+    from workbench.git.discovery import RepoDirs
 
 # store/pending.Pending's two, and the worktree's name in the task.renumber events a sync writes (GitRepo.worktree_id)
 JOURNALS = ("pending.jsonl", "committed.jsonl", "worktree-id")
@@ -28,7 +27,7 @@ def keep_dir(root: Path, git_dir: Path) -> Path:
     return Path(keep_dir_of(root, git_dir))
 
 
-def prepare(git: GitRepo) -> Path:
+def prepare(git: RepoDirs) -> Path:
     """The worktree's keep dir, made and named, with the journals an older wb left in the old place moved in."""
     keep = git.keep_dir
     if keep != git.git_dir / "wb":
@@ -53,6 +52,8 @@ def adopt_journals(root: Path, old_dir: Path, keep: Path) -> None:
     append already open writes into the moved file)."""
     if keep == old_dir:
         return
+    from workbench.store.atomic import fsync_dir  # here: a reader's open of its keep dir moves nothing
+
     for name in JOURNALS:
         old = old_dir / name
         if not old.exists() or (keep / name).exists():
@@ -101,6 +102,8 @@ def adopt_database(root: Path, old: Path, new: Path, timeout: float = 10.0) -> N
             tmp.unlink()
             return
         tmp.unlink()
+        from workbench.store.atomic import fsync_dir
+
         fsync_dir(new.parent)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{old}{suffix}").unlink(missing_ok=True)
@@ -149,6 +152,8 @@ def set_aside_snapshots(keep: Path, paths: list[Path]) -> Path:
     `<keep>/set-aside/<UTC time>/` (the caller holds the workbench lock): kept for a person, never deleted, so
     the next load rebuilds them from the log. Returns the folder."""
     import time
+
+    from workbench.store.atomic import fsync_dir
 
     aside = keep / "set-aside" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     aside.mkdir(parents=True, exist_ok=True)

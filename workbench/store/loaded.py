@@ -4,7 +4,7 @@ pending events found. Its own module, below the write path: the stages read it t
 
 from __future__ import annotations
 
-from workbench.model.reducer import Docs
+from workbench.model.docs import Docs
 from workbench.store.eventlog import Tail
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)

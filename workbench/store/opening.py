@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.errors import NotFound
-from workbench.git.repo import find_worktree
+from workbench.git.discovery import find_worktree
 from workbench.model.layout import WB_DIR
 from workbench.store import backend
 from workbench.store.workbench import Workbench

@@ -7,18 +7,17 @@ it did not write itself. Writing goes through `Workbench.transaction()` (workben
 
 from __future__ import annotations
 
-import copy
 import os
 from pathlib import Path
 
 from workbench import faults
 from workbench.errors import GitError, NotFound, Refused
-from workbench.git.repo import CommitOutcome, GitRepo, find_worktree
-from workbench.model import reducer, schemas
+from workbench.git.discovery import RepoDirs, find_worktree
+from workbench.model import schemas
 from workbench.model.boardfile import check_board_shape, parse_board, read_board_bytes
-from workbench.model.jsonl import loads_record, split_lines
+from workbench.model.docs import BOARD_VERSION, STATE_VERSION, Docs
+from workbench.model.jsonl import copied, loads_record, split_lines
 from workbench.model.layout import WB_DIR, Paths, check_no_links
-from workbench.model.reducer import Docs
 from workbench.store import caches
 from workbench.store.eventlog import EventLog, Tail, chain
 from workbench.store.loaded import Loaded
@@ -28,6 +27,7 @@ TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:  # imported where used: a reader (wb status) takes no lock and writes nothing
     from typing import Any
 
+    from workbench.git.repo import CommitOutcome, GitRepo
     from workbench.model.provenance import Who
     from workbench.store.lock import WorkbenchLock
     from workbench.store.transaction import Transaction
@@ -40,13 +40,38 @@ class Workbench:
         check_no_links(self.paths)
         self.log = EventLog(self.paths.events)
         self.log.before_sealed_change = self._sealed_change
-        self.git = GitRepo(root)
+        self._git: GitRepo | None = None  # built when first asked for (`git`): a read asks only `dirs`
+        self._dirs: RepoDirs | None = None
         self._config: dict[str, Any] | None = None
         self.raw_config: dict[str, Any] = {}  # config.yaml as written, the held settings too (store/trust.py)
         self.held_settings: list[Any] = []  # its settings this clone has not trusted, not applied
         self._pending: Pending | None = None
         # the last state.md this process read or wrote: (bytes, round-trip node, data, body)
         self._node_cache: tuple[bytes, Any, dict[str, Any], str] | None = None
+
+    @property
+    def git(self) -> GitRepo:
+        """The repository as wb records into it (git/repo.py): every layer of git/, built when first asked for."""
+        if self._git is None:
+            from workbench.git.repo import GitRepo
+
+            self._git = GitRepo(self.root)
+        return self._git
+
+    @git.setter
+    def git(self, repo: GitRepo) -> None:
+        self._git = repo
+
+    @property
+    def dirs(self) -> RepoDirs:
+        """What a read asks of git — where its directories are, whether a git command of the user's holds the
+        index — without the layers that record a commit (git/discovery.py, the lowest of them): `wb task list`
+        and `wb status` import none of those (issue 33). Once `git` is built, `git` itself: one discovery."""
+        if self._git is not None:
+            return self._git
+        if self._dirs is None:
+            self._dirs = RepoDirs(self.root)
+        return self._dirs
 
     def _sealed_change(self, changes: dict[str, bytes | None]) -> None:
         """wb is about to write or remove these sealed segments: recorded for the commit gate first."""
@@ -62,10 +87,10 @@ class Workbench:
         if not wb.paths.wb.is_dir() or not wb.paths.config.exists():
             # a checkout or stash of the user's (it holds the index lock) may be half way through rewriting
             # .workbench/: wait for it to end before saying the workbench is gone
-            if wb.git.wait_for_users_git() and wb.paths.wb.is_dir() and wb.paths.config.exists():
+            if wb.dirs.wait_for_users_git() and wb.paths.wb.is_dir() and wb.paths.config.exists():
                 wb.register_drivers_if_cloned()
                 return wb
-            left_out = wb.git.workbench_left_out()
+            left_out = wb.dirs.workbench_left_out()
             if left_out:
                 raise NotFound(f"no workbench in the work tree {root}, but {left_out}")
             if not wb.paths.wb.is_dir():
@@ -79,8 +104,8 @@ class Workbench:
         from workbench.store import drivers
 
         try:
-            if drivers.needs_registration(self.root, self.git.common_dir):
-                drivers.register_drivers(self.root, self.git.common_dir, attributes_too=False)
+            if drivers.needs_registration(self.root, self.dirs.common_dir):
+                drivers.register_drivers(self.root, self.dirs.common_dir, attributes_too=False)
         except (GitError, OSError):
             pass  # a read-only clone: the drivers are a convenience, never a reason to fail a command
 
@@ -123,7 +148,7 @@ class Workbench:
         transaction, replay): with no cache of wb's last write (a fresh clone), hand edits are looked for
         against what the log folds to, not against what is committed (once: the write then caches)."""
         p = self.paths
-        if self.git.state_writing_marker.exists() and self.config["git"].get("ref"):  # issue 15 (ops/sync.py)
+        if self.dirs.state_writing_marker.exists() and self.config["git"].get("ref"):  # issue 15 (ops/sync.py)
             raise Refused("a `wb sync` was interrupted while it wrote .workbench/: run `wb sync` to finish it")
         rebuilt: dict[str, bytes] = self._rebuild_missing() if create else {}
         try:
@@ -131,7 +156,7 @@ class Workbench:
         except FileNotFoundError:
             # a checkout, stash or merge --abort of the user's rewrites the work tree file by file: a file
             # missing for that moment is back once their git lets go of the index, so look again once
-            self.git.wait_for_users_git()
+            self.dirs.wait_for_users_git()
             try:
                 board_raw, state_cached, state_raw = self._read_snapshots(rebuilt, need_body)
             except FileNotFoundError as err:
@@ -155,14 +180,19 @@ class Workbench:
             node, state, body = self.parse_state(state_raw)
         own_board = caches.read_board_cache(p) == board_raw  # wb's own last write: checked when it was written
         board = parse_board(board_raw, own=own_board)
-        schemas.check_version("state.md", state.get("schema_version"), reducer.STATE_VERSION)
-        schemas.check_version("board.json", board.get("schema_version"), reducer.BOARD_VERSION)
+        schemas.check_version("state.md", state.get("schema_version"), STATE_VERSION)
+        schemas.check_version("board.json", board.get("schema_version"), BOARD_VERSION)
         if node is not None:  # read from the file, not from wb's own cache: a hand edit or a clone, validated
             schemas.check("state", state, "state.md")
         if not own_board:  # not what wb last wrote: a hand edit (or a clone), validated whole
             check_board_shape(board)
             schemas.check("board", board, "board.json")
-        file_state = copy.deepcopy(state)
+        if node is None:  # read from wb's cache of state.md: JSON (and `copy` imports weakref: issue 33)
+            file_state = copied(state)
+        else:
+            import copy
+
+            file_state = copy.deepcopy(state)
         docs = Docs(state, body, board)
         if own_board:
             docs.board_raw = board_raw
@@ -191,6 +221,8 @@ class Workbench:
                 raise Refused("a `wb migrate` was interrupted before it finished: run `wb migrate` to finish it")
             raise Refused(f"state.md: last_event {last} is beyond the event log's last seq {tail.seq}; "
                           "run `wb doctor`")
+        if after:  # folded here: a reader's usual load (nothing after the snapshots) imports no reducer
+            from workbench.model import reducer
         for event in after:
             schemas.check("event", event, f"events.jsonl (seq {event['seq']})")  # unvalidated until folded
             try:
@@ -239,7 +271,7 @@ class Workbench:
         if self._pending is None:
             from workbench.store import kept
 
-            self._pending = Pending(kept.prepare(self.git))
+            self._pending = Pending(kept.prepare(self.dirs))
         return self._pending
 
     def pending_events(self, tail: Tail) -> list[dict[str, Any]]:
@@ -273,6 +305,9 @@ class Workbench:
         missing = missing_from_log(events, {e["id"] for e in log})
         if not missing:
             return [], []
+        import copy
+
+        from workbench.model import reducer
         from workbench.store.landing import agent_name, land_pending
 
         trial = copy.deepcopy(docs)
@@ -303,7 +338,7 @@ class Workbench:
 
     def _rebuild_missing(self) -> dict[str, bytes]:
         """{name: bytes} of state.md and board.json, for the ones missing: as the whole log folds into them."""
-        from workbench.model import ids, statefile
+        from workbench.model import ids, reducer, statefile
         from workbench.model.boardfile import encode_board
 
         p = self.paths
@@ -317,6 +352,8 @@ class Workbench:
 
     def parse_state(self, raw: bytes) -> tuple[Any, dict[str, Any], str]:
         """(round-trip node, frontmatter, body) of state.md's bytes; the last parse is kept for the next one."""
+        import copy
+
         from workbench.model import statefile
 
         if self._node_cache is None or self._node_cache[0] != raw:
@@ -343,6 +380,7 @@ class Workbench:
     def checkpoint(self, summary: str, session: str | None = None) -> CommitOutcome:
         """Commit whatever the workbench holds now (the end of a harness step, `wb init`, `wb doctor --fix`),
         under the one commit policy (workbench.store.commit)."""
+        from workbench.git.repo import CommitOutcome
         from workbench.store import commit
 
         if not commit.commits(self.config["git"]):
