@@ -134,7 +134,7 @@ def write_board_alias(p: Paths, taken: bytes, last_event: int, state_raw: bytes)
     if not _ready(p):
         return
     blob = {"sha": sha(taken), "last_event": last_event, "state_sha": sha(state_raw)}
-    atomic_write(p.cache / BOARD_ALIAS, json.dumps(blob).encode(), durable=False)
+    _write(p.cache / BOARD_ALIAS, json.dumps(blob).encode())
 
 
 def board_alias(p: Paths, board_raw: bytes, state_sha: str | None) -> int | None:
