@@ -69,6 +69,8 @@ POINTS = [
     Point("after_git_objects", "after_git_objects", 0, False),
     Point("before_git_ref", "before_git_ref", 0, False),
     Point("after_git_ref", "after_git_ref", 0, False),
+    Point("index_locked", "index_locked", 0, False),  # committed; wb holds git's index.lock (git/indexfile.py)
+    Point("before_index_rename", "before_index_rename", 0, False),  # the new index written, not yet renamed in
     Point("after_git_commit", "after_git_commit", 0, False),
 ]
 STAGE = {p.label: i for i, p in enumerate(POINTS)}
@@ -81,6 +83,7 @@ def reached(label: str, after: str) -> bool:
 
 def test_every_write_path_fault_point_is_covered() -> None:
     """A fault point added to the transaction or the git recording later must join POINTS (and so the matrix)."""
+    import workbench.git.indexfile
     import workbench.git.repo
     import workbench.git.sharedrefs
     import workbench.store.snapshots
@@ -90,7 +93,7 @@ def test_every_write_path_fault_point_is_covered() -> None:
     named = set()
     stages = [p for p in Path(workbench.store.stages.__file__).parent.glob("*.py") if not p.name.startswith("sqlite")]
     for path in [Path(m.__file__) for m in (workbench.store.workbench, workbench.store.snapshots, workbench.git.repo,
-                                            workbench.git.sharedrefs)] + stages:
+                                            workbench.git.sharedrefs, workbench.git.indexfile)] + stages:
         named |= set(re.findall(r'faults\.point\("([^"]+)"\)', path.read_text()))
     import sys
 

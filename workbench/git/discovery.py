@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from workbench.errors import NotFound, Refused
+from workbench.git import indexfile
 from workbench.git.plumbing import run_git
 from workbench.model.layout import WB_DIR
 
@@ -190,6 +191,8 @@ class RepoDirs:
                 st = os.stat(lock)
             except OSError:
                 return True
+            if indexfile.recover(self.git_dir):  # a wb killed while it wrote the index left it: gone now
+                continue
             held = (st.st_ino, st.st_ctime_ns)  # this lock file: an inode alone is soon reused by the next one
             spent = self._lock_waited.get(held, 0.0)
             now = time.monotonic()
