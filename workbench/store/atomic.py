@@ -8,6 +8,10 @@ from pathlib import Path
 
 from workbench import faults
 
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
+if TYPE_CHECKING:
+    from workbench.store.eventlog import Appended
+
 
 def _file_mode() -> int:
     mask = os.umask(0)
@@ -146,33 +150,40 @@ class Staged:
             pass
 
 
-def sync_together(staged: list[Staged]) -> None:
-    """fsync every staged write, overlapping (all but the last on threads of their own): the file system commits
-    its journal once for all of them rather than once each. Any failure drops them all."""
-    if len(staged) < 2:
+def sync_together(staged: list[Staged], log: Appended | None = None) -> None:
+    """fsync every staged write, and `log` (an append to the event log not yet durable) with them, overlapping
+    (all but the last on threads of their own): the file system commits its journal once for all of them rather
+    than once each. Any failure drops them all, the log's batch included (it was never acknowledged); success
+    leaves the log's batch durable and its file closed."""
+    syncs: list[Staged | Appended] = [*staged, *([log] if log is not None else [])]
+    if len(syncs) < 2:
         for one in staged:
             one.sync()
+        if log is not None:
+            log.sync()
         return
     import threading
 
     errors: list[BaseException] = []
 
-    def sync(one: Staged) -> None:
+    def sync(one: Staged | Appended) -> None:
         try:
             one.fsync()
         except BaseException as err:  # re-raised by the caller's thread
             errors.append(err)
 
-    threads = [threading.Thread(target=sync, args=(one,)) for one in staged[:-1]]
+    threads = [threading.Thread(target=sync, args=(one,)) for one in syncs[:-1]]
     for thread in threads:
         thread.start()
-    sync(staged[-1])
+    sync(syncs[-1])
     for thread in threads:
         thread.join()
     if errors:
-        for one in staged:
-            one.drop()
+        for each in syncs:
+            each.drop()
         raise errors[0]
+    if log is not None:
+        log.close()
 
 
 _RENAME_EXCHANGE = 2
