@@ -46,7 +46,8 @@ def same_as_git(repo: Path, tmp_path: Path, lines: list[tuple[str, str]]) -> byt
                    env={**os.environ, "GIT_INDEX_FILE": str(copy)})
     ours = (git_dir / "index").read_bytes()
     assert ours == copy.read_bytes()
-    assert not (git_dir / "index.lock").exists() and not (git_dir / "wb" / "index.new").exists()
+    assert not (git_dir / "index.lock").exists()
+    assert not (git_dir / "wb" / "index.new").exists() and not (git_dir / "wb" / "index.old").exists()
     return ours
 
 
@@ -158,7 +159,7 @@ def test_recover_clears_only_a_dead_writers_lock(project):
     assert (git_dir / "index.lock").exists() and not mine.exists()
 
 
-@pytest.mark.parametrize("point", ["index_locked", "before_index_rename"])
+@pytest.mark.parametrize("point", ["index_locked", "before_index_rename", "after_index_swap"])
 def test_a_wb_killed_holding_the_index_lock_blocks_the_users_git_only_until_the_next_wb_command(
         repo, git, point):
     init(repo)

@@ -71,6 +71,7 @@ POINTS = [
     Point("after_git_ref", "after_git_ref", 0, False),
     Point("index_locked", "index_locked", 0, False),  # committed; wb holds git's index.lock (git/indexfile.py)
     Point("before_index_rename", "before_index_rename", 0, False),  # the new index written, not yet renamed in
+    Point("after_index_swap", "after_index_swap", 0, False),  # the new index in place, the old one at index.lock
     Point("after_git_commit", "after_git_commit", 0, False),
 ]
 STAGE = {p.label: i for i, p in enumerate(POINTS)}

@@ -23,6 +23,7 @@ import os
 import struct
 
 from workbench import faults
+from workbench.git.renames import exchange
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
@@ -48,13 +49,14 @@ def config_allows(config: dict[str, bytes | None] | None) -> bool:
 
 def recover(git_dir: Path) -> bool:
     """Remove what a wb killed in the middle of an index write left: `index.lock` when it is still that wb's
-    file (the inode of `wb/index.new`, whose flock died with it), then `wb/index.new`. A lock of anyone else's,
-    or of a wb still writing, is left alone. Whether a lock of wb's was removed."""
+    — the inode of `wb/index.new` (its flock died with it), or after the swap that put the new index in place,
+    the displaced index `wb/index.old` names — then those two names. A lock of anyone else's, or of a wb still
+    writing, is left alone. Whether a lock of wb's was removed."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - no flock: update() never writes here either
         return False
-    mine = git_dir / "wb" / "index.new"
+    mine, old = git_dir / "wb" / "index.new", git_dir / "wb" / "index.old"
     try:
         fd = os.open(mine, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -65,16 +67,24 @@ def recover(git_dir: Path) -> bool:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by a wb writing now: not ours to touch
         except OSError:
             return False
-        held = os.fstat(fd)  # its inode cannot be reused while this is open
+        held = os.fstat(fd)  # its inode (and the displaced index's, named by index.old) cannot be reused meanwhile
+        ours = {(held.st_dev, held.st_ino)}
+        try:
+            displaced = os.stat(old)
+            ours.add((displaced.st_dev, displaced.st_ino))
+        except FileNotFoundError:
+            pass
         try:
             lock = os.stat(git_dir / "index.lock")
-            if (lock.st_dev, lock.st_ino) == (held.st_dev, held.st_ino):
+            if (lock.st_dev, lock.st_ino) in ours:
                 os.unlink(git_dir / "index.lock")
                 removed = True
         except FileNotFoundError:
             pass
+        _unlink(old)
         try:
-            if (os.stat(mine).st_ino, os.stat(mine).st_dev) == (held.st_ino, held.st_dev):
+            now = os.stat(mine)
+            if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
                 os.unlink(mine)
         except FileNotFoundError:
             pass
@@ -98,7 +108,7 @@ def update(git_dir: Path, lines: list[tuple[str, str]]) -> str | None:
     except FileNotFoundError:
         return "git"
     recover(git_dir)
-    mine = git_dir / "wb" / "index.new"
+    mine, old = git_dir / "wb" / "index.new", git_dir / "wb" / "index.old"
     lock = git_dir / "index.lock"
     try:
         fd = os.open(mine, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -129,20 +139,37 @@ def update(git_dir: Path, lines: list[tuple[str, str]]) -> str | None:
             while view:
                 view = view[os.write(fd, view):]
             faults.point("before_index_rename")
-            os.replace(lock, index)
+            _put(index, lock, old)
         except BaseException:
-            try:
-                os.unlink(lock)
-            except FileNotFoundError:
-                pass
+            _unlink(lock)
             raise
         return None
     finally:
-        try:
-            os.unlink(mine)
-        except FileNotFoundError:
-            pass
+        _unlink(old)
+        _unlink(mine)
         os.close(fd)
+
+
+def _put(index: Path, lock: Path, old: Path) -> None:
+    """The new index (`lock`) put in place. Swapped with the old one and the old one unlinked where the system can
+    (see git/renames.py), the old one first named `old`, so a kill after the swap leaves a lock recover() knows."""
+    try:
+        os.link(index, old)
+    except OSError:
+        os.replace(lock, index)
+        return
+    if exchange(lock, index):
+        faults.point("after_index_swap")
+        os.unlink(lock)  # the old index, displaced
+    else:
+        os.replace(lock, index)
+
+
+def _unlink(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _rewrite(data: bytes, stamp_ns: int, lines: list[tuple[str, str]]) -> bytes | str:

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from workbench import faults
+from workbench.git.renames import exchange as _exchange
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
@@ -184,31 +185,6 @@ def sync_together(staged: list[Staged], log: Appended | None = None) -> None:
         raise errors[0]
     if log is not None:
         log.close()
-
-
-_RENAME_EXCHANGE = 2
-_renameat2: object = None  # the libc function once looked up; False where there is none
-
-
-def _exchange(a: str | Path, b: str | Path) -> bool:
-    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE). False where the system or the file system
-    cannot, or `b` does not exist: the caller renames as before."""
-    global _renameat2
-    if _renameat2 is None:
-        _renameat2 = False
-        if hasattr(os, "sched_getaffinity"):  # Linux
-            try:
-                import ctypes
-
-                fn = ctypes.CDLL(None, use_errno=True).renameat2
-                fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-                _renameat2 = fn
-            except (OSError, AttributeError):
-                pass
-    if _renameat2 is False:
-        return False
-    at_fdcwd = -100
-    return _renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) == 0  # type: ignore[operator]
 
 
 def _keep_displaced(tmp: str, path: Path, data: bytes, expect: bytes) -> None:
