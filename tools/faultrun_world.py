@@ -34,6 +34,7 @@ STORE_POINTS = [
     "before_rename:state.json",
     "before_git_listing", "after_git_objects", "before_git_ref", "after_git_ref", "index_locked",
     "before_index_rename", "after_index_swap", "after_git_commit",
+    "settle_dropped_last",
 ]
 HARNESS_POINTS = ["after_tool_run", "after_tool_result"]
 MIGRATE_POINTS = ["migrate:after_intent", "before_rename:state.md", "migrate:after_state", "before_rename:board.json",

@@ -73,6 +73,8 @@ POINTS = [
     Point("before_index_rename", "before_index_rename", 0, False),  # the new index written, not yet renamed in
     Point("after_index_swap", "after_index_swap", 0, False),  # the new index in place, the old one at index.lock
     Point("after_git_commit", "after_git_commit", 0, False),
+    Point("settle_dropped_last", "settle_dropped_last", 0, False),  # the committed batch before dropped, this one
+    # not yet moved out of the pending journal (store/pending.py)
 ]
 STAGE = {p.label: i for i, p in enumerate(POINTS)}
 
@@ -87,6 +89,7 @@ def test_every_write_path_fault_point_is_covered() -> None:
     import workbench.git.indexfile
     import workbench.git.repo
     import workbench.git.sharedrefs
+    import workbench.store.pending
     import workbench.store.snapshots
     import workbench.store.stages
     import workbench.store.workbench
@@ -94,7 +97,8 @@ def test_every_write_path_fault_point_is_covered() -> None:
     named = set()
     stages = [p for p in Path(workbench.store.stages.__file__).parent.glob("*.py") if not p.name.startswith("sqlite")]
     for path in [Path(m.__file__) for m in (workbench.store.workbench, workbench.store.snapshots, workbench.git.repo,
-                                            workbench.git.sharedrefs, workbench.git.indexfile)] + stages:
+                                            workbench.git.sharedrefs, workbench.git.indexfile,
+                                            workbench.store.pending)] + stages:
         named |= set(re.findall(r'faults\.point\("([^"]+)"\)', path.read_text()))
     import sys
 
