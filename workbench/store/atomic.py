@@ -173,7 +173,7 @@ def sync_together(staged: list[Staged], log: Appended | None = None) -> None:
     for job in syncs[:-1]:  # each on a thread of the pool, the last on this one
         done = _thread.allocate_lock()
         done.acquire()
-        jobs.put((job, errors, done))
+        jobs.put((job.fsync, errors, done))
         waits.append(done)
     try:
         syncs[-1].fsync()
@@ -192,9 +192,39 @@ def sync_together(staged: list[Staged], log: Appended | None = None) -> None:
 _POOL: tuple[int, Any] | None = None  # (the process it was started in, its queue of fsyncs)
 
 
+_DISCARDS: list[tuple[int, Any]] = []  # the unlinks `discard` handed to the pool: (pid, a lock released when done)
+
+
+def discard(path: str) -> None:
+    """Unlink `path` (an old snapshot a swap displaced) on a thread of the pool: freeing an fsynced file's blocks
+    took 0.1–2 ms of a write (more on a busy disk, and more for a bigger board), now spent while the write goes
+    on to its commit. `settle_discards` waits for them; until then the file is a `.tmp-*` no reader looks at."""
+    import _thread
+
+    def unlink() -> None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+    done = _thread.allocate_lock()
+    done.acquire()
+    _fsync_queue().put((unlink, [], done))
+    _DISCARDS.append((os.getpid(), done))
+
+
+def settle_discards() -> None:
+    """Wait for every unlink `discard` handed to the pool (a transaction does, before it lets go of its lock)."""
+    while _DISCARDS:
+        pid, done = _DISCARDS.pop()
+        if pid == os.getpid():  # a forked child has none of its parent's pool threads to wait for
+            done.acquire()
+
+
 def _fsync_queue() -> Any:
-    """The queue of a few threads kept for sync_together's fsyncs: a thread started per fsync cost ~0.3 ms of a
-    mutation (its start waits until it runs; issue 33). Started again in a forked child (threads do not fork)."""
+    """The queue of a few threads kept for sync_together's fsyncs (and `discard`'s unlinks): a thread started per
+    fsync cost ~0.3 ms of a mutation (its start waits until it runs; issue 33). Started again in a forked child
+    (threads do not fork)."""
     global _POOL
     if _POOL is None or _POOL[0] != os.getpid():
         import queue
@@ -204,9 +234,9 @@ def _fsync_queue() -> Any:
 
         def work() -> None:
             while True:
-                one, errors, done = jobs.get()
+                job, errors, done = jobs.get()
                 try:
-                    one.fsync()
+                    job()
                 except BaseException as err:  # re-raised by the caller's thread
                     errors.append(err)
                 finally:
@@ -224,7 +254,7 @@ def _keep_displaced(tmp: str, path: Path, data: bytes, expect: bytes) -> None:
     place. (Should they have saved yet again over the writer's file between the two swaps, that newer save
     comes out instead, and is swapped back in: the person's last save stands.)"""
     if read_or_none(Path(tmp)) == expect:
-        os.unlink(tmp)
+        discard(tmp)
         return
     if _exchange(tmp, path) and read_or_none(Path(tmp)) != data:
         _exchange(tmp, path)
