@@ -186,3 +186,8 @@ def test_a_racily_clean_workbench_entry_the_lines_replace_does_not_stop_it(proje
     (project / ".workbench" / "state.md").write_text("old\n")
     git(project, "add", ".workbench/state.md")  # racily clean, but replaced by the update all the same
     same_as_git(project, tmp_path, [(".workbench/state.md", f"100644 {blob(git, project, 'new')}")])
+
+
+def test_a_git_directory_without_wb_yet(project, git, tmp_path):
+    shutil.rmtree(project / ".git" / "wb")
+    same_as_git(project, tmp_path, [(".workbench/state.md", f"100644 {blob(git, project, 'a')}")])

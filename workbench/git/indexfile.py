@@ -10,10 +10,12 @@ safe side: an entry racily clean (staged in the second the index was last writte
 git reads the file again before it trusts it) where git smudges it only when the file's content changed.
 
 git's lock protocol, with one addition for a crash: `index.lock` is created as a hard link of `<git dir>/wb/
-index.new` (link fails when the lock exists, as git's O_EXCL does), so the lock is always a file wb can
-recognise as its own. A kill between the link and the rename leaves both names; the next commit (`recover`,
-under the workbench lock) removes a lock that is still that file — never a lock of the user's git — so the
-user's git is never left blocked by a process that died.
+index.new` (link fails when the lock exists, as git's O_EXCL does), flocked by the writer for as long as it
+lives, so the lock is always a file wb can recognise as its own; the new index is swapped into place and the old
+one (named `wb/index.old` first) unlinked. A kill between the link and that unlink leaves a lock `recover` —
+run by the next wb command that finds index.lock held — removes when it is still that file and its writer's
+flock is gone: never a lock of the user's git, never one of a wb still writing. So the user's git is never
+left blocked by a wb that died past the next wb command.
 """
 
 from __future__ import annotations
@@ -110,8 +112,13 @@ def update(git_dir: Path, lines: list[tuple[str, str]]) -> str | None:
     recover(git_dir)
     mine, old = git_dir / "wb" / "index.new", git_dir / "wb" / "index.old"
     lock = git_dir / "index.lock"
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(mine, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            fd = os.open(mine, flags, 0o666)
+        except FileNotFoundError:  # no wb/ in this git directory yet
+            mine.parent.mkdir(exist_ok=True)
+            fd = os.open(mine, flags, 0o666)
     except FileExistsError:  # a wb killed mid-write that another wb is clearing now
         return "busy"
     try:
