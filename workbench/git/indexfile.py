@@ -112,13 +112,12 @@ def update(git_dir: Path, lines: list[tuple[str, str]]) -> str | None:
     recover(git_dir)
     mine, old = git_dir / "wb" / "index.new", git_dir / "wb" / "index.old"
     lock = git_dir / "index.lock"
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     try:
         try:
-            fd = os.open(mine, flags, 0o666)
+            fd = os.open(mine, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
         except FileNotFoundError:  # no wb/ in this git directory yet
             mine.parent.mkdir(exist_ok=True)
-            fd = os.open(mine, flags, 0o666)
+            fd = os.open(mine, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     except FileExistsError:  # a wb killed mid-write that another wb is clearing now
         return "busy"
     try:

@@ -247,14 +247,14 @@ class GitRepo(SharedRefs):
         parent, _root, files = self._parent_info(ref)
         if parent is None:
             return []
-        base = self.worktree / WB_DIR
+        base = os.path.join(self.worktree, WB_DIR)  # strings, not Paths: twice a write, a join per sealed file
         cache = self.blob_cache()
         now = time.time_ns()
         changed: list[tuple[str, str, str | None]] = []
         for rel, (_mode, sha) in sorted(files.items()):
             if not rel.startswith(dirs):
                 continue
-            full = base / rel
+            full = f"{base}/{rel}"
             try:
                 st = os.lstat(full)
             except (FileNotFoundError, NotADirectoryError):
@@ -267,7 +267,8 @@ class GitRepo(SharedRefs):
             now_sha = cache.get(rel, key)
             if now_sha is None:
                 try:
-                    body = full.read_bytes()
+                    with open(full, "rb") as fh:
+                        body = fh.read()
                 except OSError:
                     changed.append((rel, "modified", None))
                     continue
