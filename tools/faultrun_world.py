@@ -32,7 +32,9 @@ STORE_POINTS = [
     "before_rename:board.json", "after_board_write",
     "before_rename:state.md", "after_state_write",
     "before_rename:state.json",
-    "before_git_listing", "after_git_objects", "before_git_ref", "after_git_ref", "after_git_commit",
+    "before_git_listing", "after_git_objects", "before_git_ref", "after_git_ref", "index_locked",
+    "before_index_rename", "after_index_swap", "after_git_commit",
+    "settle_dropped_last",
 ]
 HARNESS_POINTS = ["after_tool_run", "after_tool_result"]
 MIGRATE_POINTS = ["migrate:after_intent", "before_rename:state.md", "migrate:after_state", "before_rename:board.json",

@@ -45,6 +45,9 @@ OUTSIDE_THE_STORE = {
                                     "inside .workbench/)"),
     "git/userfiles.py": ({"os.open:w", "os.write", "os.replace", "unlink"},
                          "a user's own file a hook wb ran changed, put back as it was (never .workbench/)"),
+    "git/indexfile.py": ({"os.open:w", "os.write", "os.replace", "os.unlink"},
+                         "the user's index: its .workbench/ entries, .git/index by way of .git/index.lock (never "
+                         ".workbench/)"),
     "git/packs.py": ({"open:w", "os.open:w", "os.write", "os.replace", "os.unlink", "unlink", "write_text"},
                      "wb's own packs of its objects, in .git/objects/pack, and their journal and record in "
                      "<git dir>/wb (never .workbench/)"),

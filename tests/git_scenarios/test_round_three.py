@@ -162,6 +162,30 @@ def test_a_mutation_refused_for_no_space_is_never_applied_later(repo: Path) -> N
     assert not list((repo / ".workbench").rglob(".tmp-*"))
 
 
+def test_a_full_disk_at_the_fsync_the_log_shares_with_the_snapshots_records_nothing(repo: Path) -> None:
+    """The log's append is fsynced together with the snapshots' temp files (issue 33): when that fsync fails,
+    the batch is taken back from the log, no snapshot is renamed in, and the error does not say it was
+    recorded."""
+    assert run_wb(repo, "init").returncode == 0
+    assert run_wb(repo, "task", "add", "Before").returncode == 0
+    wbdir = repo / ".workbench"
+    log, board, state = ((wbdir / n).read_bytes() for n in ("events.jsonl", "board.json", "state.md"))
+    head = run_git(repo, "rev-parse", "HEAD")
+    full = _wb(repo, "task", "add", "Refused", env={"WB_FAULT": "enospc_log_fsync"})
+    assert full.returncode != 0
+    assert "no space left on device" in full.stderr.lower(), full.stderr
+    assert "recorded in events.jsonl" not in full.stderr
+    assert [(wbdir / n).read_bytes() for n in ("events.jsonl", "board.json", "state.md")] == [log, board, state]
+    assert run_git(repo, "rev-parse", "HEAD") == head
+    assert not list(wbdir.rglob(".tmp-*"))
+    retry = _wb(repo, "task", "add", "Retried")
+    assert retry.returncode == 0, retry.stderr
+    titles = [t["title"] for t in json.loads((wbdir / "board.json").read_text())["tasks"]]
+    assert titles == ["Before", "Retried"], f"the refused mutation was applied after all: {titles}"
+    assert run_wb(repo, "doctor").returncode == 0
+    assert_sound(repo)
+
+
 def test_a_commit_refused_for_no_space_leaves_no_temp_object_and_is_made_later(repo: Path) -> None:
     assert run_wb(repo, "init").returncode == 0
     full = _wb(repo, "note", "written, commit owed", env={"WB_FAULT": "gitthree_enospc_object_write"})

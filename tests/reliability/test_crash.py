@@ -69,7 +69,12 @@ POINTS = [
     Point("after_git_objects", "after_git_objects", 0, False),
     Point("before_git_ref", "before_git_ref", 0, False),
     Point("after_git_ref", "after_git_ref", 0, False),
+    Point("index_locked", "index_locked", 0, False),  # committed; wb holds git's index.lock (git/indexfile.py)
+    Point("before_index_rename", "before_index_rename", 0, False),  # the new index written, not yet renamed in
+    Point("after_index_swap", "after_index_swap", 0, False),  # the new index in place, the old one at index.lock
     Point("after_git_commit", "after_git_commit", 0, False),
+    Point("settle_dropped_last", "settle_dropped_last", 0, False),  # the committed batch before dropped, this one
+    # not yet moved out of the pending journal (store/pending.py)
 ]
 STAGE = {p.label: i for i, p in enumerate(POINTS)}
 
@@ -81,8 +86,10 @@ def reached(label: str, after: str) -> bool:
 
 def test_every_write_path_fault_point_is_covered() -> None:
     """A fault point added to the transaction or the git recording later must join POINTS (and so the matrix)."""
+    import workbench.git.indexfile
     import workbench.git.repo
     import workbench.git.sharedrefs
+    import workbench.store.pending
     import workbench.store.snapshots
     import workbench.store.stages
     import workbench.store.workbench
@@ -90,7 +97,8 @@ def test_every_write_path_fault_point_is_covered() -> None:
     named = set()
     stages = [p for p in Path(workbench.store.stages.__file__).parent.glob("*.py") if not p.name.startswith("sqlite")]
     for path in [Path(m.__file__) for m in (workbench.store.workbench, workbench.store.snapshots, workbench.git.repo,
-                                            workbench.git.sharedrefs)] + stages:
+                                            workbench.git.sharedrefs, workbench.git.indexfile,
+                                            workbench.store.pending)] + stages:
         named |= set(re.findall(r'faults\.point\("([^"]+)"\)', path.read_text()))
     import sys
 

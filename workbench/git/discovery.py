@@ -200,6 +200,10 @@ class RepoDirs:
                 st = os.stat(lock)
             except OSError:
                 return True
+            from workbench.git import indexfile  # here: only a held lock needs it
+
+            if indexfile.recover(self.git_dir):  # a wb killed while it wrote the index left it: gone now
+                continue
             held = (st.st_ino, st.st_ctime_ns)  # this lock file: an inode alone is soon reused by the next one
             spent = self._lock_waited.get(held, 0.0)
             now = time.monotonic()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from workbench import faults
 from workbench.errors import GitError
+from workbench.git import indexfile
 from workbench.git.blobstat import BlobStatCache
 from workbench.git.discovery import HOOK_MARK, INDEX_LOCK_WAIT_S, find_worktree, in_commit_hook
 from workbench.git.objects import IGNORED_NAMES, listing_key
@@ -66,6 +67,7 @@ class GitRepo(SharedRefs):
     def __init__(self, worktree: Path) -> None:
         super().__init__(worktree)
         self._refs = RefMover(worktree)
+        self._index_plain: bool | None = None  # the index update is written in-process (_index_in_process)
 
     def close(self) -> None:
         """Wait for a pack run this repository started (git/packs.py), then end the helper git process (it also
@@ -157,8 +159,9 @@ class GitRepo(SharedRefs):
             index = None
             if not state_only:
                 self.wait_for_users_git()  # their `git commit` would fail on the branch wb just moved
-                # the index update starts up while the branch moves; it is fed (and writes) only once it moved
-                index = _IndexUpdate(self.worktree)
+                if not self._index_in_process():
+                    # the index update starts up while the branch moves; it is fed (and writes) only once it moved
+                    index = _IndexUpdate(self.worktree)
             try:
                 why = self._refs.move(ref, commit, parent or "0" * len(commit))
             except BaseException:
@@ -189,10 +192,16 @@ class GitRepo(SharedRefs):
         """Point the user's index entries under .workbench/ at the new commit, so `git status` is clean there.
         Only those entries change: what the user staged elsewhere stays staged. `started`: a `git update-index
         --index-info` started ahead (_IndexUpdate), fed first."""
-        lines = [f"{mode} {sha}\t{WB_DIR}/{rel}" for rel, (mode, sha) in files.items()]
         zero = "0" * 40 if self._algo == "sha1" else "0" * 64
-        lines += [f"0 {zero}\t{WB_DIR}/{rel}" for rel in old if rel not in files]
-        stdin = ("\n".join(lines) + "\n").encode()
+        entries = [(f"{WB_DIR}/{rel}", f"{mode} {sha}") for rel, (mode, sha) in files.items()]
+        entries += [(f"{WB_DIR}/{rel}", f"0 {zero}") for rel in old if rel not in files]
+        if started is None and self._index_in_process():
+            why = indexfile.update(self.git_dir, entries)
+            if why is None:
+                return
+            if why == "git":  # not an index written in-process: git writes it from now on
+                self._index_plain = False
+        stdin = "".join(f"{entry}\t{path}\n" for path, entry in entries).encode()
         if started is not None and started.feed(stdin):
             return
         for attempt in range(40):
@@ -208,6 +217,15 @@ class GitRepo(SharedRefs):
                 time.sleep(0.05 * (1 + attempt % 4))
         outcome.warnings.append("committed, but git's index could not be updated: run `git reset -q -- "
                                 ".workbench` so `git status` is clean under .workbench/")
+
+    def _index_in_process(self) -> bool:
+        """Whether the index update can be written in-process (git/indexfile.py) rather than by `git
+        update-index`: a SHA-1 repository, no GIT_INDEX_FILE, and no git configuration that changes how git
+        writes its index (git's configuration is read once per process, as for the identity)."""
+        if self._index_plain is None:
+            self.git_dir  # noqa: B018 - discovers the object format
+            self._index_plain = self._algo == "sha1" and indexfile.config_allows(self._git_config())
+        return self._index_plain and not os.environ.get("GIT_INDEX_FILE")
 
     def sealed_changes(self, ref_name: str | None, dirs: tuple[str, ...]) -> list[tuple[str, str, str | None]]:
         """The files under `dirs` of .workbench/ (e.g. "log/") that the commit wb's next commit would be made on
@@ -229,14 +247,14 @@ class GitRepo(SharedRefs):
         parent, _root, files = self._parent_info(ref)
         if parent is None:
             return []
-        base = self.worktree / WB_DIR
+        base = os.path.join(self.worktree, WB_DIR)  # strings, not Paths: twice a write, a join per sealed file
         cache = self.blob_cache()
         now = time.time_ns()
         changed: list[tuple[str, str, str | None]] = []
         for rel, (_mode, sha) in sorted(files.items()):
             if not rel.startswith(dirs):
                 continue
-            full = base / rel
+            full = f"{base}/{rel}"
             try:
                 st = os.lstat(full)
             except (FileNotFoundError, NotADirectoryError):
@@ -249,7 +267,8 @@ class GitRepo(SharedRefs):
             now_sha = cache.get(rel, key)
             if now_sha is None:
                 try:
-                    body = full.read_bytes()
+                    with open(full, "rb") as fh:
+                        body = fh.read()
                 except OSError:
                     changed.append((rel, "modified", None))
                     continue

@@ -73,6 +73,7 @@ class Paths:
         # can put anything there); `wb doctor` reports one and `--fix` removes it
         self.tree_cache = self.wb / ".cache"
         self._git_dir: Path | None = None
+        self._cache: Path | None = None
 
     @property
     def git_dir(self) -> Path:
@@ -84,8 +85,11 @@ class Paths:
     @property
     def cache(self) -> Path:
         """wb's caches of this work tree's files: in its own git directory, which no commit, clone or merge
-        writes, so what is there was written by wb (`.workbench/.cache/` is never read)."""
-        return self.git_dir / "wb" / "cache"
+        writes, so what is there was written by wb (`.workbench/.cache/` is never read). Made once: a write
+        asks for it some thirty times."""
+        if self._cache is None:
+            self._cache = self.git_dir / "wb" / "cache"
+        return self._cache
 
     @property
     def state_cache(self) -> Path:

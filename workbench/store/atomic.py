@@ -7,6 +7,13 @@ import os
 from pathlib import Path
 
 from workbench import faults
+from workbench.git.renames import exchange as _exchange
+
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from workbench.store.eventlog import Appended
 
 
 def _file_mode() -> int:
@@ -146,58 +153,99 @@ class Staged:
             pass
 
 
-def sync_together(staged: list[Staged]) -> None:
-    """fsync every staged write, overlapping (all but the last on threads of their own): the file system commits
-    its journal once for all of them rather than once each. Any failure drops them all."""
-    if len(staged) < 2:
+def sync_together(staged: list[Staged], log: Appended | None = None) -> None:
+    """fsync every staged write, and `log` (an append to the event log not yet durable) with them, overlapping
+    (all but the last on threads of their own): the file system commits its journal once for all of them rather
+    than once each. Any failure drops them all, the log's batch included (it was never acknowledged); success
+    leaves the log's batch durable and its file closed."""
+    syncs: list[Staged | Appended] = [*staged, *([log] if log is not None else [])]
+    if len(syncs) < 2:
         for one in staged:
             one.sync()
+        if log is not None:
+            log.sync()
         return
-    import threading
+    import _thread
 
     errors: list[BaseException] = []
-
-    def sync(one: Staged) -> None:
-        try:
-            one.fsync()
-        except BaseException as err:  # re-raised by the caller's thread
-            errors.append(err)
-
-    threads = [threading.Thread(target=sync, args=(one,)) for one in staged[:-1]]
-    for thread in threads:
-        thread.start()
-    sync(staged[-1])
-    for thread in threads:
-        thread.join()
+    waits = []
+    jobs = _fsync_queue()
+    for job in syncs[:-1]:  # each on a thread of the pool, the last on this one
+        done = _thread.allocate_lock()
+        done.acquire()
+        jobs.put((job.fsync, errors, done))
+        waits.append(done)
+    try:
+        syncs[-1].fsync()
+    except BaseException as err:
+        errors.append(err)
+    for done in waits:
+        done.acquire()
     if errors:
-        for one in staged:
-            one.drop()
+        for each in syncs:
+            each.drop()
         raise errors[0]
+    if log is not None:
+        log.close()
 
 
-_RENAME_EXCHANGE = 2
-_renameat2: object = None  # the libc function once looked up; False where there is none
+_POOL: tuple[int, Any] | None = None  # (the process it was started in, its queue of fsyncs)
 
 
-def _exchange(a: str | Path, b: str | Path) -> bool:
-    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE). False where the system or the file system
-    cannot, or `b` does not exist: the caller renames as before."""
-    global _renameat2
-    if _renameat2 is None:
-        _renameat2 = False
-        if hasattr(os, "sched_getaffinity"):  # Linux
-            try:
-                import ctypes
+_DISCARDS: list[tuple[int, Any]] = []  # the unlinks `discard` handed to the pool: (pid, a lock released when done)
 
-                fn = ctypes.CDLL(None, use_errno=True).renameat2
-                fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-                _renameat2 = fn
-            except (OSError, AttributeError):
-                pass
-    if _renameat2 is False:
-        return False
-    at_fdcwd = -100
-    return _renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) == 0  # type: ignore[operator]
+
+def discard(path: str) -> None:
+    """Unlink `path` (an old snapshot a swap displaced) on a thread of the pool: freeing an fsynced file's blocks
+    took 0.1–2 ms of a write (more on a busy disk, and more for a bigger board), now spent while the write goes
+    on to its commit. `settle_discards` waits for them; until then the file is a `.tmp-*` no reader looks at."""
+    import _thread
+
+    def unlink() -> None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+    done = _thread.allocate_lock()
+    done.acquire()
+    _fsync_queue().put((unlink, [], done))
+    _DISCARDS.append((os.getpid(), done))
+
+
+def settle_discards() -> None:
+    """Wait for every unlink `discard` handed to the pool (a transaction does, before it lets go of its lock)."""
+    while _DISCARDS:
+        pid, done = _DISCARDS.pop()
+        if pid == os.getpid():  # a forked child has none of its parent's pool threads to wait for
+            done.acquire()
+
+
+def _fsync_queue() -> Any:
+    """The queue of a few threads kept for sync_together's fsyncs (and `discard`'s unlinks): a thread started per
+    fsync cost ~0.3 ms of a mutation (its start waits until it runs; issue 33). Started again in a forked child
+    (threads do not fork)."""
+    global _POOL
+    if _POOL is None or _POOL[0] != os.getpid():
+        import queue
+        import threading
+
+        jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+        def work() -> None:
+            while True:
+                job, errors, done = jobs.get()
+                try:
+                    job()
+                except BaseException as err:  # re-raised by the caller's thread
+                    errors.append(err)
+                finally:
+                    done.release()
+
+        for _ in range(2):
+            threading.Thread(target=work, name="wb-fsync", daemon=True).start()
+        _POOL = (os.getpid(), jobs)
+    return _POOL[1]
 
 
 def _keep_displaced(tmp: str, path: Path, data: bytes, expect: bytes) -> None:
@@ -206,7 +254,7 @@ def _keep_displaced(tmp: str, path: Path, data: bytes, expect: bytes) -> None:
     place. (Should they have saved yet again over the writer's file between the two swaps, that newer save
     comes out instead, and is swapped back in: the person's last save stands.)"""
     if read_or_none(Path(tmp)) == expect:
-        os.unlink(tmp)
+        discard(tmp)
         return
     if _exchange(tmp, path) and read_or_none(Path(tmp)) != data:
         _exchange(tmp, path)

@@ -451,6 +451,11 @@ class EventLog:
     # -- writing ------------------------------------------------------------------------------
     def append(self, events: list[dict[str, Any]], tail: Tail) -> None:
         """Append a batch in one write and fsync it. Drops a torn tail first (it was never acknowledged)."""
+        self.append_unsynced(events, tail).sync()
+
+    def append_unsynced(self, events: list[dict[str, Any]], tail: Tail) -> Appended:
+        """`append` but for its fsync: the caller makes the batch durable (`Appended.sync`, or with the snapshots'
+        temp files in one `atomic.sync_together`) before anything that follows it on disk is renamed in."""
         blob = b"".join(encode(e) + b"\n" for e in events)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
@@ -465,12 +470,13 @@ class EventLog:
                 faults.no_space("gitthree_enospc_log_append", str(self.path))
                 if os.write(fd, blob) != len(blob):  # a disk that fills up mid-write writes short, silently
                     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
-                os.fsync(fd)
             except OSError:
-                os.ftruncate(fd, tail.good_size)  # a batch not wholly durable was never acknowledged: take it back
+                os.ftruncate(fd, tail.good_size)  # a batch not wholly written was never acknowledged: take it back
                 raise
-        finally:
+        except BaseException:
             os.close(fd)
+            raise
+        return Appended(fd, tail.good_size, self.path)
 
     def truncate_torn(self) -> int:
         tail = self.tail()
@@ -480,6 +486,45 @@ class EventLog:
                 fh.flush()
                 os.fsync(fh.fileno())
         return tail.torn
+
+
+class Appended:
+    """A batch appended to the log and not yet fsynced (EventLog.append_unsynced): `sync` makes it durable, or
+    takes it back when it cannot be (a batch not wholly durable was never acknowledged). `fsync` alone is for
+    atomic.sync_together, which fsyncs it beside the snapshots' temp files: one journal commit for the three."""
+
+    def __init__(self, fd: int, good_size: int, path: Path) -> None:
+        self.fd, self.good_size, self.path = fd, good_size, path
+        self.dropped = False  # taken back: never durable, never acknowledged
+
+    def fsync(self) -> None:
+        faults.no_space("enospc_log_fsync", str(self.path))  # delayed allocation: a full disk found at fsync
+        os.fsync(self.fd)
+
+    def sync(self) -> None:
+        """Durable once this returns (at once when it is already); an OSError takes the batch back."""
+        if self.fd < 0:
+            return
+        try:
+            self.fsync()
+        except OSError:
+            self.drop()
+            raise
+        self.close()
+
+    def drop(self) -> None:
+        """Take the batch back (truncate the log where it ended before) and let go of the file."""
+        if self.fd >= 0:
+            self.dropped = True
+            try:
+                os.ftruncate(self.fd, self.good_size)
+            finally:
+                self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            os.close(fd)
 
 
 def chain(events: list[dict[str, Any]], tail: Tail, *, batch: bool = True) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ import json
 import os
 from pathlib import Path
 
+from workbench import faults
 from workbench.model.jsonl import encode, loads_record, split_lines
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
@@ -128,8 +129,16 @@ class Pending:
         if ref is None or commit is None:
             self.clear()
             return
+        if not self.path.exists():
+            return
+        # the last batch dropped, then this one renamed into its place: a rename over an existing file has
+        # ext4 write the renamed file's data out at once (auto_da_alloc), ~0.4 ms of a mutation (issue 33). A
+        # kill between the two leaves this batch in the journal, where the next load finds its events in the
+        # log and leaves them (the batch before is one the load of this write checked already)
+        self.forget()
+        faults.point("settle_dropped_last")
         try:
-            os.replace(self.path, self.committed)
+            os.rename(self.path, self.committed)
         except FileNotFoundError:
             return
         with open(self.committed, "ab") as fh:  # the page cache is enough: it only has to outlive the process

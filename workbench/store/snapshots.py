@@ -14,6 +14,7 @@ from workbench.store.atomic import FileChanged, Staged, atomic_write, read_or_no
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
+    from workbench.store.eventlog import Appended
     from workbench.store.loaded import Loaded
     from workbench.store.stagecontext import StageContext
 
@@ -30,11 +31,12 @@ class SnapshotsBehind(WorkbenchError):
                          "wb command brings state.md and board.json up to date (`wb doctor --fix` does it now)")
 
 
-def write_snapshots(tx: StageContext, loaded: Loaded) -> str | None:
+def write_snapshots(tx: StageContext, loaded: Loaded, log: Appended | None = None) -> str | None:
     """Write board.json and state.md (and wb's caches of them). Returns the file a person saved in the last
     moment before its rename, which is left as they saved it (None: both written). Its cache is left too,
     so the next load tells their edit from wb's write and records it; a board.json left so leaves state.md
-    behind as well (the log brings both up to date, state.md's last_event saying from where)."""
+    behind as well (the log brings both up to date, state.md's last_event saying from where). `log`: the event
+    log's append not yet fsynced, made durable with the temp files (one journal commit for the three)."""
     from workbench.model import statefile
 
     p = tx.wb.paths
@@ -53,16 +55,16 @@ def write_snapshots(tx: StageContext, loaded: Loaded) -> str | None:
             node = tx.wb.parse_state(loaded.state_raw)[0]
     if state_raw is None:
         state_raw = statefile.render(node, docs.state, docs.body)
-    # Both temp files written, then made durable together (one journal commit for the two), then renamed in
-    # one after the other, board.json first. No directory fsync: the log append above is durable, and a
-    # rename lost to a power cut leaves the old snapshot, whose last_event is behind the log; the next load
-    # folds the rest in.
+    # Both temp files written, then made durable together with the log's append (one journal commit for the
+    # three), then renamed in one after the other, board.json first: never a snapshot ahead of a durable log.
+    # No directory fsync: the log append is durable by then, and a rename lost to a power cut leaves the old
+    # snapshot, whose last_event is behind the log; the next load folds the rest in.
     staged: list[Staged] = []
     try:
         if board_raw is not None:
             staged.append(Staged(p.board, board_raw))
         staged.append(Staged(p.state, state_raw))
-        sync_together(staged)
+        sync_together(staged, log)
     except BaseException:
         for one in staged:
             one.drop()

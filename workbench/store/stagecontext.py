@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from workbench.git.repo import CommitOutcome, GitRepo
     from workbench.model.layout import Paths
     from workbench.model.reducer import Docs
-    from workbench.store.eventlog import EventLog, Tail
+    from workbench.store.eventlog import Appended, EventLog, Tail
     from workbench.store.loaded import Loaded
     from workbench.store.lock import WorkbenchLock
     from workbench.store.pending import Pending
@@ -75,6 +75,7 @@ class StageContext(Protocol):
     held: bool
     kept: str | None
     left: bool
+    appended: Appended | None
     outcome: CommitOutcome | None
 
     # read by the stages

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any, ClassVar
 
     from workbench.model.provenance import Who
+    from workbench.store.eventlog import Appended
     from workbench.store.loaded import Loaded
     from workbench.store.stagecontext import StageContext, StageWorkbench
 
@@ -113,6 +114,7 @@ class Transaction:
         self.left = False  # the git commit was left to a writer queued behind (group commit)
         self.failed: BaseException | None = None  # what the caller's block raised
         self.on_os_error: list[Callable[[], None]] = []  # undone when a write stage fails with an OSError
+        self.appended: Appended | None = None  # the log's batch appended, fsynced by stage `snapshot`
 
     @property
     def docs(self) -> Docs:

@@ -1,5 +1,6 @@
 """Stage `append`: the call records to calls.jsonl (those of the pending journal the user's git took from it
-first), then the events to events.jsonl with fsync (store/eventlog.py): the change is recorded. A log the
+first), then the events to events.jsonl (store/eventlog.py), fsynced by the `snapshot` stage together with the
+snapshots' temp files, before either is renamed in: the change is recorded then. A log the
 user's git moved since the load is left alone: the pending journal holds the batch for the next write."""
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def run(tx: StageContext) -> str | None:
     if tx.calls:
         append_lines(tx.wb.paths.calls, [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in tx.calls])
     try:
-        tx.wb.log.append(tx.events, tx.loaded.tail)
+        # made durable by the `snapshot` stage next, with the snapshots' temp files (one journal commit for all)
+        tx.appended = tx.wb.log.append_unsynced(tx.events, tx.loaded.tail)
     except LogMoved as err:
         if not commit_policy.commits(tx.wb.config["git"]):
             raise Refused(f"{err}; nothing was written: run the command again") from None
