@@ -70,6 +70,21 @@ def parse(raw: bytes, file: str = "state.md") -> StateFile:
     return StateFile(node, data, body)
 
 
+def parse_data(raw: bytes, file: str = "state.md") -> dict[str, Any]:
+    """`parse(raw, file).data` — the same frontmatter, or the same refusal — read without ruamel when it is in the
+    subset of YAML wb writes (model/frontmatter.py): a check that needs the data and not the round-trip node
+    (the SQLite backend's `wb validate`, where only wb writes state.md) imports no YAML library (issue 33)."""
+    from workbench.model.frontmatter import fast_frontmatter
+
+    check_size(raw, file)
+    try:
+        yaml_text, _body = split(raw.decode("utf-8"), file)
+    except (UnicodeDecodeError, Refused):
+        return parse(raw, file).data  # refused, in parse's words
+    data = fast_frontmatter(yaml_text)
+    return data if data is not None else parse(raw, file).data
+
+
 def read_plain(raw: bytes, file: str = "state.md") -> tuple[dict[str, Any], str]:
     """(frontmatter, body) without the round-trip node: the fast reader of a side of a diff or a view. Refused
     when the file is not UTF-8, lacks its `---` lines or its frontmatter is not a mapping."""
