@@ -70,19 +70,23 @@ def parse(raw: bytes, file: str = "state.md") -> StateFile:
     return StateFile(node, data, body)
 
 
-def parse_data(raw: bytes, file: str = "state.md") -> dict[str, Any]:
-    """`parse(raw, file).data` — the same frontmatter, or the same refusal — read without ruamel when it is in the
-    subset of YAML wb writes (model/frontmatter.py): a check that needs the data and not the round-trip node
-    (the SQLite backend's `wb validate`, where only wb writes state.md) imports no YAML library (issue 33)."""
+def parse_plain(raw: bytes, file: str = "state.md") -> tuple[dict[str, Any], str]:
+    """(frontmatter, body) as `parse(raw, file)` gives them — or the same refusal — without the round-trip node,
+    read without ruamel when the frontmatter is in the subset of YAML wb writes (model/frontmatter.py): a check
+    that needs no node (the SQLite backend's `wb validate` and `wb doctor`, where only wb writes state.md) imports
+    no YAML library (issue 33)."""
     from workbench.model.frontmatter import fast_frontmatter
 
     check_size(raw, file)
     try:
-        yaml_text, _body = split(raw.decode("utf-8"), file)
+        yaml_text, body = split(raw.decode("utf-8"), file)
     except (UnicodeDecodeError, Refused):
-        return parse(raw, file).data  # refused, in parse's words
+        yaml_text, body = "", ""
     data = fast_frontmatter(yaml_text)
-    return data if data is not None else parse(raw, file).data
+    if data is None:
+        parsed = parse(raw, file)  # ruamel, or refused in parse's words
+        return parsed.data, parsed.body
+    return data, body
 
 
 def read_plain(raw: bytes, file: str = "state.md") -> tuple[dict[str, Any], str]:

@@ -228,7 +228,7 @@ class _Snapshots:
         self.state: Any = None
         if self.state_raw is not None:
             try:
-                self.state = state_found(self.state_raw)
+                self.state = state_found(self.state_raw, node=False)  # only wb writes it: no ruamel (issue 33)
             except WorkbenchError:
                 pass
 

@@ -271,7 +271,7 @@ def validate(wb: SqliteWorkbench, folded: Folded | None = None, *, full: bool = 
             problems.append(f"{wb.storage.path}: no snapshots (run `wb init --backend sqlite`)")
             return problems
         try:
-            state = statefile.parse_data(state_raw)  # no ruamel for what wb wrote (issue 33)
+            state, _body = statefile.parse_plain(state_raw)  # no ruamel for what wb wrote (issue 33)
             problems.extend(str(e) for e in schemas.errors("state", state, "state.md"))
             board = parse_board(board_raw)
             problems.extend(str(e) for e in schemas.errors("board", board, "board.json"))
