@@ -173,3 +173,26 @@ def test_a_column_rewritten_by_hand_as_a_blob_of_the_same_bytes_is_still_found(t
         db.execute("UPDATE events SET hash = CAST(hash AS BLOB) WHERE seq = 13")
     r = run_wb(path, "doctor")
     assert r.returncode == 1 and "seq 13: the line is not the one written" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_large_snapshot_reads_the_same_through_blob_io(tmp_path: Path) -> None:
+    """A snapshot row past 64 KB is read through SQLite's incremental blob I/O inside a transaction (issue 33): the
+    same bytes as a SELECT gives, outside one too, and a row rewritten by hand as TEXT reads as its UTF-8."""
+    path = tmp_path / "scratch"
+    bench = _long_sqlite_log(path)
+    storage = bench.wb.storage  # type: ignore[attr-defined]
+    with _db(path) as db:
+        stored = {name: bytes(data) for name, data in db.execute("SELECT name, data FROM snapshots")}
+    big = [name for name, data in stored.items() if len(data) > 64 * 1024]
+    assert "state.md" in big and "state.body" in big, {n: len(d) for n, d in stored.items()}
+    for name in big:
+        with storage.reading():
+            assert storage.read_snapshot(name) == stored[name], name
+        assert storage.read_snapshot(name) == stored[name], name
+    bench.close()
+    with _db(path) as db:
+        db.execute("UPDATE snapshots SET data = CAST(data AS TEXT) WHERE name = 'state.body'")
+    bench = Bench.open(path)
+    with bench.wb.storage.reading():  # type: ignore[attr-defined]
+        assert bench.wb.storage.read_snapshot("state.body") == stored["state.body"]  # type: ignore[attr-defined]
+    bench.close()
