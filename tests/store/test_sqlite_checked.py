@@ -126,13 +126,15 @@ def _record(path: Path) -> dict:
     return json.loads((path / ".workbench" / ".local" / "wb" / "cache" / "sqlite-checked.json").read_text())
 
 
-def test_validate_records_the_hash_and_type_columns_as_sqlite_joins_them(tmp_path: Path) -> None:
+def test_validate_records_the_hash_and_type_columns_as_sqlite_joins_them(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A whole check records, beside the lines' digest, the digests of the `hash` and `type` columns up to the
     checkpoint as they should read (each line's own hash, its event's type): doctor compares them with what
     SQLite joins of the columns (issue 33: no per-line hash), so both sides must join alike — validate from the
     chain it checked, doctor from the rows it checked one by one."""
     from workbench.store import sqlitechecked
 
+    monkeypatch.setattr(sqlitechecked, "_RUN", 300)  # runs of 300 rows: 1,400 of them cross four boundaries
     path = tmp_path / "scratch"
     _long_sqlite_log(path).close()
     assert run_wb(path, "validate").returncode == 0

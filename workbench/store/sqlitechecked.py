@@ -119,11 +119,38 @@ def column_digests(conn: Any, upto: int) -> tuple[str, str, bool]:
     return (*columns.digests(), columns.blob)
 
 
-def expected_columns(hashes: list[str], types: list[str]) -> tuple[str, str]:
-    """The digests `column_digests` gives when the rows hold these hashes and types, in seq order."""
-    hashed, typed = (hashlib.sha256("".join(f"{value} " for value in values).encode()).hexdigest()
-                     for values in (hashes, types))
-    return hashed, typed
+class Expected:
+    """The digests `column_digests` would give of the rows a check reads from the first event on, as they should
+    read: each line's hash (the next line's `prev`, which the chain check compared with it; the line's own at the
+    end) and its event's type. Taken 2,000 rows at a time, so a long log holds no list of them all."""
+
+    __slots__ = ("hashes", "pending_hashes", "pending_types", "types")
+
+    def __init__(self) -> None:
+        self.hashes, self.types = hashlib.sha256(), hashlib.sha256()
+        self.pending_hashes: list[str] = []
+        self.pending_types: list[str] = []
+
+    def add(self, event: dict[str, Any]) -> None:
+        """The next event, read by SqliteLog.iter_all (its `prev` checked)."""
+        if event["seq"] > 1:
+            self.pending_hashes.append(event["prev"])
+        self.pending_types.append(event["type"])
+        if len(self.pending_types) >= _RUN:
+            self.hashes.update(_spaced(self.pending_hashes))
+            self.types.update(_spaced(self.pending_types))
+            self.pending_hashes, self.pending_types = [], []
+
+    def at(self, line: bytes) -> tuple[str, str]:
+        """The digests up to the last event added, whose line is `line`."""
+        hashes, types = self.hashes.copy(), self.types.copy()
+        hashes.update(_spaced([*self.pending_hashes, line_hash(line)]))
+        types.update(_spaced(self.pending_types))
+        return hashes.hexdigest(), types.hexdigest()
+
+
+def _spaced(values: list[str]) -> bytes:
+    return "".join(f"{value} " for value in values).encode()
 
 
 class Start:
@@ -239,20 +266,16 @@ def validate(wb: SqliteWorkbench, folded: Folded | None = None, *, full: bool = 
         if start is not None and folded is not None:
             after, digest, folded.docs = start.seq, start.digest, start.docs
             prev, folded.events = line_hash(start.last), after
-        # from the first event: the hash and type columns as they should read up to a checkpoint, recorded for
-        # doctor — each line's hash is the next line's `prev` (the chain is checked as it is read)
-        hashes: list[str] | None = [] if after == 0 else None
-        types: list[str] = []
+        # from the first event: the hash and type columns as they should read up to a checkpoint, for doctor
+        expected = Expected() if after == 0 else None
         checkpoints = set(wb.storage.checkpoints()) if folded is not None else set()
         try:
             log: Any = wb.log  # this backend's: store/sqlitedb.SqliteLog
             for line, event in log.iter_all(after, prev):
                 digest.update(line)
                 digest.update(b"\n")
-                if hashes is not None:
-                    if event["seq"] > 1:
-                        hashes.append(event["prev"])
-                    types.append(event["type"])
+                if expected is not None:
+                    expected.add(event)
                 problems.extend(str(e) for e in schemas.errors("event", event, f"events (seq {event['seq']})"))
                 if folded is not None and folded.error is None:
                     try:
@@ -262,7 +285,7 @@ def validate(wb: SqliteWorkbench, folded: Folded | None = None, *, full: bool = 
                         folded.error = err
                 if event["seq"] in checkpoints and folded is not None and folded.error is None and not problems:
                     lines = digest.copy().hexdigest()
-                    columns = None if hashes is None else expected_columns([*hashes, line_hash(line)], types)
+                    columns = None if expected is None else expected.at(line)
                     reached = reached_checkpoint(wb.storage, event["seq"], folded.docs, lines, columns) or reached
         except Refused as err:
             problems.append(str(err))
