@@ -224,7 +224,8 @@ class _Snapshots:
     def __init__(self, db: Any) -> None:
         from workbench.migrate.read import state_found
 
-        self.state_raw, self.board_raw = db.read_snapshots()
+        with db.reading():  # one state of the database (and its large rows read as blobs: store/sqlitedb.py)
+            self.state_raw, self.board_raw = db.read_snapshots()
         self.state: Any = None
         if self.state_raw is not None:
             try:
@@ -270,7 +271,8 @@ def _snapshot_problems(db: Any, events: list[dict[str, Any]], base: reducer.Docs
         return [str(err)]
     out = [str(e) for e in schemas.errors("state", parsed.data, "state.md")]
     out += [str(e) for e in schemas.errors("board", board, "board.json")]
-    kept, body = db.read_snapshot("state.json"), db.read_snapshot("state.body")
+    with db.reading():
+        kept, body = db.read_snapshot("state.json"), db.read_snapshot("state.body")
     try:
         if kept is not None and json.loads(kept) != parsed.data:
             out.append("state.md: the frontmatter kept beside it (state.json) differs from state.md's")
