@@ -156,8 +156,8 @@ def _spaced(values: list[str]) -> bytes:
 class Start:
     """Where a check may begin (`checked_start`): the seq checked through, the running digest of the lines up to
     it, its last line, the documents at it, and — for doctor — whether the `hash` and `type` columns up to it
-    are the ones a check found right (`columns`: their digests as SQLite joined them now, to vouch for them with
-    once checked row by row)."""
+    are the ones a check found right (`columns_known`; `columns`: their digests as SQLite joined them now, which
+    doctor records once a look at each row finds them right)."""
 
     __slots__ = ("columns", "columns_known", "digest", "docs", "last", "seq")
 

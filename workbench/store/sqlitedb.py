@@ -46,7 +46,16 @@ from workbench.model.layout import WB_DIR
 from workbench.store.eventlog import LogMoved, Tail
 from workbench.store.sqliteboard import PUT, KeptBoard
 from workbench.store.sqliteerrors import os_errors
-from workbench.store.sqlitefile import BOARD, DB_NAME, blob, check_not_foreign, check_schema, db_path, read_board
+from workbench.store.sqlitefile import (
+    BOARD,
+    DB_NAME,
+    blob,
+    check_not_foreign,
+    check_schema,
+    db_path,
+    read_board,
+    read_snapshot_row,
+)
 from workbench.store.workbench import Loaded, Workbench
 
 if TYPE_CHECKING:
@@ -68,13 +77,6 @@ CREATE INDEX IF NOT EXISTS events_by_type ON events(type, seq);
 CREATE TABLE IF NOT EXISTS snapshots(name TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS calls(n INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT, line BLOB NOT NULL);
 """
-
-
-# the rowid of a snapshot row, and its data unless it is a BLOB larger than the bound (SQLite reads a BLOB's
-# type and length from the row's header, not its pages): SqliteStorage._snapshot_row
-_BIG_SNAPSHOT = 64 * 1024
-_SNAPSHOT_ROW = ("SELECT rowid, CASE WHEN typeof(data) = 'blob' AND length(data) > ? THEN NULL ELSE data END "
-                 "FROM snapshots WHERE name = ?")
 
 
 def _int(value: Any) -> int:
@@ -323,26 +325,10 @@ class SqliteStorage:
             version = self.conn.execute("PRAGMA data_version").fetchone()[0]
             if self.state_read is not None and self.state_read[0] == version:
                 return self.state_read[1]
-        raw = self._snapshot_row(name)
+        raw = read_snapshot_row(self.conn, name)
         if name == "state.md":
             self.state_read = (version, raw) if raw is not None else None
         return raw
-
-    def _snapshot_row(self, name: str) -> bytes | None:
-        """A snapshot row's bytes. A large BLOB (state.md, its decision log, a checkpoint's: MBs at 50,000 notes)
-        is read through SQLite's incremental blob I/O, straight into the bytes returned — half the time of a
-        SELECT, which copies it through a value of its own (issue 33) — inside a transaction only, where the rowid
-        found and the row the handle opens are one state of the database."""
-        if not self.conn.in_transaction:
-            row = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
-            return _blob(row[0]) if row is not None else None
-        row = self.conn.execute(_SNAPSHOT_ROW, (_BIG_SNAPSHOT, name)).fetchone()
-        if row is None:
-            return None
-        if row[1] is not None:  # small, or TEXT (a row rewritten by hand): as it reads
-            return _blob(row[1])
-        with self.conn.blobopen("snapshots", "data", row[0], readonly=True) as handle:
-            return handle.read()
 
     def append_calls(self, records: list[dict[str, Any]]) -> None:
         self.conn.executemany("INSERT INTO calls(key, line) VALUES (?, ?)",
