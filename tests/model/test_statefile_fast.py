@@ -72,3 +72,47 @@ def test_yaml_never_builds_python_objects() -> None:
         assert "config.yaml" in str(err)
     else:
         assert not callable(value)
+
+
+# -- reading the frontmatter without ruamel when it is in wb's subset: statefile.parse_plain (issue 33, the
+# SQLite backend's `wb validate` and `wb doctor`) must give statefile.parse's data and body, or its very refusal
+BYTES = st.one_of(
+    st.builds(_doc, st.dictionaries(st.from_regex(r"[a-z_]{1,12}", fullmatch=True), st.one_of(
+        SCALAR, st.lists(TEXT, max_size=3), st.dictionaries(st.from_regex(r"[a-z_]{1,8}", fullmatch=True), SCALAR,
+                                                            max_size=3)), min_size=1, max_size=5)),
+    st.binary(max_size=60).map(lambda b: b"---\n" + b + b"\n---\nbody\n"),
+    st.text(alphabet="ab:-# '\"\n\t[]{}&*|>1.,", max_size=60).map(lambda t: f"---\n{t}\n---\n".encode()),
+    st.binary(max_size=40),
+)
+
+
+def _outcome(read: object, raw: bytes) -> object:
+    from workbench.errors import Refused
+
+    try:
+        return read(raw)  # type: ignore[operator]
+    except Refused as err:
+        return ("refused", str(err))
+
+
+@settings(max_examples=500, deadline=None)
+@given(BYTES)
+def test_parse_plain_is_parse_without_ruamel_where_it_can(raw: bytes) -> None:
+    def parse(r: bytes) -> tuple[dict, str]:
+        parsed = statefile.parse(r)
+        return parsed.data, parsed.body
+
+    assert _outcome(statefile.parse_plain, raw) == _outcome(parse, raw)
+
+
+def test_parse_plain_reads_what_wb_writes_without_ruamel() -> None:
+    import subprocess
+    import sys
+
+    raw = _doc({"schema_version": 1, "status": "idle", "touched_files": ["a.py"], "counters": {"turns": 1},
+                "session": None, "last_event": 3})
+    code = ("import sys; from workbench.model import statefile; "
+            f"assert statefile.parse_plain({raw!r})[0]['last_event'] == 3; "
+            "assert not [m for m in sys.modules if m.startswith('ruamel')], 'ruamel imported'")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

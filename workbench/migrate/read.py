@@ -38,10 +38,14 @@ def read_state(path: Path) -> Found:
     return state_found(_read_required(path))
 
 
-def state_found(raw: bytes) -> Found:
-    """state.md's bytes (a file's, or the SQLite backend's snapshot row) as found."""
+def state_found(raw: bytes, *, node: bool = True) -> Found:
+    """state.md's bytes (a file's, or the SQLite backend's snapshot row) as found; without `node`, without the
+    round-trip node, read without ruamel where it can (statefile.parse_plain)."""
     from workbench.model import statefile
 
+    if not node:
+        data, body = statefile.parse_plain(raw)
+        return Found(_version("state.md", data), {"frontmatter": data, "body": body}, raw)
     parsed = statefile.parse(raw)
     return Found(_version("state.md", parsed.data), {"frontmatter": parsed.data, "body": parsed.body}, raw,
                  parsed.node)

@@ -70,6 +70,25 @@ def parse(raw: bytes, file: str = "state.md") -> StateFile:
     return StateFile(node, data, body)
 
 
+def parse_plain(raw: bytes, file: str = "state.md") -> tuple[dict[str, Any], str]:
+    """(frontmatter, body) as `parse(raw, file)` gives them — or the same refusal — without the round-trip node,
+    read without ruamel when the frontmatter is in the subset of YAML wb writes (model/frontmatter.py): a check
+    that needs no node (the SQLite backend's `wb validate` and `wb doctor`, where only wb writes state.md) imports
+    no YAML library (issue 33)."""
+    from workbench.model.frontmatter import fast_frontmatter
+
+    check_size(raw, file)
+    try:
+        yaml_text, body = split(raw.decode("utf-8"), file)
+    except (UnicodeDecodeError, Refused):
+        yaml_text, body = "", ""
+    data = fast_frontmatter(yaml_text)
+    if data is None:
+        parsed = parse(raw, file)  # ruamel, or refused in parse's words
+        return parsed.data, parsed.body
+    return data, body
+
+
 def read_plain(raw: bytes, file: str = "state.md") -> tuple[dict[str, Any], str]:
     """(frontmatter, body) without the round-trip node: the fast reader of a side of a diff or a view. Refused
     when the file is not UTF-8, lacks its `---` lines or its frontmatter is not a mapping."""

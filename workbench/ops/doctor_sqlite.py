@@ -57,10 +57,13 @@ def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
         # (store/sqlitechecked.py; --full: from the first event): those lines are hashed, not parsed again
         misrecorded: list[int] = []
         start = None if full else sqlitechecked.checked_start(wb.paths, db, misrecorded)
-        after, prev, base = (start[0], line_hash(start[2]), start[3]) if start is not None else (0, None, None)
+        after, prev, base = (start.seq, line_hash(start.last), start.docs) if start is not None else (0, None, None)
         log_ok, events, retype = _check_log(db, add, after, prev)
-        if start is not None:
-            retype = _retyped_before(db, after) + retype
+        if start is not None and not start.columns_known:  # the columns' digests differ from the record's
+            before = _retyped_before(db, after)
+            if not before and not misrecorded:  # checked row by row, and right: the next doctor compares digests
+                sqlitechecked.vouch_columns(wb.paths, db, start)
+            retype = before + retype
         if misrecorded:
             log_ok = False
             add(_log_damaged(db, f"seq {misrecorded[0]}: the line is not the one written (its hash differs from the "
@@ -87,7 +90,8 @@ def examine_sqlite(wb: Any, fix: bool = False, *, full: bool = False) -> Report:
         return report
     remembered = None
     if start is None and not any(f.code == "invalid" for f in report.findings):  # checked whole: say so
-        base, events, remembered = _to_checkpoint(db, events)
+        # the columns are vouched for when every row's were right (or the index was rebuilt just now)
+        base, events, remembered = _to_checkpoint(db, events, columns=not retype or fix)
     problems = _snapshot_problems(db, events, base, snaps)
     if remembered is not None and not problems:
         sqlitechecked.remember(wb.paths, db, *remembered)
@@ -122,11 +126,12 @@ def _log_damaged(db: Any, problem: str) -> Finding:
                                   "inspection", False)
 
 
-def _to_checkpoint(db: Any, events: list[dict[str, Any]],
-                   ) -> tuple[reducer.Docs | None, list[dict[str, Any]], tuple[int, str, bytes, bytes] | None]:
+def _to_checkpoint(db: Any, events: list[dict[str, Any]], *, columns: bool) -> tuple[
+        reducer.Docs | None, list[dict[str, Any]], tuple[int, str, bytes, bytes, tuple[str, str] | None] | None]:
     """The whole log, checked: folded up to the newest checkpoint, and whether that checkpoint is the fold there
-    (what store/sqlitechecked.py remembers so that the next check starts from it) — (the documents there, the
-    events after it, what to remember), or (None, all the events, None)."""
+    (what store/sqlitechecked.py remembers so that the next check starts from it, with the digests of the hash
+    and type columns when `columns`: the check found each row's right) — (the documents there, the events after
+    it, what to remember), or (None, all the events, None)."""
     from workbench.store.sqlitechecked import reached_checkpoint
 
     kept = [seq for seq in db.checkpoints() if seq <= len(events)]
@@ -137,8 +142,10 @@ def _to_checkpoint(db: Any, events: list[dict[str, Any]],
         docs = reducer.fold(events[:at])
     except WorkbenchError:
         return None, events, None  # the snapshot check says where
-    digest, _last = sqlitechecked.lines_digest(db.conn, at)
-    return docs, events[at:], reached_checkpoint(db, at, docs, digest.hexdigest())
+    found = sqlitechecked.Columns()
+    digest, _last = sqlitechecked.joined(db.conn, at, found)
+    vouched = found.digests() if columns and not found.blob else None
+    return docs, events[at:], reached_checkpoint(db, at, docs, digest.hexdigest(), vouched)
 
 
 def _retyped_before(db: Any, upto: int) -> list[tuple[str, int]]:
@@ -217,11 +224,12 @@ class _Snapshots:
     def __init__(self, db: Any) -> None:
         from workbench.migrate.read import state_found
 
-        self.state_raw, self.board_raw = db.read_snapshots()
+        with db.reading():  # one state of the database (and its large rows read as blobs: store/sqlitedb.py)
+            self.state_raw, self.board_raw = db.read_snapshots()
         self.state: Any = None
         if self.state_raw is not None:
             try:
-                self.state = state_found(self.state_raw)
+                self.state = state_found(self.state_raw, node=False)  # only wb writes it: no ruamel (issue 33)
             except WorkbenchError:
                 pass
 
@@ -263,7 +271,8 @@ def _snapshot_problems(db: Any, events: list[dict[str, Any]], base: reducer.Docs
         return [str(err)]
     out = [str(e) for e in schemas.errors("state", parsed.data, "state.md")]
     out += [str(e) for e in schemas.errors("board", board, "board.json")]
-    kept, body = db.read_snapshot("state.json"), db.read_snapshot("state.body")
+    with db.reading():
+        kept, body = db.read_snapshot("state.json"), db.read_snapshot("state.body")
     try:
         if kept is not None and json.loads(kept) != parsed.data:
             out.append("state.md: the frontmatter kept beside it (state.json) differs from state.md's")

@@ -46,7 +46,16 @@ from workbench.model.layout import WB_DIR
 from workbench.store.eventlog import LogMoved, Tail
 from workbench.store.sqliteboard import PUT, KeptBoard
 from workbench.store.sqliteerrors import os_errors
-from workbench.store.sqlitefile import BOARD, DB_NAME, blob, check_not_foreign, check_schema, db_path, read_board
+from workbench.store.sqlitefile import (
+    BOARD,
+    DB_NAME,
+    blob,
+    check_not_foreign,
+    check_schema,
+    db_path,
+    read_board,
+    read_snapshot_row,
+)
 from workbench.store.workbench import Loaded, Workbench
 
 if TYPE_CHECKING:
@@ -316,8 +325,7 @@ class SqliteStorage:
             version = self.conn.execute("PRAGMA data_version").fetchone()[0]
             if self.state_read is not None and self.state_read[0] == version:
                 return self.state_read[1]
-        row = self.conn.execute("SELECT data FROM snapshots WHERE name = ?", (name,)).fetchone()
-        raw = _blob(row[0]) if row is not None else None
+        raw = read_snapshot_row(self.conn, name)
         if name == "state.md":
             self.state_read = (version, raw) if raw is not None else None
         return raw
