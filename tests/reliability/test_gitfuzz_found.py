@@ -490,3 +490,22 @@ def test_a_stash_pop_that_brings_back_a_board_change_over_a_note(tmp_path: Path)
     _agree_and_write(repo)
     notes = [e["payload"]["text"] for e in _log(repo) if e["type"] == "note.add"]
     assert notes == ["while stashed", "n2", "the next write"], notes
+
+
+@about_git  # a revert and a reset of wb's commits, on a detached HEAD
+def test_a_soft_reset_over_a_revert_on_a_detached_head(tmp_path: Path) -> None:
+    """Found by gitfuzz seed 970986609 (fresh base): as test_a_soft_reset_over_a_revert_of_a_wb_commit, on a
+    detached HEAD. validate and doctor refused (committed lines removed), but the write, held back while HEAD is
+    detached, skipped the check and acknowledged a note the work tree's log could not take. Now a held-back write
+    runs the same check first, and refuses in the same words."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "note", "n1").returncode == 0
+    assert wb(repo, "note", "n2").returncode == 0
+    git(repo, "checkout", "-q", "--detach", "HEAD")
+    git(repo, "revert", "--no-edit", "HEAD")
+    git(repo, "reset", "-q", "--soft", "HEAD~1")
+    validate = wb(repo, "validate").returncode
+    doctor = wb(repo, "doctor").returncode
+    write = wb(repo, "note", "probe")
+    assert (validate, doctor, write.returncode) == (5, 1, 5), (validate, doctor, write.stderr)
+    assert "committed line(s) were removed" in write.stderr, write.stderr

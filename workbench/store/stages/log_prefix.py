@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 def run(tx: StageContext) -> None:
     if not tx.events and not tx.dry:
         return
-    if tx.events and not tx.deferred and commit_policy.commits(tx.wb.config["git"]):
+    # a write held back (HEAD detached, git mid-operation) is checked too: it acknowledges events for the log
+    # that stands (validate and doctor judge the same; mid-operation, the files are git's and nothing is checked)
+    if tx.events and commit_policy.commits(tx.wb.config["git"]):
         logprefix.check(tx.wb, tx.events)
     check_writable(tx.wb.paths)
