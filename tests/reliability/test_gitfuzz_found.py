@@ -232,6 +232,22 @@ def test_an_agent_write_after_a_cherry_pick_does_not_wait_on_a_hand_edit(tmp_pat
     assert after.returncode == 0, after.stderr
 
 
+def _soft_reset_over_a_revert(repo: Path, *, detached: bool = False) -> subprocess.CompletedProcess[str]:
+    """Two notes, `git revert HEAD` of wb's commit, `git reset --soft HEAD~1` over the revert (on a detached HEAD
+    when asked): validate, doctor and the next write all refuse. The write's result."""
+    assert wb(repo, "note", "n1").returncode == 0
+    assert wb(repo, "note", "n2").returncode == 0
+    if detached:
+        git(repo, "checkout", "-q", "--detach", "HEAD")
+    git(repo, "revert", "--no-edit", "HEAD")
+    git(repo, "reset", "-q", "--soft", "HEAD~1")
+    validate = wb(repo, "validate").returncode
+    doctor = wb(repo, "doctor").returncode
+    write = wb(repo, "note", "probe")
+    assert (validate, doctor, write.returncode) == (5, 1, 5), (validate, doctor, write.stderr)
+    return write
+
+
 @about_git  # a revert and a reset of wb's commits
 def test_a_soft_reset_over_a_revert_of_a_wb_commit(tmp_path: Path) -> None:
     """Found by the slow tier's seed 862294388: `git revert HEAD` of wb's commit, then `git reset --soft HEAD~1`
@@ -240,14 +256,7 @@ def test_a_soft_reset_over_a_revert_of_a_wb_commit(tmp_path: Path) -> None:
     Now all three say the same (store/logprefix.py): the write refuses and names both ways out; committing the
     undo (a committed revert is the user's, and wb goes on from it) is one of them."""
     repo = new_repo(tmp_path / "repo")
-    assert wb(repo, "note", "n1").returncode == 0
-    assert wb(repo, "note", "n2").returncode == 0
-    git(repo, "revert", "--no-edit", "HEAD")
-    git(repo, "reset", "-q", "--soft", "HEAD~1")
-    validate = wb(repo, "validate").returncode
-    doctor = wb(repo, "doctor").returncode
-    write = wb(repo, "note", "probe")
-    assert (validate, doctor, write.returncode) == (5, 1, 5), (validate, doctor, write.stderr)
+    write = _soft_reset_over_a_revert(repo)
     assert "1 committed line(s) were removed" in write.stderr and "git commit" in write.stderr, write.stderr
     assert len(write.stderr.strip().splitlines()) == 1, write.stderr
     git(repo, "commit", "-q", "-m", "my undo of n2")  # the user's way out: their undo, committed
@@ -499,13 +508,5 @@ def test_a_soft_reset_over_a_revert_on_a_detached_head(tmp_path: Path) -> None:
     detached, skipped the check and acknowledged a note the work tree's log could not take. Now a held-back write
     runs the same check first, and refuses in the same words."""
     repo = new_repo(tmp_path / "repo")
-    assert wb(repo, "note", "n1").returncode == 0
-    assert wb(repo, "note", "n2").returncode == 0
-    git(repo, "checkout", "-q", "--detach", "HEAD")
-    git(repo, "revert", "--no-edit", "HEAD")
-    git(repo, "reset", "-q", "--soft", "HEAD~1")
-    validate = wb(repo, "validate").returncode
-    doctor = wb(repo, "doctor").returncode
-    write = wb(repo, "note", "probe")
-    assert (validate, doctor, write.returncode) == (5, 1, 5), (validate, doctor, write.stderr)
+    write = _soft_reset_over_a_revert(repo, detached=True)
     assert "committed line(s) were removed" in write.stderr, write.stderr
