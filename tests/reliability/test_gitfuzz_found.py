@@ -510,3 +510,25 @@ def test_a_soft_reset_over_a_revert_on_a_detached_head(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "repo")
     write = _soft_reset_over_a_revert(repo, detached=True)
     assert "committed line(s) were removed" in write.stderr, write.stderr
+
+
+@about_git  # an amend of wb's commit on a detached HEAD
+def test_an_amend_on_a_detached_head_while_writes_wait_loses_none_of_them(tmp_path: Path) -> None:
+    """gitfuzz seed 815909294 counted lost a note whose commit an amend on a detached HEAD rewrote, once the user
+    checked out away; the model's error (it forgot the rewritten commit still held the note), not the product's.
+    These steps hold the product to it: writes held back on a detached HEAD, the user's amend of the commit
+    under them, a checkout away and back to the branch — every acknowledged write is there, and it validates."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "task", "add", "t1").returncode == 0
+    assert wb(repo, "note", "n2").returncode == 0
+    git(repo, "checkout", "-q", "--detach", "HEAD")
+    assert wb(repo, "note", "while detached").returncode == 0
+    assert wb(repo, "task", "add", "t3 while detached").returncode == 0
+    git(repo, "commit", "-q", "--amend", "--no-edit", "-m", "the user's amend")
+    git(repo, "checkout", "-q", "--detach", "HEAD~1")
+    git(repo, "checkout", "-q", "main")
+    _agree_and_write(repo)
+    notes = [e["payload"]["text"] for e in _log(repo) if e["type"] == "note.add"]
+    assert notes == ["n2", "while detached", "the next write"], notes
+    tasks = json.loads(wb(repo, "task", "list", "--json").stdout)
+    assert [t["title"] for t in tasks] == ["t1", "t3 while detached"], tasks
