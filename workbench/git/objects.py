@@ -51,6 +51,9 @@ class RepoObjects(RepoRefs):
         # the last blob written for each path, with its deflate segment (see _deflate): a log only ever appended
         # to is compressed a tail at a time, and read back from memory (its id names its bytes: never stale)
         self._last_blob: dict[str, tuple[str, bytes, bytes]] = {}
+        # each tree's entries and body as last written, by path: log/ and archive/ hold the same dozens of entries
+        # from one commit to the next, whose body is then not built again (its object is written as before)
+        self._last_tree: dict[str, tuple[tuple[tuple[str, tuple[str, str]], ...], bytes]] = {}
         self.pack_every: int | None = None  # config.yaml git.pack_every (None: the default; 0: never pack)
 
     @property
@@ -157,6 +160,11 @@ class RepoObjects(RepoRefs):
         return b"\x78\x01" + header + segment + b"\x03\x00" + zlib.adler32(raw).to_bytes(4, "big")
 
     def _write_tree(self, entries: dict[str, tuple[str, str]], name: str = "") -> str:
+        items = tuple(entries.items())
+        last = self._last_tree.get(name)
+        if last is not None and last[0] == items:
+            return self._write_object("tree", last[1], name)
+
         # git orders tree entries by name, comparing a directory's name as if it ended with '/'
         def key(name: str) -> bytes:
             return (name + "/" if entries[name][0] == "40000" else name).encode()
@@ -165,6 +173,7 @@ class RepoObjects(RepoRefs):
             entries[n][0].encode() + b" " + n.encode() + b"\0" + bytes.fromhex(entries[n][1])
             for n in sorted(entries, key=key)
         )
+        self._last_tree[name] = (items, body)
         return self._write_object("tree", body, name)
 
     def _workbench_tree(self, files: dict[str, tuple[str, str]]) -> str:
