@@ -29,3 +29,30 @@ def test_appended_blobs_are_loose_objects_git_reads(tmp_path: Path) -> None:
     assert fsck.returncode == 0, fsck.stderr
     fresh = GitRepo(tmp_path)  # another process reads the loose object from disk, not from memory
     assert fresh._loose(written[-2][0], "blob") == written[-2][1]
+
+
+def test_a_big_blob_changed_in_place_reuses_the_runs_it_kept_and_git_reads_it(tmp_path: Path) -> None:
+    """board.json changes at its top and its end at each write: deflated in runs, the unchanged ones reused
+    (`_chunked`); every version is the loose object git reads, whatever changed where (a run's bytes shifted by a
+    longer line, the blob shorter, longer or under the size that is compressed whole)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    repo = GitRepo(tmp_path)
+    lines = [b'    {"id": "T-%04d", "title": "task %d %s"}' % (i, i, b"x" * (i % 37)) for i in range(1500)]
+
+    def board(last: int, tasks: list[bytes]) -> bytes:
+        return b'{\n  "last_event": %d,\n  "tasks": [\n' % last + b",\n".join(tasks) + b"\n  ]\n}\n"
+
+    versions = [board(1, lines)]
+    versions.append(board(2, [*lines, b'    {"id": "T-9999", "title": "added"}']))  # the top and the end
+    versions.append(board(3, [*lines[:700], lines[700] + b" ", *lines[701:]]))  # a longer line in the middle
+    versions.append(board(4, lines[:900]))  # shorter
+    versions.append(board(5, lines[:20]))  # under four runs: one segment
+    versions.append(board(6, lines))  # big again
+    written = [(repo._write_object("blob", body, ".workbench/board.json"), body) for body in versions]
+    assert len(versions[0]) > 4 * repo._CHUNK
+    for sha, expected in written:
+        shown = subprocess.run(["git", "cat-file", "blob", sha], cwd=tmp_path, capture_output=True, check=True)
+        assert shown.stdout == expected
+    fsck = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=tmp_path, capture_output=True,
+                          text=True)
+    assert fsck.returncode == 0, fsck.stderr

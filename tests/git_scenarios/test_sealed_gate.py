@@ -123,3 +123,33 @@ def test_wb_s_own_removal_of_a_left_over_segment_is_committed_by_a_later_write(
     _ok(a, "note", "committed")
     acked = ["config set", *ours, *theirs, "written, not committed", "committed"]
     assert_sound(a, acked)
+
+
+@pytest.mark.parametrize("what", ["modified", "deleted"])
+def test_a_commit_checks_the_sealed_files_of_the_listing_it_commits(tmp_path: Path, what: str) -> None:
+    """The commit itself (here a checkpoint's, with no write before it to refuse) checks the sealed files on the
+    listing it is about to commit: an archive chunk changed or deleted in the work tree is never committed."""
+    from workbench.api import Bench
+
+    repo = _workbench(tmp_path / "repo", "archive:\n  keep: 2\n  chunk: 3\n")
+    source = tmp_path / "tasks.md"
+    source.write_text("".join(f"- [x] task {i}: done\n  id: T-{i:03d}\n" for i in range(1, 9)))
+    _ok(repo, "task", "import", str(source))
+    head = run_git(repo, "rev-parse", "HEAD")
+    chunk = sorted((repo / ".workbench" / "archive").glob("*.json"))[0]
+    rel = f"archive/{chunk.name}"
+    sealed = chunk.read_bytes()
+    if what == "modified":
+        chunk.write_bytes(sealed.replace(b"task 1", b"TASK 1", 1))
+    else:
+        chunk.unlink()
+    bench = Bench.open(repo)
+    outcome = bench.wb.checkpoint("a checkpoint")
+    assert outcome.sha is None and outcome.skipped is not None
+    assert f".workbench/{rel} is {what} in the work tree" in outcome.skipped, outcome.skipped
+    assert outcome.skipped.startswith("not committed: ") and "commits nothing" in outcome.skipped
+    assert run_git(repo, "rev-parse", "HEAD") == head
+    run_git(repo, "checkout", "HEAD", "--", f".workbench/{rel}")
+    outcome = bench.wb.checkpoint("a checkpoint")
+    assert outcome.skipped is None and run_git(repo, "rev-parse", "HEAD") == head  # nothing else to commit
+    bench.close()

@@ -246,6 +246,7 @@ def _rewrite(data: bytes, stamp_ns: int, lines: list[tuple[str, str]]) -> bytes 
             return "git"
         pos += 8 + size
     kept = count - len(ours)
+    now_made: dict[tuple[bytes, int, str], bytes] = {}
     for path, entry in lines:
         name = path.encode()
         if not name.startswith(prefix):
@@ -255,14 +256,22 @@ def _rewrite(data: bytes, stamp_ns: int, lines: list[tuple[str, str]]) -> bytes 
         if mode == 0:
             ours.pop(name, None)
         else:
-            ours[name] = _entry(name, mode, bytes.fromhex(sha))
+            key = (name, mode, sha)
+            made = _last_made.get(key)
+            if made is None:
+                made = _entry(name, mode, bytes.fromhex(sha))
+            now_made[key] = ours[name] = made
         if tree is not None:
             _invalidate(tree, name)
-    names = set(ours)
-    for name in names:  # a file where another's folder is: git sorts that out
-        parts = name.split(b"/")
-        if any(b"/".join(parts[:i]) in names for i in range(2, len(parts))):
-            return "git"
+    _last_made.clear()  # the entries of these lines, for the next write's (most of them name the same blobs)
+    _last_made.update(now_made)
+    names = frozenset(ours)
+    if names != _last_names[0]:
+        for name in names:  # a file where another's folder is: git sorts that out
+            parts = name.split(b"/")
+            if any(b"/".join(parts[:i]) in names for i in range(2, len(parts))):
+                return "git"
+        _last_names[0] = names  # found to hold none: the same names next time are not looked at again
     out = [b"DIRC", struct.pack(">II", 3 if extended else 2, kept + len(ours)), bytes(smudged[12:lo])]
     out += [ours[n] for n in sorted(ours)]
     out.append(bytes(smudged[hi:rest]))
@@ -271,6 +280,13 @@ def _rewrite(data: bytes, stamp_ns: int, lines: list[tuple[str, str]]) -> bytes 
         out += [b"TREE", struct.pack(">I", len(ext)), ext]
     body = b"".join(out)
     return body + hashlib.sha1(body).digest()
+
+
+# the entries the last lines made, by (path, mode, blob id): `_entry` is a function of the three, and a write's lines
+# name mostly the blobs the write before named (its sealed log segments, archive chunks)
+_last_made: dict[tuple[bytes, int, str], bytes] = {}
+# the .workbench/ paths of the last index written, once found to hold no file where another's folder is
+_last_names: list[frozenset[bytes]] = [frozenset()]
 
 
 def _entry(name: bytes, mode: int, sha: bytes) -> bytes:

@@ -32,6 +32,10 @@ from workbench.model.layout import COMMITTED_FILES, WB_DIR
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:  # annotations only: a commit imports subprocess when it starts git
     import subprocess
+    from collections.abc import Callable
+
+    # commit_workbench's `gate`: (the parent's .workbench files, the listing to commit) → a reason not to, or None
+    Gate = Callable[[dict[str, tuple[str, str]], dict[str, tuple[str, str]]], str | None]
 
 __all__ = ["HOOK_MARK", "IGNORED_NAMES", "INDEX_LOCK_WAIT_S", "STATE_REF_MOVED", "WRITTEN_BY_WB", "BlobStatCache",
            "CommitOutcome", "GitRepo", "RefMover", "cat_batch", "find_worktree", "in_commit_hook", "run_git"]
@@ -78,18 +82,22 @@ class GitRepo(SharedRefs):
 
     # -- the commit -----------------------------------------------------------------------------
     def commit_workbench(self, message: str, ref_name: str | None = None,
-                         checked: dict[str, tuple[int, int, int, int] | None] | None = None) -> CommitOutcome:
+                         checked: dict[str, tuple[int, int, int, int] | None] | None = None,
+                         gate: Gate | None = None) -> CommitOutcome:
         """Commit the current `.workbench/` files. `ref_name` (config git.ref) names a branch that holds only
         workbench state; otherwise the checked-out branch gets the commit. `checked`: the listing key
         (objects.listing_key) of each file as the caller's gate checked it; a file that differs when listed,
-        or a COMMITTED_FILES file the parent holds and the listing does not, is not committed (see _moved)."""
+        or a COMMITTED_FILES file the parent holds and the listing does not, is not committed (see _moved). `gate`:
+        asked of the parent's .workbench files and the listing, {path: (mode, blob id)} each, before the commit is
+        made: a reason not to make it (then the outcome's `skipped`), or None."""
         try:
-            return self._commit_workbench(message, ref_name, checked)
+            return self._commit_workbench(message, ref_name, checked, gate)
         finally:
             self.settle_config()  # a read of git's config started ahead, and not needed after all: reaped
 
     def _commit_workbench(self, message: str, ref_name: str | None,
-                          checked: dict[str, tuple[int, int, int, int] | None] | None) -> CommitOutcome:
+                          checked: dict[str, tuple[int, int, int, int] | None] | None,
+                          gate: Gate | None) -> CommitOutcome:
         state_only = ref_name is not None
         if state_only:
             assert ref_name is not None
@@ -126,6 +134,9 @@ class GitRepo(SharedRefs):
             moved = self.state_ref_moved(ref)
             if moved:
                 return CommitOutcome(skipped=moved)
+        refused = gate(known[2], files) if gate is not None and known[0] is not None else None
+        if refused is not None:
+            return CommitOutcome(skipped=refused)
         if self.run_hooks:
             _parent, root, _old = known
             staged = self._write_tree({WB_DIR: ("40000", wb_tree)} if state_only

@@ -351,7 +351,8 @@ def check_board(docs: TouchedBoard) -> None:
         schemas.check("board", board, "board.json")
         return
     ids = task_ids(tasks)
-    if ids is not None and unique(ids):  # every task a dict, no id twice: the touched ones found by their ids
+    distinct = ids is not None and unique(ids)
+    if ids is not None and distinct:  # every task a dict, no id twice: the touched ones found by their ids
         if len(docs.touched) <= 8:  # a write's usual few, looked for from the end (new and recent tasks are there)
             at = len(ids) - 1
             found = []
@@ -368,5 +369,5 @@ def check_board(docs: TouchedBoard) -> None:
         touched = [t for t in tasks if not isinstance(t, dict) or t.get("id") in docs.touched]
     if not _valid_top_level(board, touched):
         schemas.check("board", board, "board.json")  # the full check names the right index
-    for i, tid in duplicate_ids(tasks)[:1]:
+    for i, tid in ([] if distinct else duplicate_ids(tasks))[:1]:  # no id twice: seen above already
         raise SchemaRefused("board.json", f"tasks[{i}].id", f"duplicate id {tid}")

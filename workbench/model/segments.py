@@ -200,7 +200,8 @@ def resolve(headers: list[Header], tail_first: tuple[int, str | None] | None,
                     or h.prev_hash != last.last_hash:
                 break
         chain.append(h)
-    orphans = [h for h in headers if h not in chain]
+    chained = set(map(id, chain))
+    orphans = [h for h in headers if id(h) not in chained]
     if headers and not chain:
         return Resolved([], headers, 0, f"log/{headers[0].name}: the first sealed segment does not start the "
                                          "log (seq 1, no previous digest): restore .workbench/log/ from git")

@@ -54,6 +54,7 @@ TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 
+    from workbench.git.repo import Gate
     from workbench.store.lock import WorkbenchLock
     from workbench.store.stagecontext import StageWorkbench
 
@@ -88,14 +89,10 @@ def commit(wb: StageWorkbench, summary: str, *, seq: int | None = None, session:
         return CommitOutcome(skipped=f"not committed: {err}")
     except OSError as err:  # a file that cannot be read is not committed either
         return CommitOutcome(skipped=f"not committed: {err.filename or 'a workbench file'}: {err.strerror or err}")
-    try:
-        sealedfiles.check(wb, git_cfg, writing=False)
-    except Refused as err:
-        return CommitOutcome(skipped=f"not committed: {err}")
-    except OSError as err:
-        return CommitOutcome(skipped=f"not committed: {err.filename or 'a sealed file'}: {err.strerror or err}")
+    # the sealed files (store/sealedfiles.py) are checked on the listing the commit is made of
+    gate = sealedfiles.commit_gate(wb, git_cfg.get("ref") or None)
     outcome = _land(wb, _message(summary, tail.seq if seq is None else seq, session, left), git_cfg, secrets,
-                    checked)
+                    checked, gate)
     if left and outcome.skipped is None:
         _owed_path(wb).unlink(missing_ok=True)  # carried (or already in HEAD's tree): owed no longer
     return outcome
@@ -116,11 +113,12 @@ def commit_sqlite_files(wb: StageWorkbench, summary: str) -> CommitOutcome:
 
 
 def _land(wb: StageWorkbench, message: str, git_cfg: dict[str, Any], secrets: list[str] | None,
-          checked: dict[str, tuple[int, int, int, int] | None] | None = None) -> CommitOutcome:
+          checked: dict[str, tuple[int, int, int, int] | None] | None = None,
+          gate: Gate | None = None) -> CommitOutcome:
     message = redact(message, secret_values(wb.config) if secrets is None else secrets)
     message = escape(message, layout=True)  # `git log` prints it raw: an ESC or a bidi override is shown, not obeyed
     try:
-        return wb.git.commit_workbench(message, git_cfg.get("ref"), checked)
+        return wb.git.commit_workbench(message, git_cfg.get("ref"), checked, gate)
     except (GitError, OSError) as err:  # OSError: a full disk while writing git's objects
         # The change is durable (log + snapshots); only its commit failed. The next write commits it.
         return CommitOutcome(skipped=f"written but not committed: {getattr(err, 'strerror', None) or err}")

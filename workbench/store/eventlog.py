@@ -81,6 +81,7 @@ class EventLog:
         self.path = path
         self.log_dir = path.parent / LOG_DIR
         self._headers: dict[str, tuple[tuple[int, int, int], Header]] = {}
+        self._names: tuple[list[str], list[str]] = ([], [])  # log/'s listing as last read, and its segments sorted
         # called before wb itself writes or removes sealed segments ({name under log/: its bytes, or None}), so
         # the commit gate tells the change from a person's (store/sealedfiles.py); set by the Workbench
         self.before_sealed_change: Callable[[dict[str, bytes | None]], None] | None = None
@@ -143,23 +144,28 @@ class EventLog:
     # -- sealed segments (workbench/model/segments.py) ------------------------------------------------
     def headers(self) -> list[Header]:
         """The headers of every sealed segment under log/, by number (each read once per change of its stat)."""
+        base = str(self.log_dir)
         try:
-            entries = sorted((e for e in os.scandir(self.log_dir) if is_segment_name(e.name)), key=lambda e: e.name)
+            names = os.listdir(base)
         except FileNotFoundError:
             return []
+        if names != self._names[0]:  # the listing as last read: its segments in order again (a write seals rarely)
+            self._names = (names, sorted(name for name in names if is_segment_name(name)))
         out = []
-        for entry in entries:
-            st = entry.stat(follow_symlinks=False)
+        lstat, cache = os.lstat, self._headers
+        for name in self._names[1]:
+            path = f"{base}/{name}"
+            st = lstat(path)
             key = (st.st_size, st.st_mtime_ns, st.st_ino)
-            known = self._headers.get(entry.name)
+            known = cache.get(name)
             if known is None or known[0] != key:
-                with open(entry.path, "rb") as fh:
+                with open(path, "rb") as fh:
                     first = fh.readline(1 << 12)
                 if not first.endswith(b"\n"):
-                    raise Refused(f"log/{entry.name}: no header line: not a sealed segment wb wrote; restore "
+                    raise Refused(f"log/{name}: no header line: not a sealed segment wb wrote; restore "
                                   ".workbench/log/ from git")
-                known = (key, parse_header(first[:-1], entry.name))
-                self._headers[entry.name] = known
+                known = (key, parse_header(first[:-1], name))
+                cache[name] = known
             out.append(known[1])
         return out
 

@@ -13,7 +13,9 @@ carries it later — and forgets the record once the work tree and the commit ag
 person's edit of a file wb also changed is another blob id, and is refused all the same.
 
 The check is cheap: one stat per sealed file the commit holds, each read and hashed only when its stat is not
-the one the blob cache (`git/repo.BlobStatCache`) knows.
+the one the blob cache (`git/repo.BlobStatCache`) knows. A mutation makes it once, before it writes; the commit
+(every path's, store/commit.py) makes it on the very listing it commits (`commit_gate`): no second stat of each
+file, and no moment between the check and the listing.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ from workbench.store.atomic import atomic_write
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    Listing = dict[str, tuple[str, str]]
 
     from workbench.store.stagecontext import StageWorkbench
 
@@ -79,7 +84,36 @@ def check(wb: StageWorkbench, git_cfg: dict[str, Any] | None = None, *, writing:
     commit of what is written already."""
     cfg = wb.config["git"] if git_cfg is None else git_cfg
     ref = cfg.get("ref") or None
-    changed = wb.git.sealed_changes(ref, SEALED_DIRS)
+    refuse(wb, wb.git.sealed_changes(ref, SEALED_DIRS), ref, writing=writing)
+
+
+def commit_gate(wb: StageWorkbench, ref: str | None) -> Callable[[Listing, Listing], str | None]:
+    """The check above as the commit makes it (git/repo.commit_workbench's `gate`): on the listing it is about to
+    commit, against the commit it is made on — {path under .workbench/: (mode, blob id)} each — so what is
+    committed is what was checked, with no stat or hash of its own. The reason it commits nothing, or None."""
+
+    def gate(parent: Listing, files: Listing) -> str | None:
+        changed: list[tuple[str, str, str | None]] = []
+        for rel, (_mode, sha) in sorted(parent.items()):
+            if rel.startswith(SEALED_DIRS):
+                now = files.get(rel)
+                if now is None:
+                    changed.append((rel, "deleted", None))
+                elif now[1] != sha:
+                    changed.append((rel, "modified", now[1]))
+        try:
+            refuse(wb, changed, ref, writing=False)
+        except Refused as err:
+            return f"not committed: {err}"
+        return None
+
+    return gate
+
+
+def refuse(wb: StageWorkbench, changed: list[tuple[str, str, str | None]], ref: str | None, *,
+           writing: bool) -> None:
+    """SealedChanged when `changed` (git/repo.sealed_changes's rows) holds a change wb did not record as its own;
+    the records of the files the commit holds again are dropped."""
     path = _own_path(wb)
     own = _read_own(path) if path.exists() else {}
     if own:  # what the commit holds again (committed, or put back) needs no record any more

@@ -29,6 +29,8 @@ TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 
+    from workbench.model.segments import Resolved
+
 
 def limits(config: dict[str, Any] | None) -> tuple[int, int]:
     log = (config or {}).get("log") or {}
@@ -50,25 +52,27 @@ def unsealed(log: EventLog) -> tuple[Header | None, list[bytes], int, bytes]:
     return last, lines[res.overlap:], res.overlap, raw[tail.good_size:]
 
 
-def due(log: EventLog, config: dict[str, Any] | None) -> bool:
-    """Whether events.jsonl holds enough to seal (or still holds events a seal cut short had sealed)."""
+def due(log: EventLog, config: dict[str, Any] | None, res: Resolved | None = None) -> bool:
+    """Whether events.jsonl holds enough to seal (or still holds events a seal cut short had sealed). `res`: the
+    log's resolution as the caller just read it (else read here)."""
     max_events, max_bytes = limits(config)
     tail = log.tail()
     if tail.good_size >= max_bytes:
         return True
     if tail.seq == 0:
         return False
-    res = log.resolution()
+    res = res if res is not None else log.resolution()
     if res.overlap or res.problem:
         return bool(res.overlap)
     first = res.chain[-1].last if res.chain else 0
     return tail.seq - first >= max_events
 
 
-def seal(log: EventLog, config: dict[str, Any] | None, *, force: bool = False) -> int:
+def seal(log: EventLog, config: dict[str, Any] | None, *, force: bool = False, res: Resolved | None = None) -> int:
     """Seal what is due; the number of segments written. The caller holds the workbench lock. `force`: seal
-    whole segments even when the tail is under the threshold by events (doctor --fix of an old long log)."""
-    if not force and not due(log, config):
+    whole segments even when the tail is under the threshold by events (doctor --fix of an old long log). `res`:
+    the log's resolution as the caller just read it, for telling whether one is due."""
+    if not force and not due(log, config, res):
         return 0
     max_events, max_bytes = limits(config)
     last, lines, overlap, torn = unsealed(log)
@@ -110,17 +114,20 @@ def seal_log(log: EventLog, config: dict[str, Any] | None) -> None:
     from workbench.errors import WorkbenchError
 
     try:
-        if log.log_dir.is_dir():
-            remove_orphans(log)
-        seal(log, config)
+        # read once for both (it takes a stat of every segment and events.jsonl's first line)
+        res: Resolved | None = log.resolution()
+        if remove_orphans(log, res):
+            res = None  # segments went: read again
+        seal(log, config, res=res)
     except (OSError, WorkbenchError):
         pass
 
 
-def remove_orphans(log: EventLog) -> list[str]:
+def remove_orphans(log: EventLog, res: Resolved | None = None) -> list[str]:
     """Remove the segments a merge left over whose every event the log holds (by id); the names removed.
-    Those holding an event the log lacks are kept, for `wb doctor` to report."""
-    res = log.resolution()
+    Those holding an event the log lacks are kept, for `wb doctor` to report. `res`: the log's resolution as the
+    caller just read it."""
+    res = res if res is not None else log.resolution()
     if not res.orphans or res.problem:
         return []
     from workbench.model.jsonl import records

@@ -96,6 +96,10 @@ def write_snapshots(tx: StageContext, loaded: Loaded, log: Appended | None = Non
     if board_raw is not None or not p.board_cache.exists():
         caches.write_board_cache(p, p.board.read_bytes() if board_raw is None else board_raw)
         caches.drop_board_alias(p)
+    # board.json holds `board_raw` now, or (unchanged) the bytes the load read as wb's own: the board for them is
+    # kept for this process's next load (store/keptboard.py); never a board rebuilt, or one a hand edit left
+    if not tx.rebuild and docs.board_raw is not None and (board_raw is not None or not docs.touched):
+        tx.wb.keep_board(docs.board_raw if board_raw is None else board_raw, docs)
     if kept:
         return kept
     caches.write_state_cache(p, state_raw, docs.state, docs.body, written=written)

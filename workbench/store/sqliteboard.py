@@ -19,20 +19,16 @@ may change it, and the next load parses unless a write kept one again. While no 
 (`PRAGMA data_version`, which only another connection's commit changes) the connection knows those bytes and
 their rows without reading them, and the next write compares its rows with them.
 
-What is kept is the process's own, not what the write's caller may hold: the top level (with the archive's
-references) and every task the write changed are read back from their JSON, so a task a verb returned (and
-its lists, which the event's payload shares) is not in it; the others are the dicts a parse made, which the
-write's events did not change (a change is an event, and an event marks its task touched, model/reducer.py).
-A write that re-encoded the whole board (`touched` holds None) keeps nothing.
+What is kept is the process's own, not what the write's caller may hold (store/keptboard.own_copy, which the
+files backend's kept board shares).
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
-from workbench.model.boardfile import task_ids, unique
+from workbench.store.keptboard import own_copy
 from workbench.store.sqlitefile import BOARD
 
 # a row replaced in place (an upsert), not deleted and inserted again at the table's end (INSERT OR REPLACE):
@@ -127,7 +123,7 @@ class KeptBoard:
         if pending is not None:
             raw, parts, docs = pending
             self.raw, self.parts = raw, parts
-            self.board = _own(docs.board, docs.touched, raw) if docs is not None else None
+            self.board = own_copy(docs.board, docs.touched, raw) if docs is not None else None
             self.version = conn.execute("PRAGMA data_version").fetchone()[0]
 
     def begun(self) -> None:
@@ -139,31 +135,3 @@ class KeptBoard:
         otherwise. Taken once: the load hands it to a transaction or reader, which may change it."""
         board, self.board = self.board, None
         return board if board is not None and (raw is self.raw or raw == self.raw) else None
-
-
-def _own(board: dict[str, Any], touched: set[str], raw: bytes) -> dict[str, Any]:
-    """`board` with its top level and the `touched` tasks read back from their JSON (`raw`, what was written):
-    no object a caller holds."""
-    head = raw.find(b"\n" + _TASKS_LINE + b"\n")
-    own: dict[str, Any] = json.loads(raw[:head] + b'\n  "tasks": []\n}') if head > 0 else \
-        json.loads(json.dumps({k: v for k, v in board.items() if k != "tasks"}, ensure_ascii=False))
-    tasks = own["tasks"] = list(board["tasks"])
-    if len(touched) <= 8:  # a write's usual few: looked for from the end, where new and recent tasks are
-        positions = [i for tid in touched for i in _last_index(tasks, tid)]
-    else:
-        ids = task_ids(tasks)
-        where = dict(zip(ids, range(len(ids)), strict=True)) if ids is not None and unique(ids) else None
-        positions = [where[tid] for tid in touched if tid in where] if where is not None else \
-            [i for i, t in enumerate(tasks) if not isinstance(t, dict) or t.get("id") in touched]
-    for i in positions:
-        tasks[i] = json.loads(json.dumps(tasks[i], ensure_ascii=False))
-    return own
-
-
-def _last_index(tasks: list[Any], tid: str) -> list[int]:
-    """[the index of the last task with id `tid`], or [] (a committed board holds each id once)."""
-    for i in range(len(tasks) - 1, -1, -1):
-        task = tasks[i]
-        if isinstance(task, dict) and task.get("id") == tid:
-            return [i]
-    return []

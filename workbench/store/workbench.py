@@ -48,6 +48,9 @@ class Workbench:
         self._pending: Pending | None = None
         # the last state.md this process read or wrote: (bytes, round-trip node, data, body)
         self._node_cache: tuple[bytes, Any, dict[str, Any], str] | None = None
+        # board.json as this process's last write wrote it and the board it wrote, taken once by the next load
+        # when the file holds those bytes still (store/keptboard.py)
+        self._kept_board: tuple[bytes, dict[str, Any]] | None = None
 
     @property
     def git(self) -> GitRepo:
@@ -178,8 +181,13 @@ class Workbench:
                 if state_cached["body"] is None:
                     state_cached = None
             node, state, body = self.parse_state(state_raw)
-        own_board = caches.read_board_cache(p) == board_raw  # wb's own last write: checked when it was written
-        board = parse_board(board_raw, own=own_board)
+        kept, self._kept_board = self._kept_board, None  # taken once: whoever this load hands it to may change it
+        if kept is not None and (kept[0] is board_raw or kept[0] == board_raw):
+            # what this process wrote and checked last, still the file's bytes: its board, not parsed again
+            board_raw, board, own_board = kept[0], kept[1], True
+        else:
+            own_board = caches.read_board_cache(p) == board_raw  # wb's own last write: checked when it was written
+            board = parse_board(board_raw, own=own_board)
         schemas.check_version("state.md", state.get("schema_version"), STATE_VERSION)
         schemas.check_version("board.json", board.get("schema_version"), BOARD_VERSION)
         if node is not None:  # read from the file, not from wb's own cache: a hand edit or a clone, validated
@@ -365,6 +373,17 @@ class Workbench:
     def keep_state_node(self, raw: bytes, node: Any, data: dict[str, Any], body: str) -> None:
         """Remember state.md as a transaction just wrote it, so the next parse of those bytes is free."""
         self._node_cache = (raw, node, data, body)
+
+    def keep_board(self, raw: bytes | None, docs: Docs | None) -> None:
+        """Remember board.json as a transaction just wrote (or left) it, `raw`, and the board `docs` holds for
+        those bytes, so the next load of the same bytes takes it instead of parsing them (store/keptboard.py);
+        None: forget it. Nothing is kept of a board encoded whole (`touched` holds None)."""
+        if raw is None or docs is None or None in docs.touched:
+            self._kept_board = None
+            return
+        from workbench.store.keptboard import own_copy
+
+        self._kept_board = (raw, own_copy(docs.board, docs.touched, raw))
 
     # -- writing ------------------------------------------------------------------------------
     def transaction(self, actor: str = "agent", session: str | None = None, *, commit: bool = True,
