@@ -175,11 +175,15 @@ class GitFuzz(RuleBasedStateMachine):
             self.undo_landed(before, after, "reset away")
             self.discard_carried("the user's reset --hard after their reset --soft")  # their staged change
         elif kind == "carry":  # rebase, amend, reset --soft, cherry-pick: what HEAD held is kept, rewritten
+            held = self.visible(self.quiet_git("show", f"{after}:.workbench/events.jsonl"))
             for m in self.muts:  # only the commits the operation rewrote: their ancestors stay in history
                 if m.anchor and not m.undone and self.is_ancestor(m.anchor, before) \
                         and not self.is_ancestor(m.anchor, after):
-                    m.anchor = None
-                    m.carried = True
+                    if m.key in held:  # the rewritten commit holds it (an amend, a rebase): HEAD's history,
+                        m.anchor = after  # which the user's next checkout may leave as it leaves any commit
+                    else:  # a reset --soft: staged now, committed by no commit
+                        m.anchor = None
+                        m.carried = True
         self.user_snapshot()
 
     def undo_landed(self, before: str, after: str, why: str) -> None:
