@@ -67,3 +67,46 @@ def test_a_pulled_state_md_that_breaks_the_schema_is_refused(tmp_path: Path) -> 
     out = run_wb(repo, "task", "add", "after the pull")
     assert out.returncode != 0
     assert "state.md: status" in out.stderr and "dozing" in out.stderr, out.stderr
+
+
+def test_a_pulled_board_with_a_task_the_schema_refuses_is_refused(tmp_path: Path) -> None:
+    """The other clone's task, added by wb and then edited by hand there (a status no one has): checked although
+    every other task is one this clone verified, and refused in the whole check's words."""
+    from workbench.model import schemas
+    from workbench.model.boardfile import parse_board
+
+    repo, other = two_clones(tmp_path)
+    assert run_wb(other, "task", "add", "from the other clone").returncode == 0
+    board = other / ".workbench" / "board.json"
+    text = board.read_text()
+    line = next(n for n, line in enumerate(text.split("\n")) if "from the other clone" in line)
+    lines = text.split("\n")
+    lines[line] = lines[line].replace('"status": "todo"', '"status": "dozing"')
+    board.write_text("\n".join(lines))
+    run_git(other, "commit", "-qam", "a task the schema refuses")
+    pull(repo, other)
+    out = run_wb(repo, "task", "add", "after the pull")
+    assert out.returncode != 0
+    try:
+        schemas.check("board", parse_board((repo / ".workbench" / "board.json").read_bytes()), "board.json")
+    except Exception as err:  # noqa: BLE001 - the whole check's words
+        words = str(err)
+    assert words in out.stderr and "dozing" in words, out.stderr
+
+
+def test_whether_a_pulled_file_is_committed_is_asked_by_blob_id(tmp_path: Path) -> None:
+    """humanedit asks whether state.md and board.json hold what is committed by their blob ids (the trees read
+    in-process when loose, as after this pull): the id is the one of the bytes `git cat-file` gives."""
+    from workbench.store.workbench import Workbench
+
+    repo, other = two_clones(tmp_path)
+    assert run_wb(other, "task", "add", "from the other clone").returncode == 0
+    pull(repo, other)
+    git = Workbench(repo).git
+    for name in ("board.json", "state.md", "events.jsonl"):
+        committed = git.committed_file(f".workbench/{name}")
+        assert committed is not None
+        for ref in ("HEAD", "refs/heads/" + (git.symbolic_head() or "").removeprefix("refs/heads/")):
+            assert git.committed_wb_blob(name, ref) == git.blob_id(committed)
+    assert git.committed_wb_blob("no-such-file", "HEAD") is None
+    assert git.committed_wb_blob("board.json", "refs/heads/no-such-branch") is None
