@@ -14,7 +14,7 @@ from workbench import faults
 from workbench.errors import GitError, NotFound, Refused
 from workbench.git.discovery import RepoDirs, find_worktree
 from workbench.model import schemas
-from workbench.model.boardfile import check_board_shape, parse_board, read_board_bytes
+from workbench.model.boardfile import check_board_against, check_board_shape, parse_board, read_board_bytes
 from workbench.model.docs import BOARD_VERSION, STATE_VERSION, Docs
 from workbench.model.jsonl import copied, loads_record, split_lines
 from workbench.model.layout import WB_DIR, Paths, check_no_links
@@ -180,15 +180,16 @@ class Workbench:
                 if state_cached["body"] is None:
                     state_cached = None
             node, state, body = self.parse_state(state_raw) if need_node else self.read_state(state_raw)
-        own_board = caches.read_board_cache(p) == board_raw  # wb's own last write: checked when it was written
+        board_cache = caches.read_board_cache(p)
+        own_board = board_cache == board_raw  # wb's own last write: checked when it was written
         board = parse_board(board_raw, own=own_board)
         schemas.check_version("state.md", state.get("schema_version"), STATE_VERSION)
         schemas.check_version("board.json", board.get("schema_version"), BOARD_VERSION)
         if from_file:  # read from the file, not from wb's own cache: a hand edit or a clone, validated
             schemas.check("state", state, "state.md")
-        if not own_board:  # not what wb last wrote: a hand edit (or a clone), validated whole
-            check_board_shape(board)
-            schemas.check("board", board, "board.json")
+        if not own_board:  # not what wb last wrote: a hand edit (or a clone), validated as a whole check does,
+            check_board_shape(board)  # the tasks whose text is one of wb's last write's not again
+            check_board_against(board, board_raw, board_cache)
         if node is None:  # read from wb's cache of state.md: JSON (and `copy` imports weakref: issue 33)
             file_state = copied(state)
         else:
