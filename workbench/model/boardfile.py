@@ -113,7 +113,8 @@ def _remember_layout(out: bytes, old_ids: list[bytes], old_set: set[bytes], adde
     """Keep `out`'s layout: the ids kept in place, then those of the `added` tasks (each one line after them)."""
     global _last_layout
     try:  # each added line led by its id, written as it is (nothing JSON escapes), so the regex reads it back
-        plain = all(next(iter(t)) == "id" and not _ESCAPED.search(t["id"]) for t in added)
+        escaped = re.compile(_ESCAPED)
+        plain = all(next(iter(t)) == "id" and not escaped.search(t["id"]) for t in added)
         new = [t["id"].encode("utf-8") for t in added] if plain else []
     except (StopIteration, KeyError, TypeError, AttributeError, UnicodeEncodeError):
         plain = False
@@ -123,7 +124,9 @@ def _remember_layout(out: bytes, old_ids: list[bytes], old_set: set[bytes], adde
     _last_layout = (out, old_ids + new, old_set.union(new))
 
 
-_ESCAPED = re.compile(r'["\\\x00-\x1f]')  # what json.dumps(ensure_ascii=False) writes otherwise than as it is
+# what json.dumps(ensure_ascii=False) writes otherwise than as it is; this and _NUMBERED are compiled by re on
+# first use (its cache): a reader (`wb task list`) compiles neither (issue 33: a quarter of a millisecond)
+_ESCAPED = r'["\\\x00-\x1f]'
 
 
 def task_list_as_read(raw: bytes, count: int) -> bytes | None:
@@ -280,7 +283,7 @@ def highest_task_number(tasks: list[Any]) -> int:
     return highest
 
 
-_NUMBERED = re.compile(r"^T-(\d{3,})$", re.M)  # a line that is a TASK_ID, its number apart
+_NUMBERED = r"^T-(\d{3,})$"  # a line that is a TASK_ID (re.M), its number apart
 # the ids (one a line) highest_task_number read last and its answer: the next write's board is most often the same
 # ids with some added after them, whose lines alone are then read (issue 33: each add asks it of every task)
 _last_highest: tuple[str, int] = ("", 0)
@@ -290,9 +293,9 @@ def _highest_of_lines(joined: str) -> int:
     global _last_highest
     before, highest = _last_highest
     if before and joined.startswith(before) and joined[len(before):len(before) + 1] in ("", "\n"):
-        highest = max(highest, *map(int, _NUMBERED.findall(joined, len(before))), 0)
+        highest = max(highest, *map(int, re.compile(_NUMBERED, re.M).findall(joined, len(before))), 0)
     else:
-        highest = max(map(int, _NUMBERED.findall(joined)), default=0)
+        highest = max(map(int, re.compile(_NUMBERED, re.M).findall(joined)), default=0)
     _last_highest = (joined, highest)
     return highest
 
