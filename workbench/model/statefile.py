@@ -92,7 +92,10 @@ def parse_fast(raw: bytes, file: str = "state.md") -> tuple[dict[str, Any], str]
         yaml_text, body = split(raw.decode("utf-8"), file)
     except (UnicodeDecodeError, Refused):
         return None
-    data = fast_frontmatter(yaml_text)
+    try:
+        data = fast_frontmatter(yaml_text)
+    except Refused:  # a number too long to read: refused by `parse`, in its words (what every reader says)
+        return None
     return None if data is None else (data, body)
 
 
