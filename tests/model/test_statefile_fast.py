@@ -116,3 +116,18 @@ def test_parse_plain_reads_what_wb_writes_without_ruamel() -> None:
             "assert not [m for m in sys.modules if m.startswith('ruamel')], 'ruamel imported'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_parse_plain_refuses_a_number_too_long_in_parse_s_words() -> None:
+    """A number of more digits than wb reads: the subset reader steps aside, so every reader of state.md (a load
+    without ruamel among them) refuses it as `parse` does (tests/security/test_hostile_numbers.py)."""
+    raw = _doc({"schema_version": 1, "status": "idle", "last_event": 3}).replace(b"last_event: 3",
+                                                                               b"last_event: " + b"9" * 5000)
+    assert statefile.parse_fast(raw) is None
+
+    def parse(r: bytes) -> tuple[dict, str]:
+        parsed = statefile.parse(r)
+        return parsed.data, parsed.body
+
+    refused = _outcome(statefile.parse_plain, raw)
+    assert refused == _outcome(parse, raw) and isinstance(refused, tuple) and refused[0] == "refused"

@@ -281,19 +281,26 @@ class RepoObjects(RepoRefs):
         """(blob id, bytes) of `.workbench/<rel>` in the commit `ref` names — the tree from this process's memory
         or the loose objects when it can (as the commit reads its parent), else one `git cat-file`. None when
         the commit has no such file, or there is no commit."""
+        blob = self.committed_wb_blob(rel, ref)
+        if blob is None:
+            return None
+        body = self._loose(blob, "blob")
+        if body is None:
+            found = self._cat([blob])[0]
+            if found is None:
+                return None
+            body = found[1]
+        return blob, body
+
+    def committed_wb_blob(self, rel: str, ref: str) -> str | None:
+        """The blob id of `.workbench/<rel>` in the commit `ref` names, read as `committed_wb_file` reads the trees
+        (the blob itself unread); None when the commit has no such file, or there is no commit. Whether a file
+        holds what is committed is then whether its bytes hash to it (`blob_id`)."""
         if ref == "HEAD":
             ref = self.symbolic_head() or "HEAD"
         parent, _root, files = self._parent_info(ref)
         entry = files.get(rel) if parent is not None else None
-        if entry is None:
-            return None
-        body = self._loose(entry[1], "blob")
-        if body is None:
-            found = self._cat([entry[1]])[0]
-            if found is None:
-                return None
-            body = found[1]
-        return entry[1], body
+        return None if entry is None else entry[1]
 
     def known_blob(self, rel: str) -> str | None:
         """The blob id of `.workbench/<rel>` in the work tree as the blob cache knows it by its stat (None when

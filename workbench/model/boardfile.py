@@ -113,7 +113,8 @@ def _remember_layout(out: bytes, old_ids: list[bytes], old_set: set[bytes], adde
     """Keep `out`'s layout: the ids kept in place, then those of the `added` tasks (each one line after them)."""
     global _last_layout
     try:  # each added line led by its id, written as it is (nothing JSON escapes), so the regex reads it back
-        plain = all(next(iter(t)) == "id" and not _ESCAPED.search(t["id"]) for t in added)
+        escaped = re.compile(_ESCAPED)
+        plain = all(next(iter(t)) == "id" and not escaped.search(t["id"]) for t in added)
         new = [t["id"].encode("utf-8") for t in added] if plain else []
     except (StopIteration, KeyError, TypeError, AttributeError, UnicodeEncodeError):
         plain = False
@@ -123,7 +124,9 @@ def _remember_layout(out: bytes, old_ids: list[bytes], old_set: set[bytes], adde
     _last_layout = (out, old_ids + new, old_set.union(new))
 
 
-_ESCAPED = re.compile(r'["\\\x00-\x1f]')  # what json.dumps(ensure_ascii=False) writes otherwise than as it is
+# what json.dumps(ensure_ascii=False) writes otherwise than as it is; this and _NUMBERED are compiled by re on
+# first use (its cache): a reader (`wb task list`) compiles neither (issue 33: a quarter of a millisecond)
+_ESCAPED = r'["\\\x00-\x1f]'
 
 
 def task_list_as_read(raw: bytes, count: int) -> bytes | None:
@@ -280,7 +283,7 @@ def highest_task_number(tasks: list[Any]) -> int:
     return highest
 
 
-_NUMBERED = re.compile(r"^T-(\d{3,})$", re.M)  # a line that is a TASK_ID, its number apart
+_NUMBERED = r"^T-(\d{3,})$"  # a line that is a TASK_ID (re.M), its number apart
 # the ids (one a line) highest_task_number read last and its answer: the next write's board is most often the same
 # ids with some added after them, whose lines alone are then read (issue 33: each add asks it of every task)
 _last_highest: tuple[str, int] = ("", 0)
@@ -290,9 +293,9 @@ def _highest_of_lines(joined: str) -> int:
     global _last_highest
     before, highest = _last_highest
     if before and joined.startswith(before) and joined[len(before):len(before) + 1] in ("", "\n"):
-        highest = max(highest, *map(int, _NUMBERED.findall(joined, len(before))), 0)
+        highest = max(highest, *map(int, re.compile(_NUMBERED, re.M).findall(joined, len(before))), 0)
     else:
-        highest = max(map(int, _NUMBERED.findall(joined)), default=0)
+        highest = max(map(int, re.compile(_NUMBERED, re.M).findall(joined)), default=0)
     _last_highest = (joined, highest)
     return highest
 
@@ -320,6 +323,81 @@ def check_board_shape(board: dict[str, Any]) -> None:
     if not has_task_list(board):
         schemas.check("board", board, "board.json")  # names the first problem
         raise SchemaRefused("board.json", "tasks", "every task must be an object with a string id")
+
+
+def check_board_against(board: dict[str, Any], raw: bytes, verified: bytes | None) -> None:
+    """`schemas.check("board", board, "board.json")` of `board`, parsed from `raw` (not what wb last wrote: a
+    pull, a hand edit), its tasks checked only where their text is not one of `verified`'s — board.json as wb last
+    wrote it here, checked then (its cache). The schema checks each task on its own (items of `tasks`, nothing
+    across them: tests/model/test_board_against.py holds it to that), so a task whose text is a verified task's
+    is valid; the top level and the other tasks are checked. Refused in the whole check's words. Which text is
+    which task is read off the layout encode_board writes, a task a line, and proven: `verified`'s tasks are
+    read one by one, each to the comma and newline after it (_whole_texts); a line of `raw` is a task's whole
+    text when it is one of theirs, or parses alone — and when every line is, they are the tasks, in order.
+    Anything else is checked whole (issue 33: 5,000 tasks, 8 ms of the first write after a pull, which changed
+    one task)."""
+    tasks = board.get("tasks")
+    section = _task_section(raw) if isinstance(tasks, list) and verified else None
+    if section is not None:
+        lines = section[4:].split(_TASK_SEP)
+        known = _whole_texts(verified) if len(lines) == len(tasks) else None  # type: ignore[arg-type]
+        changed = [i for i, text in enumerate(lines) if known is not None and text not in known]
+        if known is not None and all(map(_parses, (lines[i] for i in changed))) and \
+                schemas.is_valid("board", {**board, "tasks": [tasks[i] for i in changed]}):  # type: ignore[index]
+            return
+    schemas.check("board", board, "board.json")  # whole: names the first problem
+
+
+_TASK_SEP = ",\n    "  # between two task lines of encode_board's
+
+
+def _task_section(raw: bytes) -> str | None:
+    """The task lines of `raw` laid out as encode_board writes them, as text (four spaces before each, _TASK_SEP
+    holding every newline between them), or None when not so laid out. `raw` starts as encode_board's does, "{"
+    and a newline: json reads it as UTF-8 then (not UTF-16 or 32, which it tells by NUL bytes there)."""
+    start = raw.find(_TASKS_OPEN)
+    if start < 0 or not raw.startswith(b"{\n") or not raw.endswith(_TASKS_CLOSE):
+        return None
+    try:
+        section = raw[start + len(_TASKS_OPEN):len(raw) - len(_TASKS_CLOSE)].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not section.startswith("    ") or section.count(_TASK_SEP) != section.count("\n"):
+        return None
+    return section
+
+
+def _whole_texts(raw: bytes | None) -> set[str] | None:
+    """The text of each task of board.json's bytes `raw`, each read as one JSON value (an object) from where the
+    one before it ended, and followed by _TASK_SEP or the end: then they are the values of `tasks`, in order.
+    None when `raw` is not so laid out."""
+    section = _task_section(raw) if raw else None
+    if section is None:
+        return None
+    decode = json.JSONDecoder().raw_decode  # one value from `at`, and where it ends: no whitespace skipped
+    texts: set[str] = set()
+    at = 4
+    try:
+        while True:
+            task, end = decode(section, at)
+            if not isinstance(task, dict):
+                return None
+            texts.add(section[at:end])
+            if end == len(section):
+                return texts
+            if not section.startswith(_TASK_SEP, end):
+                return None
+            at = end + len(_TASK_SEP)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _parses(text: str) -> bool:
+    """Whether `text` is one JSON object, alone (its whole text)."""
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 # repr() of the last `archive` a board's check found valid: the references a write carries over unchanged are

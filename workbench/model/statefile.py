@@ -75,18 +75,28 @@ def parse_plain(raw: bytes, file: str = "state.md") -> tuple[dict[str, Any], str
     read without ruamel when the frontmatter is in the subset of YAML wb writes (model/frontmatter.py): a check
     that needs no node (the SQLite backend's `wb validate` and `wb doctor`, where only wb writes state.md) imports
     no YAML library (issue 33)."""
+    fast = parse_fast(raw, file)
+    if fast is None:
+        parsed = parse(raw, file)  # ruamel, or refused in parse's words
+        return parsed.data, parsed.body
+    return fast
+
+
+def parse_fast(raw: bytes, file: str = "state.md") -> tuple[dict[str, Any], str] | None:
+    """`parse_plain`'s (frontmatter, body) when it reads them without ruamel, else None: then `parse` reads the
+    file, or refuses it in its own words (a file over the size cap is refused here, in the same words)."""
     from workbench.model.frontmatter import fast_frontmatter
 
     check_size(raw, file)
     try:
         yaml_text, body = split(raw.decode("utf-8"), file)
     except (UnicodeDecodeError, Refused):
-        yaml_text, body = "", ""
-    data = fast_frontmatter(yaml_text)
-    if data is None:
-        parsed = parse(raw, file)  # ruamel, or refused in parse's words
-        return parsed.data, parsed.body
-    return data, body
+        return None
+    try:
+        data = fast_frontmatter(yaml_text)
+    except Refused:  # a number too long to read: refused by `parse`, in its words (what every reader says)
+        return None
+    return None if data is None else (data, body)
 
 
 def read_plain(raw: bytes, file: str = "state.md") -> tuple[dict[str, Any], str]:

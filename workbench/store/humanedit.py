@@ -188,9 +188,10 @@ def board_edit(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     new_tasks = [t for t in new.get("tasks", []) if isinstance(t, dict)]
     new_ids = [t.get("id") for t in new_tasks]
     upsert = [t for t in new_tasks if old_tasks.get(t.get("id")) != t]
-    remove = [tid for tid in old_tasks if tid not in set(new_ids)]
+    new_set = set(new_ids) if old_tasks else set()  # once: a set per task was quadratic (8 ms at 500 tasks)
+    remove = [tid for tid in old_tasks if tid not in new_set]
     edit: dict[str, Any] = {"file": "board.json", "upsert": upsert, "remove": remove}
-    kept_old_order = [tid for tid in old_tasks if tid in set(new_ids)]
+    kept_old_order = [tid for tid in old_tasks if tid in new_set]
     if [tid for tid in new_ids if tid in old_tasks] != kept_old_order:
         edit["order"] = new_ids
     return edit
@@ -199,19 +200,25 @@ def board_edit(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 def _is_committed(wb: StageWorkbench, name: str, raw: bytes) -> bool:
     """Whether the file holds what is committed: then no person edited it, whatever wb's cache says — the
     user's git put it back (a `merge --abort` after wb's merge driver cached the merge it never kept, a
-    checkout). Asked only when the file differs from the cache."""
+    checkout). Asked only when the file differs from the cache: by blob id, the committed trees read in-process
+    when they are loose objects (as after a pull of a few commits), which the write's commit then reads again from
+    memory — not a `git cat-file` of the file (two of them were ~5 ms of the first write after a pull, issue 33)."""
     try:
-        committed = _committed(wb, name)
-    except WorkbenchError:  # config.yaml unreadable as this wb reads it (mid-migration): ask nothing of git
-        return False
-    return committed is not None and committed == raw
+        blob = wb.git.committed_wb_blob(name, _ref(wb))
+    except (WorkbenchError, OSError, ValueError):  # config.yaml unreadable as this wb reads it (mid-migration),
+        return False  # or git could not say (GitError is a WorkbenchError): not committed, as before
+    return blob is not None and blob == wb.git.blob_id(raw)
+
+
+def _ref(wb: StageWorkbench) -> str:
+    """The ref wb commits to: HEAD, or config git.ref."""
+    ref: str = wb.config["git"].get("ref") or "HEAD"
+    return ref if ref == "HEAD" or ref.startswith("refs/") else "refs/heads/" + ref
 
 
 def _committed(wb: StageWorkbench, name: str) -> bytes | None:
     """The file as last committed by wb (HEAD, or config git.ref), for a clone that has no .cache/ yet."""
-    ref = wb.config["git"].get("ref") or "HEAD"
-    if ref != "HEAD" and not ref.startswith("refs/"):
-        ref = "refs/heads/" + ref
+    ref = _ref(wb)
     try:
         return wb.git.committed_file(f"{WB_DIR}/{name}", ref)
     except (GitError, OSError, ValueError):

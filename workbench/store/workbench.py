@@ -14,7 +14,7 @@ from workbench import faults
 from workbench.errors import GitError, NotFound, Refused
 from workbench.git.discovery import RepoDirs, find_worktree
 from workbench.model import schemas
-from workbench.model.boardfile import check_board_shape, parse_board, read_board_bytes
+from workbench.model.boardfile import check_board_against, check_board_shape, parse_board, read_board_bytes
 from workbench.model.docs import BOARD_VERSION, STATE_VERSION, Docs
 from workbench.model.jsonl import copied, loads_record, split_lines
 from workbench.model.layout import WB_DIR, Paths, check_no_links
@@ -170,9 +170,11 @@ class Workbench:
         if state_raw and state_cached and not state_cached["fresh"]:
             state_cached["fresh"] = state_cached.get("sha") == caches.sha(state_raw)
         node = None
+        from_file = True  # state.md read from the file, not from wb's cache of its own write: validated
         if not need_node and state_cached and state_cached["fresh"]:
             state = state_cached["state"]
             body = caches.cached_body(p, state_cached) if need_body else ""
+            from_file = body is None
             if body is None:
                 node, state, body = self.parse_state(state_raw or p.state.read_bytes())
         else:
@@ -180,21 +182,23 @@ class Workbench:
                 state_cached["body"] = caches.cached_body(p, state_cached)
                 if state_cached["body"] is None:
                     state_cached = None
-            node, state, body = self.parse_state(state_raw)
+            node, state, body = self.parse_state(state_raw) if need_node else self.read_state(state_raw)
         kept, self._kept_board = self._kept_board, None  # taken once: whoever this load hands it to may change it
+        board_cache = None
         if kept is not None and (kept[0] is board_raw or kept[0] == board_raw):
             # what this process wrote and checked last, still the file's bytes: its board, not parsed again
             board_raw, board, own_board = kept[0], kept[1], True
         else:
-            own_board = caches.read_board_cache(p) == board_raw  # wb's own last write: checked when it was written
+            board_cache = caches.read_board_cache(p)
+            own_board = board_cache == board_raw  # wb's own last write: checked when it was written
             board = parse_board(board_raw, own=own_board)
         schemas.check_version("state.md", state.get("schema_version"), STATE_VERSION)
         schemas.check_version("board.json", board.get("schema_version"), BOARD_VERSION)
-        if node is not None:  # read from the file, not from wb's own cache: a hand edit or a clone, validated
+        if from_file:  # read from the file, not from wb's own cache: a hand edit or a clone, validated
             schemas.check("state", state, "state.md")
-        if not own_board:  # not what wb last wrote: a hand edit (or a clone), validated whole
-            check_board_shape(board)
-            schemas.check("board", board, "board.json")
+        if not own_board:  # not what wb last wrote: a hand edit (or a clone), validated as a whole check does,
+            check_board_shape(board)  # the tasks whose text is one of wb's last write's not again
+            check_board_against(board, board_raw, board_cache)
         if node is None:  # read from wb's cache of state.md: JSON (and `copy` imports weakref: issue 33)
             file_state = copied(state)
         else:
@@ -369,6 +373,19 @@ class Workbench:
             self._node_cache = (raw, parsed.node, parsed.data, parsed.body)
         _, node, data, body = self._node_cache
         return node, copy.deepcopy(data), body
+
+    def read_state(self, raw: bytes) -> tuple[Any, dict[str, Any], str]:
+        """`parse_state`'s (node, frontmatter, body), the node None when the frontmatter is in the subset of YAML
+        wb writes (statefile.parse_fast): read without ruamel, whose import and parse were ~15 ms of the first
+        write after a pull brought another clone's state.md. The write renders the file line by line from these
+        bytes (statefile.render_fast) and asks `parse_state` for a node only when that cannot."""
+        if self._node_cache is None or self._node_cache[0] != raw:
+            from workbench.model import statefile
+
+            fast = statefile.parse_fast(raw)
+            if fast is not None:
+                return None, fast[0], fast[1]
+        return self.parse_state(raw)
 
     def keep_state_node(self, raw: bytes, node: Any, data: dict[str, Any], body: str) -> None:
         """Remember state.md as a transaction just wrote it, so the next parse of those bytes is free."""
