@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
 
 from workbench.api.core import BenchCore
@@ -23,7 +22,7 @@ from workbench.api.rules import (
     shortened,
 )
 from workbench.errors import NotFound, PersonRequired, Refused, UsageError
-from workbench.model import ids, provenance, reducer
+from workbench.model import digest, ids, provenance, reducer
 from workbench.model.dependencies import unmet_dependencies
 from workbench.model.ids import TASK_ID
 from workbench.model.redaction import redact, secret_values
@@ -282,7 +281,7 @@ class TaskVerbs(BenchCore):
         raw = out.pop("output", b"") or b""
         # redacted as an event is: the digest is of the bytes kept, so a reader can check the artifact
         data = redact(raw.decode(errors="replace"), secret_values(self.wb.config)).encode() if raw else b""
-        out["sha256"] = hashlib.sha256(data).hexdigest()
+        out["sha256"] = digest.sha256(data).hexdigest()
         if data:
             name = f"acceptance-{task_id}-{tx.base_seq + len(tx.events) + 1}-{n}.txt"
             tx.put_file(f"artifacts/{name}", data)

@@ -217,7 +217,7 @@ class RepoPolicy(RepoObjects):
     def _rewritten(self, files: dict[str, tuple[str, str]]) -> list[str]:
         """The files of `files` (path under .workbench/ → (mode, blob sha)) whose bytes on disk are not that
         blob any more (changed or removed)."""
-        import hashlib
+        from workbench.model import digest
 
         out = []
         for rel, (_mode, sha) in sorted(files.items()):
@@ -226,7 +226,7 @@ class RepoPolicy(RepoObjects):
             except OSError:
                 out.append(rel)
                 continue
-            if hashlib.new(self._algo, f"blob {len(body)}\0".encode() + body).hexdigest() != sha:
+            if digest.new(self._algo, f"blob {len(body)}\0".encode() + body).hexdigest() != sha:
                 out.append(rel)
         return out
 

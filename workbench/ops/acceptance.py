@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import subprocess
@@ -11,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from workbench.errors import Refused
+from workbench.model import digest
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def run_acceptance(cmd: str, cwd: Path, timeout: float) -> dict[str, Any]:
         code, outcome, tail = 124, f"timed out after {timeout:g}s", ""
     # `output` is the whole of it (the proof of done keeps it in artifacts/ and records its digest)
     return {"cmd": cmd, "exit": code, "outcome": outcome, "seconds": round(time.monotonic() - start, 3),
-            "output_tail": tail, "sha256": hashlib.sha256(out).hexdigest(), "output": out}
+            "output_tail": tail, "sha256": digest.sha256(out).hexdigest(), "output": out}
 
 
 def run_all(cmds: list[str], cwd: Path, timeout: float,
