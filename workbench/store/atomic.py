@@ -227,10 +227,10 @@ def _fsync_queue() -> Any:
     (threads do not fork)."""
     global _POOL
     if _POOL is None or _POOL[0] != os.getpid():
-        import queue
         import threading
+        from _queue import SimpleQueue  # queue.SimpleQueue itself: queue.py would bring heapq along (issue 33)
 
-        jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        jobs: SimpleQueue[Any] = SimpleQueue()
 
         def work() -> None:
             while True:
