@@ -29,6 +29,8 @@ OUTSIDE_THE_STORE = {
     "integrations/agents_md.py": ({"atomic_write"}, "AGENTS.md at the repository root, outside .workbench/"),
     "ops/init.py": ({"atomic_write"}, "the agent's settings (`wb init --claude-code|--codex`), outside .workbench/"),
     "integrations/mcpserve.py": ({"open:w"}, "the MCP protocol stream: a duplicate of stdout (os.fdopen), not a file"),
+    "git/spawn.py": ({"os.open:w", "open:w"}, "a git process's standard streams: /dev/null, and the pipe to its stdin "
+                                             "(os.fdopen), not a file"),
     "api/loop.py": ({"write_text"}, "an inline plan (Bench.run(steps=...)), in a temporary directory outside the repo"),
     "cli/merge_driver.py": ({"write_bytes"}, "the merge result into the file git names (%A), outside .workbench/"),
     "ops/person.py": ({"os.open:w", "os.write"}, "the question to a person, on /dev/tty (a terminal, not a file)"),

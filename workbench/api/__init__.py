@@ -19,35 +19,34 @@ last commit and its warnings.
 
 from __future__ import annotations
 
-from workbench.api.bench import Bench
-from workbench.api.revisions import diff
-from workbench.api.rules import (
-    EVENT_TYPE,
-    GOALPOSTS,
-    KEPT_STATE_KEYS,
-    SETTABLE_STATE_KEYS,
-    SETTABLE_TASK_KEYS,
-    goalposts_moved,
-    lease_seconds,
-    next_task_id,
-    open_children,
-    parent_problem,
-    person_only,
-    scope_blocking,
-    set_command,
-)
-from workbench.api.setup import export_workbench, import_workbench, init, join
-from workbench.ops.acceptance import run_acceptance
-from workbench.ops.status import status_of
-from workbench.ops.taskquery import TASK_FILTERS, filter_tasks
-from workbench.store.transaction import LastWrite
-
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 
+    from workbench.api.bench import Bench
+    from workbench.api.revisions import diff
+    from workbench.api.rules import (
+        EVENT_TYPE,
+        GOALPOSTS,
+        KEPT_STATE_KEYS,
+        SETTABLE_STATE_KEYS,
+        SETTABLE_TASK_KEYS,
+        goalposts_moved,
+        lease_seconds,
+        next_task_id,
+        open_children,
+        parent_problem,
+        person_only,
+        scope_blocking,
+        set_command,
+    )
+    from workbench.api.setup import export_workbench, import_workbench, init, join
+    from workbench.ops.acceptance import run_acceptance
     from workbench.ops.replay import ReplayReport, replay
+    from workbench.ops.status import status_of
+    from workbench.ops.taskquery import TASK_FILTERS, filter_tasks
     from workbench.ops.validate import validate_workbench
+    from workbench.store.transaction import LastWrite
 
 __all__ = [
     "Bench", "EVENT_TYPE", "GOALPOSTS", "KEPT_STATE_KEYS", "LastWrite", "ReplayReport", "SETTABLE_STATE_KEYS",
@@ -58,15 +57,26 @@ __all__ = [
 ]
 
 
+# Each name is imported from its module when first asked for (PEP 562), so importing one module of this package
+# (`workbench.api.tasks`, for the command line's `wb task add`: cli/writes.py) brings no other family of verbs;
+# replay's dataclasses bring inspect, ast and tokenize, which no write needs (issue 33).
+_HOME = {
+    "Bench": "workbench.api.bench", "diff": "workbench.api.revisions",
+    **dict.fromkeys(("EVENT_TYPE", "GOALPOSTS", "KEPT_STATE_KEYS", "SETTABLE_STATE_KEYS", "SETTABLE_TASK_KEYS",
+                     "goalposts_moved", "lease_seconds", "next_task_id", "open_children", "parent_problem",
+                     "person_only", "scope_blocking", "set_command"), "workbench.api.rules"),
+    **dict.fromkeys(("export_workbench", "import_workbench", "init", "join"), "workbench.api.setup"),
+    "run_acceptance": "workbench.ops.acceptance", "ReplayReport": "workbench.ops.replay",
+    "replay": "workbench.ops.replay", "status_of": "workbench.ops.status", "TASK_FILTERS": "workbench.ops.taskquery",
+    "filter_tasks": "workbench.ops.taskquery", "validate_workbench": "workbench.ops.validate",
+    "LastWrite": "workbench.store.transaction",
+}
+
+
 def __getattr__(name: str) -> Any:
-    """replay, ReplayReport and validate_workbench, imported when first asked for: replay's dataclasses bring
-    inspect, ast and tokenize, which no write needs (issue 33: a `wb task add` imports what it uses)."""
-    if name in ("ReplayReport", "replay"):
-        from workbench.ops import replay as replay_module
-
-        return getattr(replay_module, name)
-    if name == "validate_workbench":
-        from workbench.ops.validate import validate_workbench
-
-        return validate_workbench
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(__import__(home, fromlist=[name]), name)
+    globals()[name] = value  # asked once
+    return value

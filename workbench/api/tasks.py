@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
 
 from workbench.api.core import BenchCore
@@ -23,11 +22,10 @@ from workbench.api.rules import (
     shortened,
 )
 from workbench.errors import NotFound, PersonRequired, Refused, UsageError
-from workbench.model import ids, provenance, reducer
+from workbench.model import digest, ids, provenance, reducer
 from workbench.model.dependencies import unmet_dependencies
 from workbench.model.ids import TASK_ID
 from workbench.model.redaction import redact, secret_values
-from workbench.ops import taskquery
 from workbench.ops.acceptance import (
     dependency_problem,
     last_line,
@@ -35,7 +33,6 @@ from workbench.ops.acceptance import (
     task_problem,
     unmet_refusal,
 )
-from workbench.ops.status import next_task
 from workbench.progress import tick as progress_tick
 from workbench.store import trust
 from workbench.store.transaction import LastWrite, Transaction
@@ -282,7 +279,7 @@ class TaskVerbs(BenchCore):
         raw = out.pop("output", b"") or b""
         # redacted as an event is: the digest is of the bytes kept, so a reader can check the artifact
         data = redact(raw.decode(errors="replace"), secret_values(self.wb.config)).encode() if raw else b""
-        out["sha256"] = hashlib.sha256(data).hexdigest()
+        out["sha256"] = digest.sha256(data).hexdigest()
         if data:
             name = f"acceptance-{task_id}-{tx.base_seq + len(tx.events) + 1}-{n}.txt"
             tx.put_file(f"artifacts/{name}", data)
@@ -336,11 +333,15 @@ class TaskVerbs(BenchCore):
     def list_tasks(self, status: str | None = None, where: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """The tasks in board order, or only those with `status` (one of todo, in_progress, blocked, done,
         cancelled; anything else is a UsageError, not an empty list) and passing `where` (`filter_tasks`)."""
+        from workbench.ops import taskquery  # here, as below: a write lists nothing
+
         return taskquery.list_tasks(self.wb, status, where)
 
     def list_archived(self, status: str | None = None) -> list[dict[str, Any]]:
         """The tasks of the board's archive (issue 20), oldest segment first, each with `archived`: the segment
         file under `.workbench/` that holds it. `wb task list --all` shows them after the board's."""
+        from workbench.ops import taskquery
+
         return taskquery.list_archived(self.wb, status)
 
     def archived_count(self) -> int:
@@ -363,6 +364,8 @@ class TaskVerbs(BenchCore):
         when `start`. Returns `{"task": the task or None, "started": bool, "why": "" or why none is ready,
         "active": the active task when it is in progress, else None}`. `start` with a task in progress is
         refused (one task at a time; `start_task` starts one beside it)."""
+        from workbench.ops.status import next_task
+
         docs = self.wb.load(detect_human=False).docs
         tasks = docs.board["tasks"]
         active = reducer.find_task(docs.board, docs.state.get("active_task_id") or "")

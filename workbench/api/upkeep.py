@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 
 from workbench.api.core import BenchCore
 from workbench.api.revisions import diff
 from workbench.api.rules import read_bytes_or_none, shortened
+from workbench.model import digest
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:  # the harness, review, doctor and migrate load only when their verb is called
@@ -77,7 +77,7 @@ class UpkeepVerbs(BenchCore):
                 tx.put_file("handoff.json", raw)
                 tx.put_file("handoff.md", md)
                 tx.summary = f"wb: handoff: {shortened(data['next_action']['text'])}"
-                tx.emit("handoff.write", {"sha256": hashlib.sha256(raw).hexdigest(),
+                tx.emit("handoff.write", {"sha256": digest.sha256(raw).hexdigest(),
                                           "next_action": data["next_action"], "risks": len(data["risks"]),
                                           "describes": data["describes"]["last_event"]})
         self._done(tx)

@@ -200,9 +200,17 @@ def task_list(chdir: Path | None, status: str | None = None, ready: bool = False
 
 
 def _bench(chdir: Path | None) -> Any:
-    from workbench.api import Bench
+    from workbench.api.bench import Bench
 
     return Bench.open(chdir)
+
+
+def _task_verbs(chdir: Path | None) -> Any:
+    """The workbench opened with the task verbs alone (api/tasks.py, what `Bench` inherits them from): `wb task
+    add` imports no other family of verbs (issue 33)."""
+    from workbench.api.tasks import TaskVerbs
+
+    return TaskVerbs.open(chdir)
 
 
 def task_add(chdir: Path | None, title: str, kind: str = "build", reviews: str | None = None,
@@ -214,7 +222,7 @@ def task_add(chdir: Path | None, title: str, kind: str = "build", reviews: str |
     from workbench.cli.values import priority_of
     from workbench.model.scope import merged
 
-    bench = _bench(chdir)
+    bench = _task_verbs(chdir)
     task = bench.add_task(title, kind=kind, owner=owner, acceptance=accept or [],
                           depends_on=depends_on or [], description=description, reviews=reviews,
                           actor=actor_of(actor),

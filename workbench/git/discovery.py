@@ -141,7 +141,9 @@ class RepoDirs:
             # the common case, read without a subprocess: a plain repository
             config = (dot_git / "config").read_text(errors="replace") if (dot_git / "config").exists() else ""
             self._git_dir = self._common_dir = dot_git
-            self._algo = "sha256" if re.search(r"objectformat\s*=\s*sha256", config, re.I) else "sha1"
+            # (the pattern compiled only for a config that names an object format at all)
+            sha256 = "objectformat" in config.lower() and re.search(r"objectformat\s*=\s*sha256", config, re.I)
+            self._algo = "sha256" if sha256 else "sha1"
             return
         # a linked worktree, a submodule, GIT_DIR: let git say
         from workbench.git.plumbing import run_git  # here: a plain repository's reader runs no git

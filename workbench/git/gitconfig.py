@@ -16,11 +16,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from workbench.errors import GitError
-
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
-    import subprocess
+    from workbench.git.spawn import Git
 
 Config = dict[str, bytes | None]  # key (section and name lower case, as git prints them) -> its last value
 
@@ -34,19 +32,15 @@ def read_config(worktree: Path) -> Config | None:
     return config_of(start_reading(worktree))
 
 
-def start_reading(worktree: Path) -> subprocess.Popen[bytes]:
+def start_reading(worktree: Path) -> Git:
     """`git config -z --list` started, for `config_of` to read when it is needed: a commit starts it before it
-    builds its trees, so git runs meanwhile."""
-    import subprocess
+    builds its trees, so git runs meanwhile (by git/spawn.py: a commit imports no subprocess)."""
+    from workbench.git.spawn import DEVNULL, PIPE, Git
 
-    try:
-        return subprocess.Popen(["git", "config", "-z", "--list"], cwd=worktree, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    except FileNotFoundError:
-        raise GitError("git is not installed or not on PATH") from None
+    return Git(worktree, ["config", "-z", "--list"], stdin=DEVNULL, stdout=PIPE, stderr=DEVNULL)
 
 
-def config_of(proc: subprocess.Popen[bytes]) -> Config | None:
+def config_of(proc: Git) -> Config | None:
     """What `start_reading`'s git printed, read as `read_config` says."""
     out, _err = proc.communicate()
     if proc.returncode != 0:

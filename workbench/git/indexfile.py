@@ -20,12 +20,12 @@ left blocked by a wb that died past the next wb command.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
 
 from workbench import faults
 from workbench.git.renames import exchange
+from workbench.model import digest
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ def _unlink(path: Path) -> None:
 
 def _rewrite(data: bytes, stamp_ns: int, lines: list[tuple[str, str]]) -> bytes | str:
     """The index `data` with `lines` applied, or why not ("git": see `update`)."""
-    if len(data) < 32 or data[:4] != b"DIRC" or hashlib.sha1(data[:-20]).digest() != data[-20:]:
+    if len(data) < 32 or data[:4] != b"DIRC" or digest.sha1(data[:-20]).digest() != data[-20:]:
         return "git"
     version, count = struct.unpack_from(">II", data, 4)
     if version not in (2, 3) or count > MAX_ENTRIES:
@@ -279,7 +279,7 @@ def _rewrite(data: bytes, stamp_ns: int, lines: list[tuple[str, str]]) -> bytes 
         ext = b"".join(_write_tree(tree))
         out += [b"TREE", struct.pack(">I", len(ext)), ext]
     body = b"".join(out)
-    return body + hashlib.sha1(body).digest()
+    return body + digest.sha1(body).digest()
 
 
 # the entries the last lines made, by (path, mode, blob id): `_entry` is a function of the three, and a write's lines

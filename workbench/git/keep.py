@@ -26,9 +26,9 @@ def keep_dir_of(root: str | os.PathLike[str], git_dir: str | os.PathLike[str]) -
         return os.path.join(git_dir, "wb")
     if not common:
         return os.path.join(git_dir, "wb")
-    import hashlib
+    from workbench.model.digest import sha256
 
     real = os.path.realpath(os.fspath(root))
-    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    digest = sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in os.path.basename(real))[:40] or "worktree"
     return os.path.join(os.path.normpath(os.path.join(git_dir, common)), "wb", KEPT, f"{name}-{digest}")

@@ -94,11 +94,12 @@ class RepoObjects(RepoRefs):
     def _write_object(self, kind: str, body: bytes, name: str = "") -> str:
         """Write one object loose (unless the store has it already); `name` is its path, for wb's packs to delta
         versions of the same file against each other."""
-        import hashlib
         import zlib
 
+        from workbench.model import digest
+
         raw = f"{kind} {len(body)}\0".encode() + body
-        sha = hashlib.new(self._algo, raw).hexdigest()
+        sha = digest.new(self._algo, raw).hexdigest()
         journal = True
         path = self.common_dir / "objects" / sha[:2] / sha[2:]  # shared by every worktree
         if path.exists():
@@ -266,10 +267,10 @@ class RepoObjects(RepoRefs):
 
     def blob_id(self, data: bytes) -> str:
         """The id git gives a blob of `data` in this repository (nothing is written)."""
-        import hashlib
+        from workbench.model import digest
 
         self.git_dir  # noqa: B018 - discovers the object format
-        return hashlib.new(self._algo, f"blob {len(data)}\0".encode() + data).hexdigest()
+        return digest.new(self._algo, f"blob {len(data)}\0".encode() + data).hexdigest()
 
     # -- reading commits ------------------------------------------------------------------------
     def committed_file(self, path: str, ref: str = "HEAD") -> bytes | None:

@@ -7,15 +7,15 @@ from __future__ import annotations
 import os
 import re
 
-from workbench.errors import GitError
 from workbench.git.discovery import RepoDirs
 from workbench.git.plumbing import run_git
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
-    import subprocess
     import weakref
     from pathlib import Path
+
+    from workbench.git.spawn import Git
 
 
 class RefMover:
@@ -30,7 +30,7 @@ class RefMover:
 
     def __init__(self, worktree: Path) -> None:
         self.worktree = worktree
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: Git | None = None
         self._pid = 0
 
     def move(self, ref: str, new: str, old: str) -> str | None:
@@ -52,17 +52,13 @@ class RefMover:
         """Start git now, when a move will follow some work: git starts up while that work is done."""
         self._process()
 
-    def _process(self) -> subprocess.Popen[bytes]:
-        import subprocess
+    def _process(self) -> Git:
+        from workbench.git.spawn import PIPE, Git  # not subprocess: a commit imports none of it (git/spawn.py)
 
         if self._proc is None or self._pid != os.getpid() or self._proc.poll() is not None:
             _close_at_exit(self)
-            try:
-                self._proc = subprocess.Popen(["git", "update-ref", "-m", "wb", "--stdin"], cwd=self.worktree,
-                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                              stderr=subprocess.PIPE)
-            except FileNotFoundError:
-                raise GitError("git is not installed or not on PATH") from None
+            self._proc = Git(self.worktree, ["update-ref", "-m", "wb", "--stdin"], stdin=PIPE, stdout=PIPE,
+                             stderr=PIPE)
             self._pid = os.getpid()  # a forked child must not share this process's pipes
         return self._proc
 
@@ -81,11 +77,9 @@ class RefMover:
         proc, self._proc = self._proc, None
         if proc is None:
             return None, ""
-        import subprocess
-
         try:
             _out, err = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
+        except TimeoutError:
             proc.kill()
             _out, err = proc.communicate()
         return proc.returncode, err.decode(errors="replace").strip()

@@ -19,9 +19,9 @@ from workbench.model.layout import WB_DIR
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
-    import subprocess
     from typing import Any
 
+    from workbench.git.spawn import Git
     from workbench.git.userfiles import UserFiles
 
 
@@ -37,7 +37,7 @@ class RepoPolicy(RepoObjects):
         self.run_hooks = False  # run the repository's pre-commit and commit-msg hooks for state commits
         self._gpgsign: bool | None = None
         self._config: Config | None = None  # git's configuration, read once (git/gitconfig.py)
-        self._config_proc: subprocess.Popen[bytes] | None = None  # that read, started ahead (`read_config_ahead`)
+        self._config_proc: Git | None = None  # that read, started ahead (`read_config_ahead`)
 
     def configure(self, git_config: dict[str, Any]) -> None:
         """Take config.yaml's `git:` section: author, sign, run_hooks. A `ref` naming a branch checked out in
@@ -217,7 +217,7 @@ class RepoPolicy(RepoObjects):
     def _rewritten(self, files: dict[str, tuple[str, str]]) -> list[str]:
         """The files of `files` (path under .workbench/ → (mode, blob sha)) whose bytes on disk are not that
         blob any more (changed or removed)."""
-        import hashlib
+        from workbench.model import digest
 
         out = []
         for rel, (_mode, sha) in sorted(files.items()):
@@ -226,7 +226,7 @@ class RepoPolicy(RepoObjects):
             except OSError:
                 out.append(rel)
                 continue
-            if hashlib.new(self._algo, f"blob {len(body)}\0".encode() + body).hexdigest() != sha:
+            if digest.new(self._algo, f"blob {len(body)}\0".encode() + body).hexdigest() != sha:
                 out.append(rel)
         return out
 
@@ -256,6 +256,7 @@ class RepoPolicy(RepoObjects):
             text = (self.common_dir / "config").read_text(errors="replace")
         except OSError:
             return 6700
-        found = re.search(r"^\[gc\][^\[]*?^\s*auto\s*=\s*(-?\d+)", text, re.M | re.S | re.I)
+        found = "[gc]" in text.lower() and re.search(r"^\[gc\][^\[]*?^\s*auto\s*=\s*(-?\d+)", text,
+                                                      re.M | re.S | re.I)  # compiled only for a [gc] section
         limit = int(found.group(1)) if found else 6700
         return limit if limit > 0 else 1 << 62

@@ -118,7 +118,7 @@ def _load_sdk() -> Any:
     from mcp.server.stdio import stdio_server
     from mcp.shared.exceptions import MCPError
 
-    import workbench.api  # noqa: F401  the first call should not pay for it
+    import workbench.api.bench  # noqa: F401  the first call should not pay for it (workbench.api imports lazily)
 
     return SimpleNamespace(anyio=anyio, types=mcp_types, Server=Server, stdio_server=stdio_server, MCPError=MCPError)
 

@@ -45,9 +45,9 @@ def encode_segment(tasks: list[dict[str, Any]]) -> bytes:
 
 
 def digest(raw: bytes) -> str:
-    import hashlib  # here: most commands never seal a segment
+    from workbench.model.digest import sha256  # here: most commands never seal a segment
 
-    return hashlib.sha256(raw).hexdigest()
+    return sha256(raw).hexdigest()
 
 
 NAME_DIGITS = 6  # the ids' numbers in a segment's name: names sort in id order up to T-999999

@@ -5,8 +5,9 @@ and a payload nested 500 levels deep must neither exhaust Python's stack nor mak
 
 from __future__ import annotations
 
-import hashlib
 import json
+
+from workbench.model import digest
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def _clip_text(text: str, limit: int, *, as_json: bool = False) -> Any:
     if len(text) <= limit and not as_json:
         return text
     return {"truncated": True, "json" if as_json else "text": text[:limit], "bytes": len(data),
-            "sha256": hashlib.sha256(data).hexdigest()}
+            "sha256": digest.sha256(data).hexdigest()}
 
 
 def _json(value: Any) -> str:

@@ -75,9 +75,9 @@ def encode(event: dict[str, Any]) -> bytes:
 
 
 def line_hash(line: bytes) -> str:
-    import hashlib  # here: a read that checks no chain (wb task list, wb status) never loads OpenSSL
+    from workbench.model import digest  # here: a read that checks no chain (wb task list, wb status) hashes nothing
 
-    return hashlib.sha256(line).hexdigest()
+    return digest.sha256(line).hexdigest()
 
 
 # The start of a line as `encode` writes it, up to the event's type: its stamp (seq, ts) and type, read without

@@ -65,11 +65,11 @@ class Header:
 
 def encode_segment(number: int, lines: list[bytes], prev: Header | None) -> tuple[bytes, Header]:
     """A sealed segment's bytes: the header, then `lines` (complete event lines, without newlines)."""
-    import hashlib  # here, as below: a read that opens no segment (wb task list) never loads OpenSSL
+    from workbench.model import digest  # here, as below: a read that opens no segment (wb task list) hashes nothing
 
     body = b"".join(line + b"\n" for line in lines)
     first = json.loads(lines[0])["seq"]
-    header = Header(number, first, first + len(lines) - 1, len(lines), hashlib.sha256(body).hexdigest(),
+    header = Header(number, first, first + len(lines) - 1, len(lines), digest.sha256(body).hexdigest(),
                     line_hash(lines[-1]), prev.sha256 if prev else None, prev.last_hash if prev else None)
     head = json.dumps(header.as_dict(), separators=(",", ":")).encode() + b"\n"
     header.size = len(head)
@@ -104,11 +104,11 @@ def header_of(raw: bytes, name: str) -> Header:
 def sealed_lines(raw: bytes, header: Header) -> list[bytes]:
     """The lines of a sealed segment, its bytes checked against the digest sealed in its header and its end
     against a torn line. Raises Refused naming the segment."""
-    import hashlib
+    from workbench.model import digest
 
     where = f"log/{header.name}"
     body = raw[header.size:]
-    if hashlib.sha256(body).hexdigest() != header.sha256:
+    if digest.sha256(body).hexdigest() != header.sha256:
         raise Refused(f"{where}: its bytes no longer match the digest sealed in its header (changed after it was "
                       "sealed): restore it with `git checkout -- .workbench/log/`")
     lines, torn = split_lines(body)

@@ -192,6 +192,8 @@ def _escape(m: re.Match[str]) -> str:
 
 def double_quoted(value: str) -> str:
     """`value` as a one-line YAML double-quoted scalar that reads back to exactly `value`."""
+    if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
+        return '"' + value + '"'  # printable ASCII bar the quote and the backslash: nothing to escape (nor to compile)
     return '"' + re.sub(_TO_ESCAPE, _escape, value) + '"'
 
 

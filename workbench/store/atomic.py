@@ -224,13 +224,15 @@ def settle_discards() -> None:
 def _fsync_queue() -> Any:
     """The queue of a few threads kept for sync_together's fsyncs (and `discard`'s unlinks): a thread started per
     fsync cost ~0.3 ms of a mutation (its start waits until it runs; issue 33). Started again in a forked child
-    (threads do not fork)."""
+    (threads do not fork). Plain _thread threads, as threading's daemon threads are (none is waited for at exit),
+    without importing threading (a commit's git processes no longer import it either: git/spawn.py) nor waiting
+    for each to start."""
     global _POOL
     if _POOL is None or _POOL[0] != os.getpid():
-        import queue
-        import threading
+        import _thread
+        from _queue import SimpleQueue  # queue.SimpleQueue itself: queue.py would bring heapq along (issue 33)
 
-        jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        jobs: SimpleQueue[Any] = SimpleQueue()
 
         def work() -> None:
             while True:
@@ -243,7 +245,7 @@ def _fsync_queue() -> Any:
                     done.release()
 
         for _ in range(2):
-            threading.Thread(target=work, name="wb-fsync", daemon=True).start()
+            _thread.start_new_thread(work, ())
         _POOL = (os.getpid(), jobs)
     return _POOL[1]
 

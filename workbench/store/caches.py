@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 
 
 def sha(raw: bytes) -> str:
-    import hashlib
+    from workbench.model.digest import sha256
 
-    return hashlib.sha256(raw).hexdigest()
+    return sha256(raw).hexdigest()
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -6,10 +6,10 @@ tree), keyed by the hash of the file's bytes: the config wb runs is always confi
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 from workbench.model import configfile, schemas
+from workbench.model.jsonl import copied
 from workbench.store import caches
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
@@ -59,7 +59,7 @@ def parse_config(raw_bytes: bytes | None) -> dict[str, Any]:
     if isinstance(raw, dict):
         schemas.check_version("config.yaml", raw.get("schema_version"), 1)
     schemas.check("config", raw, "config.yaml")
-    merged = copy.deepcopy(CONFIG_DEFAULTS)
+    merged = copied(CONFIG_DEFAULTS)  # JSON data: copied without importing copy and weakref on every write
     for key, value in raw.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = {**merged[key], **value}

@@ -18,7 +18,6 @@ out and returned, never silently dropped: the write that lands the rest names it
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Iterable
 
@@ -47,6 +46,8 @@ def rename_task(task: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
 def rename_event(event: dict[str, Any], m: dict[str, str]) -> dict[str, Any]:
     if not m:
         return event
+    import copy  # here: only a renumbering copies (a plain write imports neither copy nor weakref)
+
     event = copy.deepcopy(event)
     p = event["payload"]
     if event["type"].startswith("task.") and p.get("id") in m:

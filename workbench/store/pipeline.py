@@ -44,13 +44,6 @@ from workbench.store.stages import (
     settle,
     settle_spool,
     snapshot,
-    sqlite_archive,
-    sqlite_catch_up,
-    sqlite_commit,
-    sqlite_load,
-    sqlite_lock,
-    sqlite_validate,
-    sqlite_write,
     take_lock,
     validate,
     warnings,
@@ -93,21 +86,35 @@ STAGES: tuple[Stage, ...] = (
     ("release", release.run),
 )
 
-# the SQLite backend (store/sqlitedb.py): one database transaction, BEGIN IMMEDIATE … COMMIT
-SQLITE_STAGES: tuple[Stage, ...] = (
-    ("lock", sqlite_lock.run),
-    ("load", sqlite_load.run),
-    ("fold spool", fold_spool.run),
-    ("apply", apply.run),
-    ("catch up", sqlite_catch_up.run),
-    ("archive", sqlite_archive.run),
-    ("validate", sqlite_validate.run),
-    ("write", sqlite_write.run),
-    ("commit", sqlite_commit.run),
-    ("put files", put_files.run),
-    ("settle spool", settle_spool.run),
-    ("release", release.run),
-)
+
+
+def _sqlite_stages() -> tuple[Stage, ...]:
+    """The SQLite backend's stages (store/sqlitedb.py): one database transaction, BEGIN IMMEDIATE … COMMIT.
+    Declared when first asked for (`SQLITE_STAGES`, `SQLITE`): a write on files imports none of its modules."""
+    from workbench.store.stages import (
+        sqlite_archive,
+        sqlite_catch_up,
+        sqlite_commit,
+        sqlite_load,
+        sqlite_lock,
+        sqlite_validate,
+        sqlite_write,
+    )
+
+    return (
+        ("lock", sqlite_lock.run),
+        ("load", sqlite_load.run),
+        ("fold spool", fold_spool.run),
+        ("apply", apply.run),
+        ("catch up", sqlite_catch_up.run),
+        ("archive", sqlite_archive.run),
+        ("validate", sqlite_validate.run),
+        ("write", sqlite_write.run),
+        ("commit", sqlite_commit.run),
+        ("put files", put_files.run),
+        ("settle spool", settle_spool.run),
+        ("release", release.run),
+    )
 
 
 class Pipeline:
@@ -146,8 +153,20 @@ class Pipeline:
 
 FILES = Pipeline("files", STAGES, enter=("lock", "apply"), load=("revive pending", "fold spool"),
                  write=("set aside", "settle"), finish=("settle spool", "commit owed"))
-SQLITE = Pipeline("sqlite", SQLITE_STAGES, enter=("lock", "apply"), load=("load", "fold spool"),
-                  write=("catch up", "put files"), finish=("settle spool", "settle spool"))
+if TYPE_CHECKING:
+    SQLITE_STAGES: tuple[Stage, ...]
+    SQLITE: Pipeline
+
+
+def __getattr__(name: str) -> object:
+    """SQLITE_STAGES and SQLITE, declared (and checked) on first use: by store/sqlitetx.py, the docs, the tests."""
+    if name in ("SQLITE_STAGES", "SQLITE"):
+        stages = _sqlite_stages()
+        globals().update(SQLITE_STAGES=stages, SQLITE=Pipeline(
+            "sqlite", stages, enter=("lock", "apply"), load=("load", "fold spool"), write=("catch up", "put files"),
+            finish=("settle spool", "settle spool")))
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run(tx: StageContext, stages: tuple[Stage, ...]) -> None:

@@ -4,7 +4,6 @@ the last moment is left as saved; and the caches of both."""
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 from workbench import faults
@@ -103,7 +102,9 @@ def write_snapshots(tx: StageContext, loaded: Loaded, log: Appended | None = Non
     if kept:
         return kept
     caches.write_state_cache(p, state_raw, docs.state, docs.body, written=written)
-    if node is not None:
+    if node is not None:  # a state.md render_fast could not edit in place (rare): copy is imported for it alone
+        import copy
+
         tx.wb.keep_state_node(state_raw, node, copy.deepcopy(docs.state), docs.body)
     return None
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 
 from workbench.errors import Untrusted
@@ -344,25 +343,44 @@ class TrustStore:
                 records.pop(digest, None)
             return before - len(records)
 
-    @contextmanager
-    def _locked(self) -> Iterator[dict[str, dict[str, Any]]]:
+    def _locked(self) -> _Locked:
+        return _Locked(self)
+
+
+class _Locked:
+    """`with store._locked() as records:` the records under the store's lock, written back when the block
+    changed them and ended without an exception. (A class, not a contextlib.contextmanager: every write imports
+    this module, and contextlib is imported for nothing else on `wb task add`'s path: issue 33.)"""
+
+    def __init__(self, store: TrustStore) -> None:
+        self.store = store
+        self.fd = -1
+
+    def __enter__(self) -> dict[str, dict[str, Any]]:
         import fcntl
 
+        path = self.store.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(path.with_name("trust.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            self.records = self.store.records()
+            self.before = json.dumps(self.records, sort_keys=True)
+        except BaseException:
+            os.close(self.fd)
+            raise
+        return self.records
+
+    def __exit__(self, kind: object, err: object, tb: object) -> None:
         from workbench.store.atomic import atomic_write
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path.with_name("trust.lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            records = self.records()
-            before = json.dumps(records, sort_keys=True)
-            yield records
-            if json.dumps(records, sort_keys=True) != before:
-                body = {"version": VERSION, "commands": records}
-                atomic_write(self.path, (json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False)
-                                         + "\n").encode())
+            if kind is None and json.dumps(self.records, sort_keys=True) != self.before:
+                body = {"version": VERSION, "commands": self.records}
+                atomic_write(self.store.path, (json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False)
+                                               + "\n").encode())
         finally:
-            os.close(fd)
+            os.close(self.fd)
 
 
 def require(root: Path, cmds: Iterable[Command]) -> None:

@@ -1,0 +1,48 @@
+"""SHA-1 and SHA-256 of a write's small inputs without loading OpenSSL: `import hashlib` loads `_hashlib` and
+with it libcrypto, ~2 ms of a `wb task add` that hashes a few kilobytes (issue 33). Python's own
+implementations (the `_sha1`/`_sha256` modules hashlib falls back to) give the same digests, slower per byte:
+an input of BIG bytes or more, or a Python built without them, goes to hashlib as before."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing for the type checker only (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
+
+BIG = 1 << 19  # 512 KiB: above it OpenSSL's speed outweighs its loading (~2 ms; Python's own hashes ~4 µs a KiB)
+
+_OWN: dict[str, Any] = {}
+
+
+def _own(algo: str) -> Any:
+    """Python's own constructor of `algo` ("sha1" or "sha256"), None when this Python has none."""
+    if algo not in _OWN:
+        module = {"sha1": ("_sha1",), "sha256": ("_sha2", "_sha256")}.get(algo, ())
+        found = None
+        for name in module:
+            try:
+                found = getattr(__import__(name), algo)
+                break
+            except (ImportError, AttributeError):
+                continue
+        _OWN[algo] = found
+    return _OWN[algo]
+
+
+def new(algo: str, data: bytes = b"") -> Any:
+    """A hash object of `algo` (hashlib's names: "sha1", "sha256") over `data`, as `hashlib.new(algo, data)`."""
+    if len(data) < BIG:
+        own = _own(algo)
+        if own is not None:
+            return own(data)
+    import hashlib
+
+    return hashlib.new(algo, data)
+
+
+def sha1(data: bytes) -> Any:
+    return new("sha1", data)
+
+
+def sha256(data: bytes) -> Any:
+    return new("sha256", data)
