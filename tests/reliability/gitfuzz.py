@@ -495,7 +495,9 @@ class GitFuzz(RuleBasedStateMachine):
             status = self.wb("status", "--json")
             if status.returncode == 0:
                 data = json.loads(status.stdout)
-                waiting = int((data.get("not_yet_written") or {}).get("events") or 0)
+                held = data.get("not_yet_written") or {}  # waiting to land, and those that no longer apply to
+                # the commit checked out (named, landed again back on their branch, or kept aside in a file)
+                waiting = sum(int(held.get(k) or 0) for k in ("events", "refused", "set_aside"))
         assert len(missing) <= waiting, (
             f"acknowledged and gone (status names {waiting} waiting): "
             + "; ".join(f"{m.key} (step {m.step}, commit {m.anchor})" for m in missing))

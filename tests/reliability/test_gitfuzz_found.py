@@ -532,3 +532,26 @@ def test_an_amend_on_a_detached_head_while_writes_wait_loses_none_of_them(tmp_pa
     assert notes == ["n2", "while detached", "the next write"], notes
     tasks = json.loads(wb(repo, "task", "list", "--json").stdout)
     assert [t["title"] for t in tasks] == ["t1", "t3 while detached"], tasks
+
+
+@about_git  # writes held on a detached HEAD, then a checkout of a commit older than their task
+def test_a_held_write_whose_task_the_checked_out_commit_lacks_is_named_and_lands_back_on_its_branch(
+        tmp_path: Path) -> None:
+    """gitfuzz seed 154876238: writes held on a detached HEAD, among them `wb task start T-001`, then a checkout
+    of the commit before T-001 existed. status names the start as one that no longer applies there (the model
+    counted only those that wait, and called it gone); back on main, every held write lands."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "task", "add", "task-1").returncode == 0
+    assert wb(repo, "task", "add", "task-2").returncode == 0
+    git(repo, "checkout", "-q", "--detach", "HEAD~1")
+    assert wb(repo, "note", "probe-3").returncode == 0
+    assert wb(repo, "task", "start", "T-001").returncode == 0
+    git(repo, "checkout", "-q", "--detach", "HEAD~1")  # wb init's commit: no T-001 here
+    held = json.loads(wb(repo, "status", "--json").stdout)["not_yet_written"]
+    assert (held["events"], held["refused"]) == (1, 1), held
+    assert "no longer apply to this branch" in held["text"], held
+    git(repo, "checkout", "-q", "main")
+    _agree_and_write(repo)
+    assert [e["payload"]["text"] for e in _log(repo) if e["type"] == "note.add"] == ["probe-3", "the next write"]
+    tasks = {t["id"]: t["status"] for t in json.loads(wb(repo, "task", "list", "--json").stdout)}
+    assert tasks == {"T-001": "in_progress", "T-002": "todo"}, tasks
