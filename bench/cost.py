@@ -36,11 +36,9 @@ The first MCP `tools/call` is the mcp group's row (mcp.first_call_*: ≤ 25× th
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import statistics
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -141,18 +139,31 @@ def without_textconv_cache(ctx: R.Context, argv: list[str], repo: Path) -> Calla
     return once
 
 
+# Runs argv[1:] and prints its seconds and ru_maxrss (KiB). Linux counts into a child's ru_maxrss the resident
+# size of the process it was forked from (bench/run.py's own, 35 MiB or more once a board is built), so the
+# command is started from this small interpreter and only its own peak, or this launcher's, is read.
+_PEAK_LAUNCHER = """
+import os, sys, time
+start = time.perf_counter()
+pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+print(time.perf_counter() - start, usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
+
+
 def peak(ctx: R.Context, argv: list[str], repo: Path) -> tuple[float, float]:
-    """Seconds and peak resident MiB of one run of `argv`."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=repo, env=ctx.runner.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.returncode != 0:
-        raise R.BenchError(f"`{' '.join(argv)}` exited {proc.returncode}: {err.strip()[-600:]}")
-    return elapsed, usage.ru_maxrss / 1024  # KiB on Linux
+    """Seconds and peak resident MiB of one run of `argv` (its output discarded)."""
+    proc = subprocess.run([R.PY, "-c", _PEAK_LAUNCHER, *map(str, argv)], cwd=repo, env=ctx.runner.env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    try:
+        line = proc.stdout.strip().splitlines()[-1]
+        elapsed, maxrss, code = line.split()
+    except (IndexError, ValueError):
+        raise R.BenchError(f"`{' '.join(map(str, argv))}` could not be measured: {proc.stderr.strip()[-600:]}") \
+            from None
+    if int(code) != 0:
+        raise R.BenchError(f"`{' '.join(map(str, argv))}` exited {code}: {proc.stderr.strip()[-600:]}")
+    return float(elapsed), int(maxrss) / 1024  # KiB on Linux
 
 
 def peak_rows(ctx: R.Context, big: Path, names: list[str], size: str) -> list[R.Result]:
