@@ -68,21 +68,26 @@ def test_a_sealed_log_segment_edited_by_hand_is_refused_and_never_committed(tmp_
     assert_sound(repo, [*acked, "after the restore"])
 
 
-@pytest.mark.parametrize("what", ["modified", "deleted"])
-def test_an_archive_chunk_changed_or_deleted_is_refused_and_never_committed(tmp_path: Path, what: str) -> None:
-    repo = _workbench(tmp_path / "repo", "archive:\n  keep: 2\n  chunk: 3\n")
+def _archive_chunk_changed(repo: Path, tmp_path: Path, what: str) -> tuple[str, bytes]:
+    """Eight done tasks imported (archived in chunks of three), then the first chunk "modified" or "deleted" in
+    the work tree: its path under .workbench/ and its sealed bytes."""
     source = tmp_path / "tasks.md"
     source.write_text("".join(f"- [x] task {i}: done\n  id: T-{i:03d}\n" for i in range(1, 9)))
     _ok(repo, "task", "import", str(source))
     chunks = sorted((repo / ".workbench" / "archive").glob("*.json"))
     assert chunks, "the import archived no task"
-    chunk = chunks[0]
-    rel = f"archive/{chunk.name}"
-    sealed = chunk.read_bytes()
+    rel, sealed = f"archive/{chunks[0].name}", chunks[0].read_bytes()
     if what == "modified":
-        chunk.write_bytes(sealed.replace(b"task 1", b"TASK 1", 1))
+        chunks[0].write_bytes(sealed.replace(b"task 1", b"TASK 1", 1))
     else:
-        chunk.unlink()
+        chunks[0].unlink()
+    return rel, sealed
+
+
+@pytest.mark.parametrize("what", ["modified", "deleted"])
+def test_an_archive_chunk_changed_or_deleted_is_refused_and_never_committed(tmp_path: Path, what: str) -> None:
+    repo = _workbench(tmp_path / "repo", "archive:\n  keep: 2\n  chunk: 3\n")
+    rel, sealed = _archive_chunk_changed(repo, tmp_path, what)
     _refused(repo, rel, what)
     assert run_git(repo, "cat-file", "blob", f"HEAD:.workbench/{rel}").encode() == sealed
     run_git(repo, "checkout", "HEAD", "--", f".workbench/{rel}")
@@ -132,17 +137,8 @@ def test_a_commit_checks_the_sealed_files_of_the_listing_it_commits(tmp_path: Pa
     from workbench.api import Bench
 
     repo = _workbench(tmp_path / "repo", "archive:\n  keep: 2\n  chunk: 3\n")
-    source = tmp_path / "tasks.md"
-    source.write_text("".join(f"- [x] task {i}: done\n  id: T-{i:03d}\n" for i in range(1, 9)))
-    _ok(repo, "task", "import", str(source))
+    rel, sealed = _archive_chunk_changed(repo, tmp_path, what)
     head = run_git(repo, "rev-parse", "HEAD")
-    chunk = sorted((repo / ".workbench" / "archive").glob("*.json"))[0]
-    rel = f"archive/{chunk.name}"
-    sealed = chunk.read_bytes()
-    if what == "modified":
-        chunk.write_bytes(sealed.replace(b"task 1", b"TASK 1", 1))
-    else:
-        chunk.unlink()
     bench = Bench.open(repo)
     outcome = bench.wb.checkpoint("a checkpoint")
     assert outcome.sha is None and outcome.skipped is not None

@@ -10,18 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli.test_startup import PROBE  # runs wb and prints the modules it imported
 from tests.conftest import about_files, make_repo, run_git, run_wb
 
 pytestmark = about_files  # state.md and board.json as files, pulled from another clone
 
-PROBE = (
-    "import sys\n"
-    "from workbench.cli.main import main\n"
-    "code = main(sys.argv[1:])\n"
-    "sys.stdout.flush()\n"
-    "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
-    "sys.exit(code)\n"
-)
 
 
 def two_clones(tmp_path: Path) -> tuple[Path, Path]:
