@@ -3,11 +3,15 @@ empty and git's cat-file each have one function, every reader above calls it, an
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.errors import Refused
 from workbench.model import configfile, ids, jsonl, reducer
@@ -59,6 +63,53 @@ def test_config_reader() -> None:
         configfile.parse(b"\xff")
     with pytest.raises(Refused, match="mapping of settings"):
         configfile.settings(b"- a\n")
+
+
+def _ruamel_config(raw: bytes) -> object:
+    from workbench.model import yamlio
+
+    loaded = yamlio.load_safe(raw.decode("utf-8"), "config.yaml")
+    return yamlio.to_plain(loaded) if loaded is not None else None
+
+
+def test_config_as_wb_writes_it_is_read_without_ruamel_and_as_ruamel_reads_it() -> None:
+    """The first command after a clone parses config.yaml (no cache under the git directory yet): wb init's file,
+    and a hand edit in the same style, are read without importing ruamel (~20 ms), to the same data."""
+    from workbench.ops.init import CONFIG_TEMPLATE
+
+    edited = CONFIG_TEMPLATE.replace("lock_timeout: 10 ", "lock_timeout: 30 ") + "tools:\n  pytest: auto   # mine\n"
+    edited = edited.replace("tools: {}\n", "", 1)
+    for text in (CONFIG_TEMPLATE, edited):
+        probe = ("import json, sys; from workbench.model import configfile; "
+                 f"data = configfile.parse({text.encode()!r}); "
+                 "print(json.dumps([data, 'ruamel' in sys.modules]))")
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+        data, ruamel_loaded = json.loads(out)
+        assert not ruamel_loaded
+        assert data == _ruamel_config(text.encode())
+    assert json.loads(out)[0]["tools"] == {"pytest": "auto"}
+
+
+CONFIG_DOCS = st.builds(
+    lambda items: "".join(f"{k}:{v}\n" for k, v in items),
+    st.lists(st.tuples(st.sampled_from(["git", "tools", "lock_timeout", "redact", "a_b"]), st.one_of(
+        st.sampled_from([" 10", " 1.5", " null", " yes", " {}", " []", " [A]", " {max_turns: 20, x: y}",
+                         " every   # c", " 'q''s'", ' "\\u00e9"', "", " 0x1F", " ~", " true"]),
+        st.lists(st.sampled_from(["  commit: off", "  ref: wb-state  # r", "  - A", "    deep: 1", "  x:"]),
+                 max_size=3).map(lambda lines: "".join("\n" + line for line in lines)))), max_size=6))
+
+
+@settings(max_examples=300, deadline=None)
+@given(CONFIG_DOCS)
+def test_config_reader_agrees_with_ruamel_or_refuses_alike(text: str) -> None:
+    raw = text.encode()
+    try:
+        expected = _ruamel_config(raw)
+    except Refused:
+        with pytest.raises(Refused):
+            configfile.parse(raw)
+        return
+    assert configfile.parse(raw) == expected
 
 
 def test_task_ids() -> None:

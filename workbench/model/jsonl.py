@@ -74,10 +74,16 @@ def encode(event: dict[str, Any]) -> bytes:
     return _ENCODER.encode(ordered).encode("utf-8")
 
 
-def line_hash(line: bytes) -> str:
-    from workbench.model import digest  # here: a read that checks no chain (wb task list, wb status) hashes nothing
+_DIGEST: Any = None  # workbench.model.digest once a line is hashed: bound once, not imported per line
 
-    return digest.sha256(line).hexdigest()
+
+def line_hash(line: bytes) -> str:
+    global _DIGEST
+    if _DIGEST is None:  # a read that checks no chain (wb task list, wb status) hashes nothing
+        from workbench.model import digest
+
+        _DIGEST = digest
+    return _DIGEST.sha256(line).hexdigest()
 
 
 # The start of a line as `encode` writes it, up to the event's type: its stamp (seq, ts) and type, read without
