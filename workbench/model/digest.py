@@ -1,8 +1,9 @@
 """SHA-1 and SHA-256 of a write's small inputs without loading OpenSSL: `import hashlib` loads `_hashlib` and
 with it libcrypto, ~2 ms of a `wb task add` that hashes a few kilobytes (issue 33). Python's own
 implementations (the `_sha1`/`_sha256` modules hashlib falls back to) give the same digests, 4-6x slower per byte:
-once a process has hashed BIG bytes in all (a first command after a clone hashes every sealed segment and every
-line of the log: 24 MB at 50,000 events), or on a Python built without them, hashing goes to hashlib."""
+an input of BIG bytes or more, every input once the process has hashed BULK bytes in all (a first command after a
+clone hashes every sealed segment and every line of the log: 24 MB at 50,000 events), or a Python built without
+them, goes to hashlib."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 BIG = 1 << 19  # 512 KiB: above it OpenSSL's speed outweighs its loading (~2 ms; Python's own hashes ~4 µs a KiB)
+BULK = 1 << 21  # 2 MiB in all: a write on a 2,000-task board hashes its 480 KB board.json once, Python's way
 
 _OWN: dict[str, Any] = {}
 _OPENSSL: dict[str, Any] = {}
@@ -36,7 +38,7 @@ def new(algo: str, data: bytes = b"") -> Any:
     """A hash object of `algo` (hashlib's names: "sha1", "sha256") over `data`, as `hashlib.new(algo, data)`."""
     global _hashed
     _hashed += len(data)
-    if _hashed < BIG:
+    if len(data) < BIG and _hashed < BULK:
         own = _own(algo)
         if own is not None:
             return own(data)
