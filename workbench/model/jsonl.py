@@ -97,6 +97,11 @@ if TYPE_CHECKING:
     def stamp(string: bytes, pos: int = 0, endpos: int = ...) -> re.Match[bytes] | None:
         """(seq, ts, type) of a line in wb's own encoding as groups 1–3; None for any other spelling."""
 
+    def stamps(string: bytes) -> list[tuple[bytes, bytes, bytes]]:
+        """(seq, ts, type) of each line of `string` (each line ending in a newline) that `stamp` reads, in order:
+        as many as there are lines exactly when every line is in wb's own encoding (a match takes its whole line,
+        so each line matches at most once, at its start)."""
+
 
 def __getattr__(name: str) -> Any:
     # `stamp` is compiled when first imported (a fold by stamps, store/eventlog.py): its pattern was a quarter of
@@ -105,6 +110,10 @@ def __getattr__(name: str) -> Any:
         match = re.compile(_STAMP).match
         globals()["stamp"] = match
         return match
+    if name == "stamps":
+        findall = re.compile(_STAMP + rb"[^\n]*\n").findall  # line after line: no search between them
+        globals()["stamps"] = findall
+        return findall
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -124,7 +124,7 @@ def check_body(raw: bytes, header: Header) -> list[tuple[bytes, dict[str, Any]]]
     lines = sealed_lines(raw, header)
     out = []
     prev, expected = header.prev_hash, header.first
-    for number, (line, event) in enumerate(zip(lines, _parsed(lines), strict=True), start=2):
+    for number, (line, event) in enumerate(zip(lines, parsed_lines(lines), strict=True), start=2):
         if event is None:  # not wb's own encoding of an object: read on its own, refused as read_line refuses it
             event = read_line(line, where, f"line {number}")
         if event.get("seq") != expected:
@@ -139,7 +139,7 @@ def check_body(raw: bytes, header: Header) -> list[tuple[bytes, dict[str, Any]]]
     return out
 
 
-def _parsed(lines: list[bytes]) -> list[dict[str, Any] | None]:
+def parsed_lines(lines: list[bytes]) -> list[dict[str, Any] | None]:
     """Each line's event, read by json's C scanner straight off the segment's text (one decode, no per-line
     json.loads: that was most of a cold start's time, issue 33), keeping a repeated key refused (the same hook);
     None for a line that is not exactly one JSON object from its first byte to its last, or for every line when
