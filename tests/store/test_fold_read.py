@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from workbench.errors import Refused
 from workbench.model import reducer
+from workbench.model.foldread import _line_by_line, _stamped
 from workbench.model.jsonl import encode
-from workbench.store.eventlog import _line_by_line, _stamped
 
 TYPES = ["agent.tool_call", "agent.tool_result", "note.add", "task.add", "state.set"]  # stamp-only and not
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from workbench import faults
 from workbench.errors import Refused
+from workbench.model.foldread import fold_read
 from workbench.model.jsonl import MAX_LINE_BYTES, MAX_RECORD_BYTES, encode, line_hash, read_line, split_lines
 from workbench.model.segments import (
     LOG_DIR,
@@ -25,7 +26,6 @@ from workbench.model.segments import (
     header_of,
     is_segment_name,
     parse_header,
-    parsed_lines,
     resolve,
     sealed_lines,
 )
@@ -423,10 +423,7 @@ class EventLog:
             sealed = header_of(raw, header.name)
             lines = sealed_lines(raw, sealed)
             where = f"log/{header.name}"
-            read = _stamped(lines, raw[sealed.size:], expected, upto, stamp_only, kinds, where)
-            if read is None:
-                read = _line_by_line(lines, expected, upto, stamp_only, kinds, where)
-            yield from read
+            yield from fold_read(lines, raw[sealed.size:], expected, upto, stamp_only, kinds, where)
             expected += min(len(lines), max(upto - expected + 1, 0))
         for _line, event in self.iter_unsealed(res):
             if event["seq"] > upto:
@@ -546,85 +543,3 @@ def too_big(event: dict[str, Any], size: int) -> Refused:
                    f"may hold (`{where}` is the largest part); nothing was written: keep long text in a file "
                    "of the repository and give its path")
 
-
-# -- a fold's read of a sealed segment (EventLog.iter_for_fold) -----------------------------------------------
-def _stamped(lines: list[bytes], body: bytes, first: int, upto: int, stamp_only: Callable[[str], bool],
-             kinds: dict[bytes, bool], where: str) -> Iterator[dict[str, Any]] | None:
-    """`_line_by_line`'s events for a segment whose every line is in wb's own encoding, its stamps read by one
-    scan of its bytes (C) instead of one match per line: at 50,000 events, 45,000 of them an agent's tool calls,
-    that loop was most of a first write's fold after a clone (issue 33). None when a line is not in wb's
-    encoding: then line by line."""
-    from workbench.model.jsonl import stamps
-
-    found = stamps(body)
-    if len(found) != len(lines):
-        return None
-    return _from_stamps(lines, found, first, upto, stamp_only, kinds, where)
-
-
-def _from_stamps(lines: list[bytes], found: list[tuple[bytes, bytes, bytes]], first: int, upto: int,
-                 stamp_only: Callable[[str], bool], kinds: dict[bytes, bool], where: str
-                 ) -> Iterator[dict[str, Any]]:
-    count = min(len(lines), max(upto - first + 1, 0))
-    for kind in {t for _s, _ts, t in found[:count]} - kinds.keys():
-        kinds[kind] = stamp_only(kind.decode("ascii"))
-    seqs = [int(s) for s, _ts, _t in found[:count]]
-    wanted = range(first, first + count)
-    gap = next((i for i, (seq, want) in enumerate(zip(seqs, wanted, strict=True)) if seq != want), count)
-    parsed = [i for i in range(gap) if not kinds[found[i][2]]]
-    events = parsed_lines([lines[i] for i in parsed])  # one decode, json's scanner line by line
-    for i, event in zip(parsed, events, strict=True):
-        if i and kinds[found[i - 1][2]]:  # the last of a run of stamp-only events before it
-            yield _stamp_event(first + i - 1, found[i - 1])
-        if event is None:  # refused as read_line refuses it
-            event = read_line(lines[i], where, f"line {i + 2}")
-        if event.get("seq") != first + i:
-            raise Refused(f"{where}: line {i + 2}: seq {event.get('seq')} where {first + i} was expected")
-        yield event
-    if gap < count:  # as line by line: a run before a parsed line is yielded before that line is read
-        seq: Any = seqs[gap]
-        if not kinds[found[gap][2]]:
-            if gap and kinds[found[gap - 1][2]]:
-                yield _stamp_event(first + gap - 1, found[gap - 1])
-            seq = read_line(lines[gap], where, f"line {gap + 2}").get("seq")
-        raise Refused(f"{where}: line {gap + 2}: seq {seq} where {first + gap} was expected")
-    if count and kinds[found[count - 1][2]]:
-        yield _stamp_event(first + count - 1, found[count - 1])
-
-
-def _stamp_event(seq: int, found: tuple[bytes, bytes, bytes]) -> dict[str, Any]:
-    return {"seq": seq, "ts": found[1].decode("ascii"), "type": found[2].decode("ascii")}
-
-
-def _line_by_line(lines: list[bytes], first: int, upto: int, stamp_only: Callable[[str], bool],
-                  kinds: dict[bytes, bool], where: str) -> Iterator[dict[str, Any]]:
-    """The events of a sealed segment's `lines` (seq `first` on) with seq ≤ `upto`, as a fold reads them: of a
-    run of stamp-only events in wb's own encoding only the last one's stamp, every other event parsed."""
-    from workbench.model.jsonl import stamp
-
-    expected = first
-    run: dict[str, Any] | None = None  # the last of a run of stamp-only events, not yielded yet
-    for number, line in enumerate(lines, start=2):
-        if expected > upto:
-            break
-        found = stamp(line)
-        if found is not None:
-            kind = kinds.get(found[3])
-            if kind is None:
-                kind = kinds[found[3]] = stamp_only(found[3].decode("ascii"))
-            if kind:
-                if int(found[1]) != expected:
-                    raise Refused(f"{where}: line {number}: seq {int(found[1])} where {expected} was expected")
-                run = {"seq": expected, "ts": found[2].decode("ascii"), "type": found[3].decode("ascii")}
-                expected += 1
-                continue
-        if run is not None:
-            yield run
-            run = None
-        event = read_line(line, where, f"line {number}")
-        if event.get("seq") != expected:
-            raise Refused(f"{where}: line {number}: seq {event.get('seq')} where {expected} was expected")
-        expected += 1
-        yield event
-    if run is not None:
-        yield run
