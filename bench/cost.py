@@ -13,6 +13,11 @@ a ratio of medians measured side by side in this run (or, where the issue asks s
                         (as the commands before it left it; `wb replay` keeps no record of its own and folds
                         the whole log either way, so its warm side is the caches of config, state.md and
                         board.json only, and its row says so)                                    (≤ 1.5×)
+  cost.cold_<verb>_floor  for validate and doctor, for information (no bar): the warm time plus one parse of
+                        every event of the log with the duplicate-key check, the schema's quick yes for each and
+                        each line's sha256 for the hash chain, in-process (one parse per file: quicker than
+                        validate's own) — the least a first command that must check every event it has never
+                        seen can take — over the warm time: where it is over 1.5×, so is any cold run
   cost.pulled_task_add  on that workbench, `wb task add` right after a fast-forward `git pull` that brings
                         another clone's `wb task add` (the pull, and the other clone's write, untimed) vs the
                         same with nothing pulled: the pulled board.json is not what wb last wrote here, so the
@@ -151,6 +156,43 @@ print(time.perf_counter() - start, usage.ru_maxrss, os.waitstatus_to_exitcode(st
 """
 
 
+# Prints the seconds of the quickest of 5 checks of every line of the log (sealed segments and events.jsonl) as
+# lean as they come: one parse per file with the duplicate-key check `wb validate` keeps (json's C decoder over
+# `[line,line,...]`, quicker than validate's own line-by-line parse, which must tell each line's object apart),
+# the schema's quick yes for each event (model/eventcheck.py) and each line's sha256 for the hash chain.
+_PARSE_FLOOR = """
+import sys, time
+from pathlib import Path
+import hashlib
+from workbench.model.eventcheck import surely_valid
+from workbench.model.jsonl import loads_unique
+wb = Path(sys.argv[1])
+data = [f.read_bytes() for f in sorted((wb / "log").glob("*.jsonl"))] + [(wb / "events.jsonl").read_bytes()]
+batches = [b"[" + raw.rstrip(b"\\n").replace(b"\\n", b",") + b"]" for raw in data]
+lines = [raw.split(b"\\n")[:-1] for raw in data]
+sha256 = hashlib.sha256
+best = float("inf")
+for _ in range(5):
+    start = time.perf_counter()
+    events = [e for batch in batches for e in loads_unique(batch)]
+    checked = sum(map(surely_valid, events))
+    chain = [sha256(line).hexdigest() for part in lines for line in part]
+    best = min(best, time.perf_counter() - start)
+print(best, len(events))
+"""
+
+
+def parse_floor(ctx: R.Context, big: Path, name: str, warm: float) -> R.Result:
+    """cost.cold_<name>_floor: (warm + one parse of every event) / warm, for information."""
+    out = ctx.runner.run([R.PY, "-c", _PARSE_FLOOR, str(big / ".workbench")], big).stdout.decode().split()
+    parse, lines = float(out[0]), int(out[1])
+    res = R.Result(f"cost.cold_{name}_floor", "info", (warm + parse) / warm, None, "x", "warm + checking the log",
+                   warm + parse, "warm", warm, n=5)
+    res.detail = (f"{lines:,} events parsed, schema- and chain-checked in {parse * 1000:.0f} ms, in-process: a cold {name} cannot come in under "
+                  f"this (bar of cost.cold_{name}: 1.5x)")
+    return res
+
+
 def peak(ctx: R.Context, argv: list[str], repo: Path) -> tuple[float, float]:
     """Seconds and peak resident MiB of one run of `argv` (its output discarded)."""
     proc = subprocess.run([R.PY, "-c", _PEAK_LAUNCHER, *map(str, argv)], cwd=repo, env=ctx.runner.env,
@@ -236,6 +278,8 @@ def bench_cost(ctx: R.Context) -> list[R.Result]:
                 res.detail += "; warm: the caches of config, state.md and board.json (replay folds the whole log " \
                               "either way: it keeps no record of its own)"
             out.append(res)
+            if name in ("validate", "doctor"):
+                out.append(parse_floor(ctx, big, name, statistics.median(w)))
         if pulled:
             argv = [ctx.wb, "task", "add", "X"]
             w, a = scale.budgeted(ctx, [r.timer(argv, big), after_a_pull(ctx, argv, big)], s.n(7, 3), 1)
