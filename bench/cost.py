@@ -183,13 +183,13 @@ print(best, len(events))
 
 
 def parse_floor(ctx: R.Context, big: Path, name: str, warm: float) -> R.Result:
-    """cost.cold_<name>_floor: (warm + one parse of every event) / warm, for information."""
+    """cost.cold_<name>_floor: (warm + the leanest check of every event) / warm, for information."""
     out = ctx.runner.run([R.PY, "-c", _PARSE_FLOOR, str(big / ".workbench")], big).stdout.decode().split()
     parse, lines = float(out[0]), int(out[1])
     res = R.Result(f"cost.cold_{name}_floor", "info", (warm + parse) / warm, None, "x", "warm + checking the log",
                    warm + parse, "warm", warm, n=5)
-    res.detail = (f"{lines:,} events parsed, schema- and chain-checked in {parse * 1000:.0f} ms, in-process: a cold {name} cannot come in under "
-                  f"this (bar of cost.cold_{name}: 1.5x)")
+    res.detail = (f"{lines:,} events parsed, schema- and chain-checked in {parse * 1000:.0f} ms, in-process: a "
+                  f"cold {name} cannot come in under this (bar of cost.cold_{name}: 1.5x)")
     return res
 
 
