@@ -555,3 +555,33 @@ def test_a_held_write_whose_task_the_checked_out_commit_lacks_is_named_and_lands
     assert [e["payload"]["text"] for e in _log(repo) if e["type"] == "note.add"] == ["probe-3", "the next write"]
     tasks = {t["id"]: t["status"] for t in json.loads(wb(repo, "task", "list", "--json").stdout)}
     assert tasks == {"T-001": "in_progress", "T-002": "todo"}, tasks
+
+
+@about_git  # on SQLite no write commits, and HEAD never detaches from wb's state
+@pytest.mark.parametrize("where", ["detached", "mid-rebase"])
+def test_a_claim_that_cannot_be_committed_is_refused_and_recorded_nowhere(tmp_path: Path, where: str) -> None:
+    """Seed 695870474: `wb task claim T-001 --remote none` on a detached HEAD exited 1 ("recorded but not
+    committed, so not won") — yet the claim was held and landed at the next command on the branch: a claim its
+    agent was told it did not win, holding the task against every other agent. A claim is won by its commit, so
+    where wb must not commit (HEAD detached, git mid-operation) it is refused before anything is recorded."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "task", "add", "first").returncode == 0
+    assert wb(repo, "task", "add", "second").returncode == 0
+    if where == "detached":
+        git(repo, "checkout", "-q", "--detach", "HEAD")
+    else:  # a rebase stopped for editing (`edit` on the last commit)
+        git(repo, "-c", "sequence.editor=sed -i '1s/^pick/edit/'", "rebase", "-q", "-i", "HEAD~1")
+        assert (repo / ".git" / "rebase-merge").is_dir()
+    claim = wb(repo, "task", "claim", "T-001", "--remote", "none", "--agent", "a1")
+    assert claim.returncode == 5, (claim.returncode, claim.stderr)
+    assert "not claimed" in claim.stderr and ("HEAD is detached" in claim.stderr or "in progress" in claim.stderr)
+    if where == "detached":
+        git(repo, "checkout", "-q", "main")
+    else:
+        git(repo, "rebase", "--continue")
+    assert wb(repo, "note", "back on the branch").returncode == 0
+    board = json.loads((repo / ".workbench" / "board.json").read_text())
+    assert all("claim" not in task for task in board["tasks"]), board["tasks"]
+    events = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    assert not [e for e in events if e["type"] == "task.claim"]
+    assert wb(repo, "validate").returncode == 0

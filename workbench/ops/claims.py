@@ -88,7 +88,15 @@ def seen_leases(wb: Workbench, board: dict[str, Any], now: str | None = None) ->
 
 def _record(wb: Workbench, task_id: str, agent: str, lease_s: int) -> dict[str, Any]:
     """The claim event, committed locally; Busy when another agent holds the task unexpired — as this clone
-    saw the lease, on its own clock (model/claims.py `observed_until`), not as the holder's clock stamped it."""
+    saw the lease, on its own clock (model/claims.py `observed_until`), not as the holder's clock stamped it.
+    Refused, recording nothing, where wb holds its writes instead of committing them (HEAD detached, git
+    mid-operation): a claim is won by its commit, and a held one would land later as a claim its agent was told
+    it did not win."""
+    held_back = wb.deferred()
+    if held_back is not None:
+        then = "check out a branch" if held_back == "HEAD is detached" else "finish it"
+        raise Refused(f"{task_id} not claimed: {held_back}, and a claim is won by its commit; {then}, then claim "
+                      "again")
     with wb.transaction(actor="agent") as tx:
         task = reducer.find_task(tx.docs.board, task_id)
         if task is None:
