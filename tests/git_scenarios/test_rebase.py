@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import about_git, make_repo, run_git, run_wb
-from tests.git_scenarios.helpers import assert_sound, committed_notes
+from tests.git_scenarios.helpers import assert_sound, committed_events, committed_notes
 
 pytestmark = about_git  # a git scenario: what git's own operations do to .workbench/'s files
 
@@ -74,8 +74,12 @@ def test_a_single_cherry_pick_is_found_by_validate_and_rebuilt_by_doctor(tmp_pat
     if validate.returncode != 0:
         assert run_wb(a, "doctor", "--fix").returncode == 0
     assert_sound(a)
+    listed = json.loads(run_wb(a, "task", "list", "--json").stdout)
+    assert sorted(t["title"] for t in listed) == ["on main", "on side"]
+    assert len({t["id"] for t in listed}) == 2
+    assert run_wb(a, "note", "after the pick").returncode == 0  # which brings board.json up to the log
     assert sorted(t["title"] for t in _board(a)["tasks"]) == ["on main", "on side"]
-    assert len({t["id"] for t in _board(a)["tasks"]}) == 2
+    assert "human.edit" not in {e["type"] for e in committed_events(a)}, "the pick was taken for a person's edit"
 
 
 def test_a_rebased_commit_holding_several_events_keeps_the_chain(tmp_path: Path) -> None:

@@ -585,3 +585,25 @@ def test_a_claim_that_cannot_be_committed_is_refused_and_recorded_nowhere(tmp_pa
     events = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
     assert not [e for e in events if e["type"] == "task.claim"]
     assert wb(repo, "validate").returncode == 0
+
+
+@about_git  # on SQLite .workbench/ is not in git: no pick brings events
+def test_a_cherry_pick_of_a_wb_commit_the_branch_has_already_brings_nothing(tmp_path: Path) -> None:
+    """Seed 237804267: `git cherry-pick main` on a branch made from main after main's last wb commit. The
+    events were there already, but state.md's driver, merging it on its own, counted the picked event again:
+    last_event 5 over a log of 4, every later write refused until `wb doctor --fix`, and a decision-log entry
+    twice. A pick keeps board.json and state.md as they are, and the next command folds in what the log gained."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "note", "on main").returncode == 0
+    git(repo, "checkout", "-q", "-b", "topic")
+    assert wb(repo, "note", "on topic").returncode == 0
+    pick = subprocess.run(["git", "cherry-pick", "main"], cwd=repo, env=_env(), capture_output=True, text=True)
+    if pick.returncode != 0:  # git finds the pick empty: it brings nothing, as it should
+        assert "empty" in pick.stderr + pick.stdout, pick.stderr
+        git(repo, "cherry-pick", "--abort")
+    assert wb(repo, "validate").returncode == 0
+    after = wb(repo, "note", "after the pick")
+    assert after.returncode == 0, after.stderr
+    state = (repo / ".workbench" / "state.md").read_text()
+    assert state.count("\non main\n") == 1, state
+    assert wb(repo, "replay", "--verify").returncode == 0

@@ -230,6 +230,14 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
         events, _ = merge.merge_events(*(_events(own[s]) for s in ("base", "ours", "theirs")), pick=True)
         return b"".join(encode(e) + b"\n" for e in events), []
     _drop_cache(root)
+    if _is_pick(kind, own):
+        # events.jsonl gains the picked commit's events, appended after ours and renumbered as the log's merge
+        # renumbers them (or nothing, when ours has them already); board.json and state.md stay ours, behind
+        # that log, and the next wb command folds the picked events into them, as it folds any log its snapshots
+        # lag. Merged here on their own, they disagreed with the log: a task id ours took, renumbered one way in
+        # the log and another on the board (the next write took the difference for a person's edit); an event
+        # ours had already, counted again into last_event (every later write refused: gitfuzz seed 237804267)
+        return own["ours"], []
     if kind == "board":
         board, conflicts = merge.merge_boards(*(_board(own[s]) for s in ("base", "ours", "theirs")))
         return encode_board(board), conflicts
@@ -245,6 +253,16 @@ def merge_file(kind: str, own: dict[str, bytes], root: Path) -> tuple[bytes, lis
     brought = t.get("last_event", 0) > b.get("last_event", 0)
     merged["updated_at"] = (t if brought else o).get("updated_at", "")
     return statefile.render(node, merged, merge.merge_bodies(bb, ob, tb)), conflicts
+
+
+def _is_pick(kind: str, own: dict[str, bytes]) -> bool:
+    """Whether the commit being applied outside `git merge` adds events to its parent (a cherry-pick; a revert's
+    theirs is the reverted commit's parent, behind it), by the snapshots' own last_event."""
+    if kind == "board":
+        last = [_board(own[side]).get("last_event") for side in ("base", "theirs")]
+    else:
+        last = [_state(own[side])[1].get("last_event") for side in ("base", "theirs")]
+    return all(isinstance(n, int) for n in last) and last[1] > last[0]
 
 
 def _write_cache(root: Path, kind: str, raw: bytes, docs: Any) -> None:
