@@ -262,7 +262,8 @@ def _is_pick(kind: str, own: dict[str, bytes]) -> bool:
         last = [_board(own[side]).get("last_event") for side in ("base", "theirs")]
     else:
         last = [_state(own[side])[1].get("last_event") for side in ("base", "theirs")]
-    return all(isinstance(n, int) for n in last) and last[1] > last[0]
+    base, theirs = last
+    return isinstance(base, int) and isinstance(theirs, int) and theirs > base
 
 
 def _write_cache(root: Path, kind: str, raw: bytes, docs: Any) -> None:
