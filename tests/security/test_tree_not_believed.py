@@ -114,9 +114,13 @@ def test_plain_git_merge_never_writes_through_a_committed_cache_link(repo: Path,
 def test_plain_git_cherry_pick_never_deletes_through_a_committed_cache_link(repo: Path, tmp_path: Path) -> None:
     victim, outside = _victim_clone_with_cache_link(repo, tmp_path)
     before = _listing(outside)
-    subprocess.run(["git", "cherry-pick", "origin/feature"], cwd=victim, capture_output=True, text=True,
-                   env=_git_env())
-    assert "theirs" in (victim / ".workbench" / "board.json").read_text()
+    proc = subprocess.run(["git", "cherry-pick", "origin/feature"], cwd=victim, capture_output=True, text=True,
+                          env=_git_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # wb's drivers ran: the events driver merged the picked task.add in (board.json and state.md stay as they
+    # were, behind the log, and each driver dropped wb's caches first — where the link would have led)
+    assert "theirs" in (victim / ".workbench" / "events.jsonl").read_text()
+    assert "theirs" not in (victim / ".workbench" / "board.json").read_text()
     assert _listing(outside) == before
 
 
