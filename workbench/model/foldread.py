@@ -60,7 +60,7 @@ def _from_stamps(lines: list[bytes], found: list[tuple[bytes, bytes, bytes]], fi
         if event is None:  # refused as read_line refuses it
             event = read_line(lines[i], where, f"line {i + 2}")
         if event.get("seq") != first + i:
-            raise Refused(f"{where}: line {i + 2}: seq {event.get('seq')} where {first + i} was expected")
+            raise _gap(where, i + 2, event.get("seq"), first + i)
         yield event
     if gap < count:  # as line by line: a run before a parsed line is yielded before that line is read
         seq: Any = seqs[gap]
@@ -68,13 +68,18 @@ def _from_stamps(lines: list[bytes], found: list[tuple[bytes, bytes, bytes]], fi
             if gap and kinds[found[gap - 1][2]]:
                 yield _stamp_event(first + gap - 1, found[gap - 1])
             seq = read_line(lines[gap], where, f"line {gap + 2}").get("seq")
-        raise Refused(f"{where}: line {gap + 2}: seq {seq} where {first + gap} was expected")
+        raise _gap(where, gap + 2, seq, first + gap)
     if count and kinds[found[count - 1][2]]:
         yield _stamp_event(first + count - 1, found[count - 1])
 
 
-def _stamp_event(seq: int, found: tuple[bytes, bytes, bytes]) -> dict[str, Any]:
+def _stamp_event(seq: int, found: tuple[bytes, ...]) -> dict[str, Any]:
+    """The event a fold takes for a stamp-only line: its stamp, (seq, ts, type) as read off the line."""
     return {"seq": seq, "ts": found[1].decode("ascii"), "type": found[2].decode("ascii")}
+
+
+def _gap(where: str, number: int, seq: Any, expected: int) -> Refused:
+    return Refused(f"{where}: line {number}: seq {seq} where {expected} was expected")
 
 
 def _line_by_line(lines: list[bytes], first: int, upto: int, stamp_only: Callable[[str], bool],
@@ -95,8 +100,8 @@ def _line_by_line(lines: list[bytes], first: int, upto: int, stamp_only: Callabl
                 kind = kinds[found[3]] = stamp_only(found[3].decode("ascii"))
             if kind:
                 if int(found[1]) != expected:
-                    raise Refused(f"{where}: line {number}: seq {int(found[1])} where {expected} was expected")
-                run = {"seq": expected, "ts": found[2].decode("ascii"), "type": found[3].decode("ascii")}
+                    raise _gap(where, number, int(found[1]), expected)
+                run = _stamp_event(expected, found.groups())
                 expected += 1
                 continue
         if run is not None:
@@ -104,7 +109,7 @@ def _line_by_line(lines: list[bytes], first: int, upto: int, stamp_only: Callabl
             run = None
         event = read_line(line, where, f"line {number}")
         if event.get("seq") != expected:
-            raise Refused(f"{where}: line {number}: seq {event.get('seq')} where {expected} was expected")
+            raise _gap(where, number, event.get("seq"), expected)
         expected += 1
         yield event
     if run is not None:

@@ -94,9 +94,8 @@ def _record(wb: Workbench, task_id: str, agent: str, lease_s: int) -> dict[str, 
     it did not win."""
     held_back = wb.deferred()
     if held_back is not None:
-        then = "check out a branch" if held_back == "HEAD is detached" else "finish it"
-        raise Refused(f"{task_id} not claimed: {held_back}, and a claim is won by its commit; {then}, then claim "
-                      "again")
+        raise Refused(f"{task_id} not claimed: {held_back}, and a claim is won by its commit; claim it again once "
+                      "HEAD is on a branch and git's operation is over")
     with wb.transaction(actor="agent") as tx:
         task = reducer.find_task(tx.docs.board, task_id)
         if task is None:

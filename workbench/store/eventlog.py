@@ -542,4 +542,3 @@ def too_big(event: dict[str, Any], size: int) -> Refused:
     return Refused(f"refused: this {event.get('type')} is {size:,} bytes, over the {MAX_RECORD_BYTES:,} one record "
                    f"may hold (`{where}` is the largest part); nothing was written: keep long text in a file "
                    "of the repository and give its path")
-
