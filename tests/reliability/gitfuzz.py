@@ -80,6 +80,7 @@ class GitFuzz(RuleBasedStateMachine):
         self.paused = False
         self.since_write_check = 0
         self.queued = False
+        self.edits: list[str] = []  # the titles the person gave tasks by hand, not yet seen recorded in the log
         self.plan = self.base / "plan.json"
         self.plan.write_text(json.dumps(PLAN))
 
@@ -150,9 +151,11 @@ class GitFuzz(RuleBasedStateMachine):
     def write(self, key: tuple[str, str] | None, *args: str, ok: tuple[int, ...] = (0,)) -> int:
         self.n += 1
         detached = self.branch() is None or self.busy()
+        edited = self.edits_on_board()
         proc = self.wb(*args)
         if proc.returncode == 0:  # a write on a detached HEAD waits in the pending journal; one on a branch lands
             self.queued = detached and TEST_BACKEND == "files"
+            self.edits_kept(edited, f"wb {' '.join(args)}")
         if proc.returncode == 0 and key is not None:
             self.acked(key)
         assert proc.returncode in (*ok, 5, 6), f"wb {' '.join(args)} exited {proc.returncode}: {proc.stderr}"
@@ -214,9 +217,37 @@ class GitFuzz(RuleBasedStateMachine):
 
     def task_id(self, title: str) -> str | None:
         for task in stored.board(self.repo).get("tasks", []):
-            if task.get("title") == title:
+            if task.get("title") == title or str(task.get("title")).startswith(f"{title}, by hand "):
                 return str(task["id"])
         return None
+
+    def edits_on_board(self) -> list[str]:
+        """The hand-given titles board.json holds in the work tree now (a wb write must keep each)."""
+        if not self.edits:
+            return []
+        path = self.repo / ".workbench" / "board.json"
+        text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        return [title for title in self.edits if f'"title": {json.dumps(title)}' in text]
+
+    def edits_kept(self, edited: list[str], write: str) -> None:
+        """After `write` succeeded: each hand-given title the board held before it is still on the board (a hand
+        edit is never overwritten silently), and the log records it as the person's `human.edit` (or `wb status`
+        names events waiting to be written)."""
+        if not edited or DRY:
+            return
+        titles = {t.get("title") for t in stored.board(self.repo).get("tasks", [])}
+        lost = [title for title in edited if title not in titles]
+        assert not lost, f"{write} overwrote the person's hand edit of board.json: {lost} gone from the board"
+        self.note_recorded_edits()
+
+    def note_recorded_edits(self) -> None:
+        """A hand edit the log now records is held like any acknowledged write from here on."""
+        seen = self.visible()
+        for title in list(self.edits):
+            if ("human.edit", title) in seen:
+                self.edits.remove(title)
+                self.muts.append(Mutation(("human.edit", title), None, self.n))
+        self.land()
 
     @rule(which=st.integers(0, 50), action=st.sampled_from(["start", "done", "claim"]))
     def task_move(self, which: int, action: str) -> None:
@@ -231,8 +262,10 @@ class GitFuzz(RuleBasedStateMachine):
         if action == "claim":
             args += ["--remote", "none", "--agent", "fuzz"]
         self.n += 1
+        edited = self.edits_on_board()
         proc = self.wb(*args)
         if proc.returncode == 0:
+            self.edits_kept(edited, f"wb {' '.join(args)}")
             self.acked((f"task.{action}", title))
         # refused because of the task's status (done twice, start a done task) is an answer: exit 5 or 6
         assert proc.returncode in (0, 5, 6), f"wb {' '.join(args)} exited {proc.returncode}: {proc.stderr}"
@@ -286,6 +319,30 @@ class GitFuzz(RuleBasedStateMachine):
         self.trace.append(f"echo \"print('edit {self.n}')\" > app.py")
         if stage:
             self.git("add", "app.py")
+        self.user_snapshot()
+
+    @rule(which=st.integers(0, 50), commit=st.booleans())
+    def hand_edit(self, which: int, commit: bool) -> None:
+        """The person retitles a task in board.json with their editor (one line's text), and sometimes commits
+        that file with their own commit; wb's next write records it as `human.edit` and keeps it."""
+        titles = self.titles()
+        path = self.repo / ".workbench" / "board.json"
+        if TEST_BACKEND != "files" or not titles or self.busy() or not path.exists():
+            return
+        title = titles[which % len(titles)]
+        current = next((t.get("title") for t in stored.board(self.repo).get("tasks", [])
+                        if t.get("title") == title or str(t.get("title")).startswith(f"{title}, by hand ")), None)
+        text = path.read_text(encoding="utf-8")
+        old = f'"title": {json.dumps(current)}'
+        if current is None or text.count(old) != 1:
+            return
+        self.n += 1
+        new = f"{title}, by hand {self.n}"
+        path.write_text(text.replace(old, f'"title": {json.dumps(new)}'), encoding="utf-8")
+        self.trace.append(f"sed -i 's/{old}/\"title\": {json.dumps(new)}/' .workbench/board.json  # by hand")
+        self.edits.append(new)
+        if commit:
+            self.git("commit", "-q", "-m", f"user: retitle {title}", "--", ".workbench/board.json")
         self.user_snapshot()
 
     @rule()
@@ -477,6 +534,8 @@ class GitFuzz(RuleBasedStateMachine):
 
     @invariant()
     def acknowledged_kept(self) -> None:
+        if self.edits and not DRY:
+            self.note_recorded_edits()
         if not self.muts or DRY:
             return
         seen = self.visible()
@@ -540,6 +599,8 @@ class GitFuzz(RuleBasedStateMachine):
                 seen.add(("note.add", str(p.get("text"))))
             elif e["type"] == "session.start":
                 seen.add(("session.start", str(p.get("goal"))))
+            elif e["type"] == "human.edit" and p.get("file") == "board.json":
+                seen.update(("human.edit", str(t.get("title"))) for t in p.get("upsert") or [])
         return seen
 
     @invariant()
