@@ -607,3 +607,30 @@ def test_a_cherry_pick_of_a_wb_commit_the_branch_has_already_brings_nothing(tmp_
     state = (repo / ".workbench" / "state.md").read_text()
     assert state.count("\non main\n") == 1, state
     assert wb(repo, "replay", "--verify").returncode == 0
+
+
+@about_files  # SQLite keeps no board.json a person edits
+@pytest.mark.parametrize("committed", [False, True])
+def test_a_hand_edit_leaves_doctor_healthy_as_validate_and_the_next_write_records_it(tmp_path: Path,
+                                                                                      committed: bool) -> None:
+    """gitfuzz seed 118897922: the person retitles a task in board.json (and commits that file with plain git,
+    or not). `wb validate` exits 0 and the next write succeeds and records the edit as `human.edit`, but `wb
+    doctor` exited 1 on its `hand_edit` finding: work the next write does by itself, which doctor lists and
+    counts healthy (as it does a write waiting in the git directory)."""
+    repo = new_repo(tmp_path / "repo")
+    assert wb(repo, "task", "add", "task-1").returncode == 0
+    board = repo / ".workbench" / "board.json"
+    board.write_text(board.read_text().replace('"title": "task-1"', '"title": "task-1, by hand"'))
+    if committed:
+        git(repo, "commit", "-q", "-m", "user: retitle", "--", ".workbench/board.json")
+    assert wb(repo, "validate").returncode == 0
+    doctor = wb(repo, "doctor", "--json")
+    report = json.loads(doctor.stdout)
+    assert doctor.returncode == 0 and report["healthy"], report
+    assert [(f["code"], f["waits"]) for f in report["findings"] if f["code"] == "hand_edit"] == [("hand_edit", True)]
+    assert wb(repo, "note", "next").returncode == 0
+    events = [json.loads(line) for line in (repo / ".workbench" / "events.jsonl").read_text().splitlines()]
+    edits = [e["payload"]["upsert"][0]["title"] for e in events if e["type"] == "human.edit"]
+    assert edits == ["task-1, by hand"]
+    assert json.loads(board.read_text())["tasks"][0]["title"] == "task-1, by hand"
+    assert wb(repo, "doctor").returncode == 0

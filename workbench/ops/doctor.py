@@ -182,8 +182,9 @@ def examine(wb: Workbench, fix: bool = False, progress: Progress | None = None, 
             except WorkbenchError:
                 edited = []
             if edited:
+                # what the next write does by itself (the dry write below says when it would refuse the edit)
                 finding = Finding("hand_edit", f"{', '.join(sorted(set(edited)))} edited by hand, not yet recorded "
-                                               "(the next wb write records it)", True)
+                                               "(the next wb write records it)", True, waits=True)
                 if fix:
                     with wb.transaction(actor="wb"):
                         pass  # the transaction records the edit as human.edit (agent.edit during a turn)
