@@ -65,7 +65,12 @@ def _env() -> dict[str, str]:
 
 
 class GitFuzz(RuleBasedStateMachine):
-    """One temp repo per example; `self.trace` is the step list printed on a failure (and replayable by hand)."""
+    """One temp repo per example; `self.trace` is the step list printed on a failure (and replayable by hand).
+    `ref_mode`: the workbench records its state on its own ref (`wb init --ref wb-state`, docs/sync.md), which
+    none of the user's git operations touches: every acknowledged mutation must stay visible (or be named by
+    `wb status` as waiting), whatever they do to their branches."""
+
+    ref_mode = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -133,7 +138,7 @@ class GitFuzz(RuleBasedStateMachine):
         (self.repo / "app.py").write_text("print('v0')\n")
         self.git("add", "app.py")
         self.git("commit", "-q", "-m", "user: app.py")
-        assert self.wb("init").returncode == 0
+        assert self.wb("init", *(["--ref", "wb-state"] if self.ref_mode else [])).returncode == 0
         self.init_commit = self.head()  # the user's history rewrites stay after it: before it there is no wb
         self.user_snapshot()
 
@@ -144,7 +149,8 @@ class GitFuzz(RuleBasedStateMachine):
 
     # -- the model's bookkeeping -------------------------------------------------------------------------
     def acked(self, key: tuple[str, str]) -> None:
-        anchor = self.head() if TEST_BACKEND == "files" and self.branch() and not self.busy() else None
+        anchor = self.head() if TEST_BACKEND == "files" and self.branch() and not self.busy() and not self.ref_mode \
+            else None
         self.land()  # a write on a branch lands what waited before it
         self.muts.append(Mutation(key, anchor, self.n))
 
@@ -170,6 +176,8 @@ class GitFuzz(RuleBasedStateMachine):
     def user_op(self, kind: str, before: str) -> None:
         """After the user's git operation `kind` (HEAD was `before`): what it removed, what it carried over."""
         after = self.head()
+        if self.ref_mode:  # their branches hold no state: nothing of wb's is removed or carried
+            kind = "none"
         if kind == "remove":  # reset --hard: every commit of before's history that after's lacks is gone
             gone = set(self.quiet_git("rev-list", before, f"^{after}").split())
             for m in self.muts:
@@ -192,7 +200,7 @@ class GitFuzz(RuleBasedStateMachine):
     def undo_landed(self, before: str, after: str, why: str) -> None:
         """A write that waited (on a detached HEAD, mid-rebase) lands in the commit of a later write: what the
         user's operation took out of HEAD's committed log (before -> after) is undone by them, anchor or not."""
-        if TEST_BACKEND != "files":
+        if TEST_BACKEND != "files" or self.ref_mode:
             return
         had = self.visible(self.quiet_git("show", f"{before}:.workbench/events.jsonl"))
         has = self.visible(self.quiet_git("show", f"{after}:.workbench/events.jsonl"))
@@ -425,7 +433,7 @@ class GitFuzz(RuleBasedStateMachine):
         """What a `reset --soft` left staged (a wb commit the user took off the branch) and the user's own next
         operation then put away (a stash) or threw out (`reset --merge`) is undone by them: it is their staged
         change, which wb never claims back."""
-        if TEST_BACKEND != "files":
+        if TEST_BACKEND != "files" or self.ref_mode:
             return
         committed = self.visible(self.quiet_git("show", "HEAD:.workbench/events.jsonl"))
         for m in self.muts:
@@ -500,7 +508,8 @@ class GitFuzz(RuleBasedStateMachine):
                 self.branches.append(f"wt-{self.n}")
                 if not ("worktree_remove_sqlite" in KNOWN_DEFECTS and TEST_BACKEND != "files"):
                     self.trace.append(f"cd {path}")
-                    if TEST_BACKEND != "files":  # .workbench/ is untracked on SQLite: the worktree inits its own
+                    if TEST_BACKEND != "files" or self.ref_mode:  # .workbench/ is untracked on SQLite and with
+                        # state on its own ref: the worktree inits its own (with the ref: takes up wb-state)
                         assert self.wb("init", cwd=path).returncode == 0
                     note = self.wb("note", f"in linked worktree {self.n}", cwd=path)
                     assert note.returncode == 0, note.stderr
@@ -510,7 +519,8 @@ class GitFuzz(RuleBasedStateMachine):
     @rule()
     def clean(self) -> None:
         self.git("clean", "-q", "-fdx")
-        if not (self.repo / ".workbench").exists():  # SQLite: .workbench/ is untracked, and git clean took it
+        if not (self.repo / ".workbench").exists():  # SQLite, state on its own ref: .workbench/ is untracked,
+            # and git clean took it
             gone = self.wb("status")
             assert gone.returncode == 1 and "run `wb init`" in gone.stderr, gone.stderr  # says what to do next
             assert self.wb("init").returncode == 0  # which the person does; the invariants check nothing is lost
@@ -565,7 +575,8 @@ class GitFuzz(RuleBasedStateMachine):
     def land(self) -> None:
         """What waited and has landed (a later write commits it, on the branch checked out then) is held by
         HEAD's commit from now on: the user's later checkouts move it out of sight as they do any commit."""
-        if TEST_BACKEND != "files" or not self.branch() or not any(m.anchor is None for m in self.muts):
+        if TEST_BACKEND != "files" or self.ref_mode or not self.branch() or \
+                not any(m.anchor is None for m in self.muts):
             return
         committed = self.visible(self.quiet_git("show", "HEAD:.workbench/events.jsonl"))
         for m in self.muts:

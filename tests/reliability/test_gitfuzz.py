@@ -20,20 +20,25 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from tests.conftest import TEST_BACKEND
+
 from .gitfuzz import GitFuzz
 
 SEEDS = (15, 43, 45)  # the default suite's seeds (docs/reliability.md lists them)
+REF_SEEDS = (15, 43)  # the same seeds, with the state on its own ref
 STEPS = 15
 
 
-def fuzz(seed: int, examples: int) -> None:
+def fuzz(seed: int, examples: int, ref: bool = False) -> None:
     traces: list[list[str]] = []
 
     class Machine(GitFuzz):
+        ref_mode = ref
+
         def __init__(self) -> None:
             super().__init__()
             traces.append(self.trace)
-            self.trace.append(f"# gitfuzz seed {seed}, example {len(traces)}")
+            self.trace.append(f"# gitfuzz seed {seed}{' (state on wb-state)' if ref else ''}, example {len(traces)}")
 
     config = settings(max_examples=examples, stateful_step_count=STEPS, deadline=None, derandomize=False,
                       database=None, phases=[Phase.generate], print_blob=False,
@@ -45,7 +50,8 @@ def fuzz(seed: int, examples: int) -> None:
     except BaseException as err:
         steps = "\n  ".join(traces[-1]) if traces else "(none)"
         raise AssertionError(f"gitfuzz seed {seed} failed: {err}\nthe steps (git and wb, with exit codes):\n  "
-                             f"{steps}\nreplay: WB_FUZZ_SEED={seed} WB_FUZZ_EXAMPLES={examples} pytest -n 0 "
+                             f"{steps}\nreplay: WB_FUZZ_SEED={seed} WB_FUZZ_EXAMPLES={examples}"
+                             f"{' WB_FUZZ_REF=1' if ref else ''} pytest -n 0 "
                              "tests/reliability/test_gitfuzz.py::test_gitfuzz_replay") from err
     finally:
         hypothesis.core.global_force_seed = saved
@@ -56,9 +62,17 @@ def test_gitfuzz_seed(seed: int) -> None:
     fuzz(seed, examples=int(os.environ.get("WB_FUZZ_EXAMPLES", "2")))
 
 
+@pytest.mark.skipif(TEST_BACKEND != "files", reason="state on its own ref is the files backend's (docs/sync.md)")
+@pytest.mark.parametrize("seed", REF_SEEDS)
+def test_gitfuzz_ref_seed(seed: int) -> None:
+    """The same steps with the state on its own ref (`wb init --ref wb-state`): the user's git never touches it."""
+    fuzz(seed, examples=int(os.environ.get("WB_FUZZ_EXAMPLES", "2")), ref=True)
+
+
 @pytest.mark.skipif("WB_FUZZ_SEED" not in os.environ, reason="replays WB_FUZZ_SEED (a seed a failure printed)")
 def test_gitfuzz_replay() -> None:
-    fuzz(int(os.environ["WB_FUZZ_SEED"]), examples=int(os.environ.get("WB_FUZZ_EXAMPLES", "2")))
+    fuzz(int(os.environ["WB_FUZZ_SEED"]), examples=int(os.environ.get("WB_FUZZ_EXAMPLES", "2")),
+         ref=os.environ.get("WB_FUZZ_REF") == "1")
 
 
 @pytest.mark.slow
@@ -69,5 +83,8 @@ def test_gitfuzz_long() -> None:
     deadline = time.monotonic() + 60 * float(os.environ.get("WB_FUZZ_MINUTES", "10"))
     base = os.environ.get("WB_FUZZ_BASE", "29")
     rng = random.Random() if base == "fresh" else random.Random(int(base))
-    while time.monotonic() < deadline:
-        fuzz(rng.randrange(1, 10**9), examples=int(os.environ.get("WB_FUZZ_EXAMPLES", "4")))
+    ref = False
+    while time.monotonic() < deadline:  # the seeds alternate between state on the branch and on its own ref
+        fuzz(rng.randrange(1, 10**9), examples=int(os.environ.get("WB_FUZZ_EXAMPLES", "4")),
+             ref=ref and TEST_BACKEND == "files")
+        ref = not ref

@@ -101,6 +101,25 @@ def test_claims_among_the_worktrees_of_one_clone_without_a_remote(tmp_path: Path
     assert json.loads(files)["tasks"][0]["claim"]["agent"] == winner
 
 
+def test_remote_none_claims_among_this_clones_worktrees_without_asking_the_remote(remote: Path,
+                                                                                    tmp_path: Path) -> None:
+    """`--remote none` (the help's "none: this clone's worktrees") was taken for a remote named `none`: exit 1,
+    `no git remote 'none'`, with the state on its own ref (found by the fuzzer's wb-state mode, seed 8). It
+    decides among this clone's worktrees by the shared ref and publishes nothing; the remote, unreachable
+    meanwhile, is never asked."""
+    a = clone(remote, tmp_path / "a")
+    assert run_wb(a, "task", "add", "first").returncode == 0
+    pushed = run_git(remote, "rev-parse", f"refs/heads/{REF}").strip()
+    run_git(a, "remote", "set-url", "origin", str(tmp_path / "gone.git"))  # asking it would fail
+    won = run_wb(a, "task", "claim", "T-001", "--remote", "none", "--agent", "alice", "--json")
+    assert won.returncode == 0, won.stderr
+    claim = json.loads(won.stdout)
+    assert claim["agent"] == "alice" and claim["published"] is True
+    assert _holder(a, "T-001")["agent"] == "alice"
+    assert run_wb(a, "task", "claim", "T-001", "--remote", "none", "--agent", "carol").returncode == 6
+    assert run_git(remote, "rev-parse", f"refs/heads/{REF}").strip() == pushed  # nothing was pushed
+
+
 def test_a_done_task_cannot_be_claimed_and_an_unknown_one_is_not_found(remote: Path, tmp_path: Path) -> None:
     a = clone(remote, tmp_path / "a")
     assert run_wb(a, "task", "add", "x").returncode == 0 and run_wb(a, "task", "done", "T-001").returncode == 0

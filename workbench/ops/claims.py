@@ -42,7 +42,8 @@ def claim(wb: Workbench, task_id: str, *, agent: str | None = None, lease_s: int
                                   "(`wb init --ref wb-state` shares claims across worktrees and clones)"]
         return result
     ref, branch = found
-    remote = remote or syncop.default_remote(wb, branch)
+    # "none": this clone's worktrees decide, by the shared ref's compare-and-swap (the CLI's --remote none)
+    remote = None if remote == "none" else remote or syncop.default_remote(wb, branch)
     emitted = False
     for attempt in range(1, ATTEMPTS + 1):
         if remote is not None:
