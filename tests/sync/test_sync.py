@@ -269,3 +269,24 @@ def test_a_config_edit_on_one_clone_survives_a_sync_that_takes_the_others_state(
     assert [t["title"] for t in board(a)["tasks"]] == ["Added on B"]
     assert run_wb(b, "sync").returncode == 0
     assert "lock_timeout: 42" in (b / ".workbench" / "config.yaml").read_text()
+
+
+def test_git_clean_x_of_a_workbench_on_its_own_ref_says_nothing_is_lost_and_wb_init_brings_it_back(
+        tmp_path: Path) -> None:
+    """With the state on wb-state, `.workbench/` is a checkout git ignores, so `git clean -fdx` removes it. The
+    next command said only `no workbench …: run wb init first`, as in a repository that never had one; it now
+    names the ref that holds the state, and `wb init` checks it out again with everything acknowledged."""
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    assert run_wb(repo, "init", "--ref", REF).returncode == 0
+    assert run_wb(repo, "task", "add", "kept on the ref").returncode == 0
+    run_git(repo, "clean", "-q", "-fdx")
+    assert not (repo / ".workbench").exists()
+    gone = run_wb(repo, "status")
+    assert gone.returncode == 1 and len(gone.stderr.strip().splitlines()) == 1, gone.stderr
+    assert f"refs/heads/{REF}" in gone.stderr and "run `wb init`" in gone.stderr, gone.stderr
+    back = run_wb(repo, "init")
+    assert back.returncode == 0, back.stderr
+    assert [t["title"] for t in board(repo)["tasks"]] == ["kept on the ref"]
+    assert run_wb(repo, "validate").returncode == 0

@@ -163,13 +163,32 @@ class RepoDirs:
 
         proc = run_git(self.worktree, "ls-tree", "--name-only", "HEAD", f"{WB_DIR}/config.yaml", check=False)
         if proc.returncode != 0 or not proc.stdout.strip():
-            return None
+            return self._state_ref_left_out()
         sparse = run_git(self.worktree, "config", "--bool", "core.sparseCheckout", check=False).stdout.strip()
         if sparse == b"true":
             return (f"HEAD has a {WB_DIR}/ that the sparse checkout leaves out of the work tree: run "
                     f"`git sparse-checkout add {WB_DIR}` to bring it in")
         return (f"HEAD has a {WB_DIR}/ that is missing from the work tree: restore it with "
                 f"`git checkout HEAD -- {WB_DIR}`")
+
+    def _state_ref_left_out(self) -> str | None:
+        """The state ref this worktree's `.workbench/` was last checked out from (`wb init --ref`, docs/sync.md),
+        when that ref still exists: git ignores the checkout, so a `git clean -x` removes it, and nothing of the
+        state is lost. None when this worktree recorded no state ref."""
+        import json
+
+        from workbench.git.plumbing import run_git
+
+        try:
+            bases = json.loads((self.git_dir / "wb" / "state-base.json").read_text())
+        except (OSError, ValueError):
+            return None
+        for ref in bases if isinstance(bases, dict) else []:
+            if isinstance(ref, str) and ref.startswith("refs/heads/") and run_git(
+                    self.worktree, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False).returncode == 0:
+                return (f"its state is kept on {ref}, of which {WB_DIR}/ was a checkout git ignores (a `git clean -x` "
+                        f"removes it): nothing recorded is lost; run `wb init` to check it out again")
+        return None
 
     def operation_in_progress(self) -> str | None:
         if in_commit_hook():
