@@ -86,6 +86,8 @@ class GitFuzz(RuleBasedStateMachine):
         self.since_write_check = 0
         self.queued = False
         self.edits: list[str] = []  # the titles the person gave tasks by hand, not yet seen recorded in the log
+        self.other: Path | None = None  # ref mode: a second clone of a bare remote, writing and syncing
+        self.published: set[tuple[str, str]] = set()  # what the other clone acknowledged and pushed
         self.plan = self.base / "plan.json"
         self.plan.write_text(json.dumps(PLAN))
 
@@ -524,6 +526,45 @@ class GitFuzz(RuleBasedStateMachine):
             gone = self.wb("status")
             assert gone.returncode == 1 and "run `wb init`" in gone.stderr, gone.stderr  # says what to do next
             assert self.wb("init").returncode == 0  # which the person does; the invariants check nothing is lost
+        self.user_snapshot()
+
+    @precondition(lambda self: self.ref_mode)
+    @rule(sync_here=st.booleans())
+    def other_clone(self, sync_here: bool) -> None:
+        """Another clone (of a bare remote this repo's `wb sync` publishes to) adds a task and syncs; then, or at a
+        later step, this repo's `wb sync` takes it up — whatever the user's git left here (a detached HEAD, a
+        rebase stopped halfway, a dirty tree): sync never touches their branches. After this repo's sync, every
+        mutation the other clone published is in the log here, and is held from then on."""
+        if self.other is None:
+            remote = self.base / "remote.git"
+            self.git("init", "-q", "--bare", "-b", "main", str(remote), cwd=self.base)
+            self.git("remote", "add", "origin", str(remote))
+            first = self.wb("sync")
+            assert first.returncode == 0, f"the first wb sync to an empty remote: {first.stderr}"
+            self.other = self.base / "other"
+            self.git("clone", "-q", str(remote), str(self.other), cwd=self.base)
+            self.trace.append(f"cd {self.other}")
+            joined = self.wb("init", "--ref", "wb-state", cwd=self.other)
+            assert joined.returncode == 0, joined.stderr
+            self.trace.append(f"cd {self.repo}")
+        self.n += 1
+        title = f"other-{self.n}"
+        self.trace.append(f"cd {self.other}")
+        added = self.wb("task", "add", title, cwd=self.other)
+        assert added.returncode == 0, added.stderr
+        pushed = self.wb("sync", cwd=self.other)
+        assert pushed.returncode == 0, pushed.stderr
+        self.trace.append(f"cd {self.repo}")
+        self.published.add(("task.add", title))
+        if sync_here:
+            synced = self.wb("sync")
+            assert synced.returncode == 0, f"wb sync here exited {synced.returncode}: {synced.stderr}"
+            seen = self.visible()
+            missing = sorted(key for key in self.published if key not in seen)
+            assert not missing, f"after wb sync, the other clone's published writes are missing here: {missing}"
+            for key in self.published:
+                self.muts.append(Mutation(key, None, self.n))
+            self.published.clear()
         self.user_snapshot()
 
     @rule()

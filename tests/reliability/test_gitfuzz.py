@@ -83,8 +83,9 @@ def test_gitfuzz_long() -> None:
     deadline = time.monotonic() + 60 * float(os.environ.get("WB_FUZZ_MINUTES", "10"))
     base = os.environ.get("WB_FUZZ_BASE", "29")
     rng = random.Random() if base == "fresh" else random.Random(int(base))
-    ref = False
-    while time.monotonic() < deadline:  # the seeds alternate between state on the branch and on its own ref
+    only = os.environ.get("WB_FUZZ_REF")  # "1": every seed with the state on its own ref; "0": none
+    ref = only == "1"
+    while time.monotonic() < deadline:  # else the seeds alternate between state on the branch and on its own ref
         fuzz(rng.randrange(1, 10**9), examples=int(os.environ.get("WB_FUZZ_EXAMPLES", "4")),
              ref=ref and TEST_BACKEND == "files")
-        ref = not ref
+        ref = only == "1" or (only != "0" and not ref)
