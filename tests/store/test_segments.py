@@ -321,3 +321,28 @@ def test_resolve_without_segments_and_with_an_empty_tail() -> None:
     assert resolve([], (1, None), lambda _seq: None).problem is None
     _data, first = encode_segment(1, [b'{"seq":1,"prev":null}'], None)
     assert resolve([first], None, lambda _seq: None).chain == [first]
+
+
+def test_status_names_the_last_event_of_a_sealed_segment_and_refuses_a_changed_last_line(tmp_path: Path) -> None:
+    """Just after a seal events.jsonl is empty: `wb status` reads the newest event off the last segment's last
+    line alone, taken because its hash is the one the header seals (CONTRACT §8's history bar: reading and
+    checking the whole segment for it was a quarter of a status at 100,000 events). A last line changed after
+    the seal is not taken: status refuses as it did, naming the segment."""
+    repo = _workbench(tmp_path)
+    events_path = repo / ".workbench" / "events.jsonl"
+    for i in range(20):
+        _wb_ok(repo, "note", f"n {i}")
+        if events_path.stat().st_size == 0:
+            break
+    assert events_path.stat().st_size == 0, "no write sealed the whole tail"
+    newest = whole_log(repo)[-1]
+    shown = json.loads(_wb_ok(repo, "status", "--json").stdout)["last_event"]
+    assert shown == {"seq": newest["seq"], "type": newest["type"], "ts": newest["ts"], "actor": newest["actor"]}
+    segment = sorted((repo / ".workbench" / "log").iterdir())[-1]
+    raw = segment.read_bytes()
+    assert raw.endswith(b'"}\n') or raw.endswith(b"}\n")
+    changed = raw.replace(newest["ts"].encode(), newest["ts"].replace("Z", "1Z").encode())
+    assert changed != raw
+    segment.write_bytes(changed)
+    refused = run_wb(repo, "status", "--json")
+    assert refused.returncode != 0 and f"log/{segment.name}" in refused.stderr, refused.stdout + refused.stderr

@@ -221,9 +221,13 @@ def _history(view: View) -> dict[str, Any]:
     wb, loaded = view.wb, view.loaded
     last = None
     if loaded.tail.seq:
-        events = wb.log.read_after(loaded.tail.seq - 1)
-        if events:
-            e = events[-1]
+        from workbench.store.eventlog import EventLog  # SQLite's log reads its last row as cheaply either way
+
+        e = wb.log.last_event() if isinstance(wb.log, EventLog) else None
+        if e is None or e.get("seq") != loaded.tail.seq:  # the log moved since the load: as it was then
+            events = wb.log.read_after(loaded.tail.seq - 1)
+            e = events[-1] if events else None
+        if e is not None:
             last = {"seq": e["seq"], "type": e.get("type"), "ts": e.get("ts"), "actor": e.get("actor")}
     return {
         "last_event": last,
