@@ -223,8 +223,10 @@ def _history(view: View) -> dict[str, Any]:
     if loaded.tail.seq:
         from workbench.store.eventlog import EventLog  # SQLite's log reads its last row as cheaply either way
 
-        e = wb.log.last_event() if isinstance(wb.log, EventLog) else None
-        if e is None or e.get("seq") != loaded.tail.seq:  # the log moved since the load: as it was then
+        e = None
+        if isinstance(wb.log, EventLog) and loaded.tail.good_size == 0:  # events.jsonl holds none: just sealed
+            e = wb.log.last_sealed_event()
+        if e is None or e.get("seq") != loaded.tail.seq:  # else read_after, which checks the chain to it
             events = wb.log.read_after(loaded.tail.seq - 1)
             e = events[-1] if events else None
         if e is not None:

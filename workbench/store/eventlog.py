@@ -138,16 +138,13 @@ class EventLog:
         the last sealed segment are read from events.jsonl alone; older ones from the segments that hold them."""
         return self._scan_tail(stop_at=seq)[1]
 
-    def last_event(self) -> dict[str, Any] | None:
-        """The newest complete event (None: an empty log): events.jsonl's last complete line, else the last line
-        of the last sealed segment, read alone and taken when its hash is the `last_hash` its header seals (the
-        header chain is `resolution`'s to check, the lines before it `wb validate`'s). `wb status` shows it: at
-        100,000 events, just after a seal, reading and checking the whole segment for it was a quarter of the
-        command (CONTRACT's history bar). Any doubt reads the segment as `read_after` does, and refuses as it
-        does."""
-        tail, base, _newer = self._scan_file(None)
-        if base is not None:
-            return base[1]
+    def last_sealed_event(self) -> dict[str, Any] | None:
+        """The last sealed segment's last event (None: no segment), for a reader whose events.jsonl holds no
+        complete event (just after a seal). Its last line is read alone and taken when its hash is the
+        `last_hash` the header seals (the header chain is `resolution`'s to check, the lines before it `wb
+        validate`'s); otherwise the segment is read as `read_after` reads it, and refused as it refuses. `wb
+        status` shows it: at 100,000 events, reading and checking the whole segment was a quarter of the command
+        (CONTRACT's history bar). An event in events.jsonl is read by `read_after`, which checks its chain."""
         if not self.log_dir.is_dir():
             return None
         chain = self._resolved().chain
